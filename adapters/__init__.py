@@ -1,0 +1,46 @@
+"""The adapter registry: framework name -> adapter module. Looking an adapter up imports no framework."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from functools import cache
+
+from adapters.base import Adapter
+
+# name -> (adapter module, top-level module whose presence makes the adapter available)
+REGISTRY: dict[str, tuple[str, str]] = {
+    "numpy": ("adapters.numpy", "numpy"),
+    "onnx-reference": ("adapters.onnx_reference", "onnx"),
+    "onnxruntime": ("adapters.onnxruntime", "onnxruntime"),
+    "openvino": ("adapters.openvino", "openvino"),
+    "tensorflow": ("adapters.tensorflow", "tensorflow"),
+    "torch": ("adapters.torch", "torch"),
+    "jax": ("adapters.jax", "jax"),
+    "mxnet": ("adapters.mxnet", "mxnet"),
+}
+
+
+def names() -> list[str]:
+    """Every registered adapter name, in report order."""
+    return list(REGISTRY)
+
+
+def is_available(name: str) -> bool:
+    """True when the adapter module exists and its framework is installed in this interpreter (nothing imported)."""
+    if name not in REGISTRY:
+        return False
+    mod, framework = REGISTRY[name]
+    try:
+        return importlib.util.find_spec(mod) is not None and importlib.util.find_spec(framework) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+@cache
+def get(name: str) -> Adapter:
+    """Return the (cached) adapter instance for ``name``; its framework is imported only when it runs a case."""
+    if name not in REGISTRY:
+        raise KeyError(f"unknown framework {name!r}; known: {', '.join(REGISTRY)}")
+    module = importlib.import_module(REGISTRY[name][0])
+    return module.ADAPTER

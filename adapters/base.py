@@ -1,0 +1,71 @@
+"""The adapter interface: how a framework module turns a case into one native call.
+
+An adapter can do three things with a case: say it cannot be expressed in the framework's API (raise
+:class:`Unsupported`), return the native output, or let the framework raise. Attribute translation belongs in
+the adapter; nothing about a case hides in it.
+
+Adapter modules import their framework lazily (inside methods), so that collecting tests imports no framework.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+class Unsupported(Exception):
+    """The case cannot be expressed in this framework's API at all (not: the framework rejects the input)."""
+
+
+@dataclass
+class CaseData:
+    """What an adapter sees of a case: the operator, its input arrays, attributes (defaults filled), ONNX opset."""
+
+    op: str
+    inputs: dict[str, np.ndarray]
+    attrs: dict[str, Any]
+    opset: int | None = None
+
+
+@dataclass
+class Call:
+    """A prepared native call: ``api`` is the exact call as a user would type it; ``run`` performs it."""
+
+    api: str
+    run: Callable[[], Any]
+    device: str = "cpu"
+
+
+class Adapter:
+    """Base class of framework adapters. Subclasses set ``name`` and ``module`` and implement the methods."""
+
+    name: str = ""
+    module: str = ""  # the importable top-level module that must exist for this adapter to be available
+
+    def version(self) -> str:
+        """The framework's version string."""
+        raise NotImplementedError
+
+    def warm(self) -> None:
+        """Import whatever the framework needs to run a case, so that a case's time is the case's alone."""
+        self.version()
+
+    def variants(self, op: str) -> list[str]:
+        """The API variants this adapter has for ``op``; the first is the default. Must not import the framework."""
+        return ["default"]
+
+    def prepare(self, case: CaseData, variant: str) -> Call:
+        """Return the native call for ``case`` in ``variant``; raise Unsupported if the API cannot express it."""
+        raise NotImplementedError
+
+    def to_numpy(self, out: Any) -> np.ndarray:
+        """Convert the framework's output to a NumPy array."""
+        return np.asarray(out)
+
+
+def fmt_attrs(**kwargs: Any) -> str:
+    """Render keyword arguments as they appear in a repro call: ``axis=0, batch_dims=1``."""
+    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())

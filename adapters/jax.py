@@ -1,0 +1,245 @@
+"""JAX: jnp.take, jnp.take_along_axis, NumPy-style indexing and the ``.at[...]`` scatters, eager or under jax.jit.
+
+Every call is one pure function of the input arrays with the attributes bound statically. The ``eager`` variant
+runs it op by op; ``jit`` runs ``jax.jit`` of the same function (compiled once per (api, attributes), then per
+input shape/dtype by JAX itself). Gather has a third variant, ``indexing``: ``data[:, indices]``, which the JAX
+documentation gives as the indexing equivalent of ``jnp.take`` but whose out-of-bounds default differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from adapters.base import Adapter, Call, CaseData, Unsupported, fmt_attrs
+
+_VARIANTS = {
+    "Gather": ["eager", "jit", "indexing"],
+    "GatherElements": ["eager", "jit"],
+    "GatherND": ["eager", "jit"],
+    "ScatterElements": ["eager", "jit"],
+    "ScatterND": ["eager", "jit"],
+    "Take": ["eager", "jit"],
+}
+# ONNX reduction -> the jax.numpy.ndarray.at method a user calls.
+AT_METHODS = {"none": "set", "add": "add", "mul": "multiply", "max": "max", "min": "min"}
+
+_JITTED: dict[tuple[Any, ...], Callable[..., Any]] = {}  # (api key, attributes) -> jax.jit-compiled callable
+_READY = False
+
+
+def _jax() -> tuple[Any, Any]:
+    """Import jax and jax.numpy, enabling 64-bit types first (else int64/float64 inputs silently become 32-bit)."""
+    global _READY
+    import jax
+    import jax.numpy as jnp
+
+    if not _READY:
+        jax.config.update("jax_enable_x64", True)
+        _READY = True
+    return jax, jnp
+
+
+# --- the native computations (pure functions of arrays; keyword arguments are the static attributes) -----------
+
+
+def _take(data: Any, indices: Any, *, axis: int | None, mode: str | None) -> Any:
+    _, jnp = _jax()
+    if mode is None:  # Gather: what the user gets without naming a mode (jnp.take's default, 'fill')
+        return jnp.take(data, indices, axis=axis)
+    return jnp.take(data, indices, axis=axis, mode=mode)
+
+
+def _take_batched(data: Any, indices: Any, *, axis: int, batch_dims: int) -> Any:
+    # Gather with batch_dims, the JAX way: jnp.take on one batch element, vmapped once per batch dim.
+    jax, jnp = _jax()
+    fn = partial(jnp.take, axis=axis)
+    for _ in range(batch_dims):
+        fn = jax.vmap(fn)
+    return fn(data, indices)
+
+
+def _index_shapes(data_shape: tuple[int, ...], idx_shape: tuple[int, ...], axis: int, b: int) -> list[tuple[int, ...]]:
+    """Broadcast shapes of the aranges over dims [0, axis) and of the reshaped indices (last) for data[...]."""
+    lead = axis + len(idx_shape) - b
+    shapes = [tuple(data_shape[i] if j == i else 1 for j in range(lead)) for i in range(axis)]
+    ishape = [1] * lead
+    ishape[:b] = idx_shape[:b]
+    ishape[axis:] = idx_shape[b:]
+    return [*shapes, tuple(ishape)]
+
+
+def _getitem(data: Any, indices: Any, *, axis: int, batch_dims: int) -> Any:
+    _, jnp = _jax()
+    if batch_dims == 0:
+        return data[(slice(None),) * axis + (indices,)]
+    *grids, ishape = _index_shapes(data.shape, indices.shape, axis, batch_dims)
+    aranges = tuple(jnp.arange(data.shape[i]).reshape(s) for i, s in enumerate(grids))
+    return data[(*aranges, indices.reshape(ishape))]
+
+
+def _take_along_axis(data: Any, indices: Any, *, axis: int) -> Any:
+    _, jnp = _jax()
+    return jnp.take_along_axis(data, indices, axis=axis)
+
+
+def _arange_shape(i: int, batch_dims: int, trailing: int) -> tuple[int, ...]:
+    """Shape of batch dim ``i``'s arange, so that it broadcasts against ``trailing`` more index dims."""
+    return (-1,) + (1,) * (batch_dims - 1 - i + trailing)
+
+
+def _batch_aranges(jnp: Any, shape: tuple[int, ...], batch_dims: int, trailing: int) -> tuple[Any, ...]:
+    return tuple(jnp.arange(shape[i]).reshape(_arange_shape(i, batch_dims, trailing)) for i in range(batch_dims))
+
+
+def _gather_nd(data: Any, indices: Any, *, batch_dims: int) -> Any:
+    _, jnp = _jax()
+    grid = _batch_aranges(jnp, data.shape, batch_dims, indices.ndim - 1 - batch_dims)
+    return data[grid + tuple(jnp.moveaxis(indices, -1, 0))]
+
+
+def _scatter_elements(data: Any, indices: Any, updates: Any, *, axis: int, method: str) -> Any:
+    _, jnp = _jax()
+    # Every coordinate spelled out: indices on `axis`, sparse aranges (jnp.indices) on the other dims.
+    coords = tuple(indices if d == axis else g for d, g in enumerate(jnp.indices(indices.shape, sparse=True)))
+    return getattr(data.at[coords], method)(updates)
+
+
+def _scatter_nd(data: Any, indices: Any, updates: Any, *, method: str) -> Any:
+    _, jnp = _jax()
+    return getattr(data.at[tuple(jnp.moveaxis(indices, -1, 0))], method)(updates)
+
+
+# --- the api strings (what a user pastes, with `data`, `indices`, `updates` as jax arrays) ----------------------
+
+
+def _shape_str(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _getitem_api(data_shape: tuple[int, ...], idx_shape: tuple[int, ...], axis: int, b: int) -> str:
+    if b == 0:
+        return "data[" + ":, " * axis + "indices]"
+    *grids, ishape = _index_shapes(data_shape, idx_shape, axis, b)
+    parts = [f"jnp.arange(data.shape[{i}]).reshape{_shape_str(s)}" for i, s in enumerate(grids)]
+    return "data[" + ", ".join([*parts, f"indices.reshape{_shape_str(ishape)}"]) + "]"
+
+
+def _gather_nd_api(batch_dims: int, idx_ndim: int) -> str:
+    tup = "tuple(jnp.moveaxis(indices, -1, 0))"
+    if batch_dims == 0:
+        return f"data[{tup}]"
+    trailing = idx_ndim - 1 - batch_dims
+    aranges = [f"jnp.arange(data.shape[{i}]).reshape{_shape_str(_arange_shape(i, batch_dims, trailing))}"
+               for i in range(batch_dims)]
+    return f"data[({', '.join(aranges)},) + {tup}]"
+
+
+def _scatter_elements_api(axis: int, method: str) -> str:
+    coords = f"tuple(indices if d == {axis} else g for d, g in enumerate(jnp.indices(indices.shape, sparse=True)))"
+    return f"data.at[{coords}].{method}(updates)"
+
+
+class JaxAdapter(Adapter):
+    name = "jax"
+    module = "jax"
+
+    def version(self) -> str:
+        jax, _ = _jax()
+        return jax.__version__
+
+    def variants(self, op: str) -> list[str]:
+        return _VARIANTS[op]
+
+    def prepare(self, case: CaseData, variant: str) -> Call:
+        if variant not in _VARIANTS[case.op]:
+            raise ValueError(f"unknown variant {variant!r} for {case.op}; expected {', '.join(_VARIANTS[case.op])}")
+        for name, arr in case.inputs.items():
+            if arr.dtype == object or arr.dtype.kind in "US":
+                raise Unsupported(f"JAX has no string arrays ({name} is a string tensor)")
+        jax, _ = _jax()
+        key, fn, api = self._translate(case, variant)
+        names = list(case.inputs)
+        if variant == "jit":
+            api = f"jax.jit(lambda {', '.join(names)}: {api})({', '.join(names)})"
+            if key not in _JITTED:
+                _JITTED[key] = jax.jit(fn)
+            fn = _JITTED[key]
+        call = self._runner(case, fn)
+        return Call(api, call, device=jax.devices()[0].platform)
+
+    @staticmethod
+    def _runner(case: CaseData, fn: Callable[..., Any]) -> Callable[[], Any]:
+        def run() -> Any:
+            _, jnp = _jax()
+            # The inputs become jax arrays as a user would make them; .at[] needs one.
+            args = [jnp.asarray(case.inputs[n]) for n in case.inputs]
+            try:
+                return fn(*args)
+            except NotImplementedError as exc:
+                # jnp.take rejects mode='raise' whatever the input ("we have no way to report out of bounds
+                # errors yet"): the API cannot express that mode. Anything else JAX raises is a result.
+                if case.op == "Take" and case.attrs["mode"] == "raise":
+                    raise Unsupported(f"jnp.take has no working mode='raise': NotImplementedError: {exc}") from exc
+                raise
+
+        return run
+
+    def _translate(self, case: CaseData, variant: str) -> tuple[tuple[Any, ...], Callable[..., Any], str]:
+        """(cache key, pure function of the input arrays, api string of the eager call) for a case."""
+        a, op = case.attrs, case.op
+        if op == "Take":
+            kw = {"axis": a["axis"], "mode": a["mode"]}
+            return ("take", *kw.values()), partial(_take, **kw), f"jnp.take(data, indices, {fmt_attrs(**kw)})"
+        if op == "Gather":
+            return self._gather(case, variant)
+        if op == "GatherElements":
+            axis = int(a["axis"])
+            api = f"jnp.take_along_axis(data, indices, axis={axis})"
+            return ("take_along_axis", axis), partial(_take_along_axis, axis=axis), api
+        if op == "GatherND":
+            b = int(a["batch_dims"])
+            if b < 0:
+                raise Unsupported(f"batch_dims={b} < 0: no number of batch aranges to spell")
+            api = _gather_nd_api(b, case.inputs["indices"].ndim)
+            return ("gather_nd", b), partial(_gather_nd, batch_dims=b), api
+        method = AT_METHODS[a["reduction"]]
+        if op == "ScatterElements":
+            axis = int(a["axis"])
+            # jnp.indices numbers dims from 0, so a negative axis is normalised here (attribute translation).
+            rank = case.inputs["indices"].ndim
+            ax = axis + rank if axis < 0 else axis
+            if not 0 <= ax < rank:
+                raise Unsupported(f"axis={axis} is out of range for rank {rank}: no coordinate to put indices at")
+            fn = partial(_scatter_elements, axis=ax, method=method)
+            return ("scatter_elements", ax, method), fn, _scatter_elements_api(ax, method)
+        api = f"data.at[tuple(jnp.moveaxis(indices, -1, 0))].{method}(updates)"
+        return ("scatter_nd", method), partial(_scatter_nd, method=method), api
+
+    @staticmethod
+    def _gather(case: CaseData, variant: str) -> tuple[tuple[Any, ...], Callable[..., Any], str]:
+        data, indices = case.inputs["data"], case.inputs["indices"]
+        axis, batch_dims = int(case.attrs["axis"]), int(case.attrs["batch_dims"])
+        b = batch_dims + indices.ndim if batch_dims < 0 else batch_dims  # OpenVINO/TF rule for negative batch_dims
+        if b == 0 and variant != "indexing":
+            return ("take", axis, None), partial(_take, axis=axis, mode=None), f"jnp.take(data, indices, axis={axis})"
+        if b < 0:
+            raise Unsupported(f"batch_dims={batch_dims} < -indices.ndim: no number of batch dims to spell")
+        # The batched forms place dims by position, so they need a non-negative axis.
+        ax = axis + data.ndim if axis < 0 else axis
+        if variant == "indexing":
+            if not 0 <= ax < data.ndim or b > min(ax, indices.ndim):
+                raise Unsupported(f"axis={axis}, batch_dims={batch_dims}: no data[...] spelling for rank {data.ndim}")
+            api = _getitem_api(data.shape, indices.shape, ax, b)
+            return ("getitem", ax, b), partial(_getitem, axis=ax, batch_dims=b), api
+        if 0 <= ax < data.ndim and b > ax:
+            raise Unsupported(f"batch_dims={batch_dims} > axis={axis}: no per-batch jnp.take axis exists")
+        # An axis out of range stays out of range for the per-batch jnp.take, which then rejects it.
+        inner = ax - b if ax >= 0 else axis
+        fn = f"lambda d, i: jnp.take(d, i, axis={inner})"
+        api = "jax.vmap(" * b + fn + ")" * b + "(data, indices)"
+        return ("take_vmap", inner, b), partial(_take_batched, axis=inner, batch_dims=b), api
+
+
+ADAPTER = JaxAdapter()

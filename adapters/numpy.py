@@ -1,0 +1,133 @@
+"""NumPy: np.take, np.take_along_axis, advanced indexing, np.put_along_axis and the ufunc.at scatters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from adapters.base import Adapter, Call, CaseData, Unsupported, fmt_attrs
+
+_AT = {"add": "np.add.at", "mul": "np.multiply.at", "max": "np.maximum.at", "min": "np.minimum.at"}
+_UFUNC = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+_VARIANTS = {
+    "Gather": ["take"],
+    "GatherElements": ["take_along_axis"],
+    "GatherND": ["indexing"],
+    "ScatterElements": ["put_along_axis"],
+    "ScatterND": ["indexing"],
+    "Take": ["take"],
+}
+
+
+def _batch_grid(shape: tuple[int, ...], batch_dims: int, trailing: int) -> tuple[np.ndarray, ...]:
+    """Broadcastable aranges for the leading batch dims, shaped to line up with ``trailing`` more dims."""
+    return tuple(np.arange(shape[i]).reshape((-1,) + (1,) * (batch_dims - 1 - i + trailing)) for i in range(batch_dims))
+
+
+def _elements_index(indices: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
+    """The full index tuple that GatherElements/ScatterElements address: indices on ``axis``, aranges elsewhere."""
+    grids = list(np.indices(indices.shape, sparse=True))
+    grids[axis] = indices
+    return tuple(grids)
+
+
+class NumpyAdapter(Adapter):
+    name = "numpy"
+    module = "numpy"
+
+    def version(self) -> str:
+        return np.__version__
+
+    def variants(self, op: str) -> list[str]:
+        return _VARIANTS[op]
+
+    def prepare(self, case: CaseData, variant: str) -> Call:
+        data, indices = case.inputs["data"], case.inputs["indices"]
+        a = case.attrs
+        if case.op == "Gather":
+            return self._gather(data, indices, int(a["axis"]), int(a["batch_dims"]))
+        if case.op == "Take":
+            if a["mode"] == "fill":
+                raise Unsupported("np.take has no 'fill' mode (modes: raise, wrap, clip)")
+            kw = fmt_attrs(axis=a["axis"], mode=a["mode"])
+            return Call(f"np.take(data, indices, {kw})", lambda: np.take(data, indices, axis=a["axis"], mode=a["mode"]))
+        if case.op == "GatherElements":
+            axis = int(a["axis"])
+            return Call(
+                f"np.take_along_axis(data, indices, axis={axis})", lambda: np.take_along_axis(data, indices, axis=axis)
+            )
+        if case.op == "GatherND":
+            return self._gather_nd(data, indices, int(a["batch_dims"]))
+        updates = case.inputs["updates"]
+        if case.op == "ScatterElements":
+            return self._scatter_elements(data, indices, updates, int(a["axis"]), a["reduction"])
+        return self._scatter_nd(data, indices, updates, a["reduction"])
+
+    def _gather(self, data: np.ndarray, indices: np.ndarray, axis: int, batch_dims: int) -> Call:
+        if batch_dims == 0:
+            return Call(f"np.take(data, indices, axis={axis})", lambda: np.take(data, indices, axis=axis))
+        # NumPy has no batch_dims; users write it as advanced indexing: aranges for the dims before `axis`,
+        # the indices placed over the batch dims and at `axis`.
+        b = batch_dims % indices.ndim if batch_dims < 0 else batch_dims
+        ax = axis % data.ndim
+
+        def run() -> Any:
+            lead = ax + indices.ndim - b
+            idx = [
+                np.arange(data.shape[i]).reshape([data.shape[i] if j == i else 1 for j in range(lead)])
+                for i in range(ax)
+            ]
+            shape = [1] * lead
+            shape[:b] = indices.shape[:b]
+            shape[ax:] = indices.shape[b:]
+            return data[tuple(idx) + (indices.reshape(shape),)]
+
+        return Call(f"data[batch aranges (batch_dims={b}), indices] along axis {ax} (advanced indexing)", run)
+
+    def _gather_nd(self, data: np.ndarray, indices: np.ndarray, batch_dims: int) -> Call:
+        def run() -> Any:
+            tup = tuple(np.moveaxis(indices, -1, 0))
+            grid = _batch_grid(data.shape, batch_dims, indices.ndim - 1 - batch_dims)
+            return data[grid + tup]
+
+        call = "data[tuple(np.moveaxis(indices, -1, 0))]"
+        if batch_dims:
+            call = f"data[batch aranges (batch_dims={batch_dims}) + tuple(np.moveaxis(indices, -1, 0))]"
+        return Call(call, run)
+
+    def _scatter_elements(self, data, indices, updates, axis: int, reduction: str) -> Call:
+        if reduction == "none":
+
+            def put() -> Any:
+                out = data.copy()
+                np.put_along_axis(out, indices, updates, axis=axis)
+                return out
+
+            return Call(f"out = data.copy(); np.put_along_axis(out, indices, updates, axis={axis})", put)
+
+        def at() -> Any:
+            out = data.copy()
+            _UFUNC[reduction].at(out, _elements_index(indices, axis % data.ndim), updates)
+            return out
+
+        return Call(
+            f"out = data.copy(); {_AT[reduction]}(out, <indices on axis {axis}, aranges elsewhere>, updates)", at
+        )
+
+    def _scatter_nd(self, data, indices, updates, reduction: str) -> Call:
+        def run() -> Any:
+            out = data.copy()
+            tup = tuple(np.moveaxis(indices, -1, 0))
+            if reduction == "none":
+                out[tup] = updates
+            else:
+                _UFUNC[reduction].at(out, tup, updates)
+            return out
+
+        if reduction == "none":
+            return Call("out = data.copy(); out[tuple(np.moveaxis(indices, -1, 0))] = updates", run)
+        return Call(f"out = data.copy(); {_AT[reduction]}(out, tuple(np.moveaxis(indices, -1, 0)), updates)", run)
+
+
+ADAPTER = NumpyAdapter()

@@ -1,0 +1,99 @@
+"""One-node ONNX models for a case, built with onnx.helper; shared by onnx-reference, onnxruntime and OpenVINO's
+ONNX frontend.
+
+onnx 1.23 writes IR version 14, which onnxruntime 1.31 rejects, so the IR version is set explicitly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from adapters.base import CaseData, Unsupported
+
+# Newest version of each operator, the canonical semantics.
+NEWEST = {"Gather": 13, "GatherElements": 13, "GatherND": 13, "ScatterElements": 18, "ScatterND": 18, "Scatter": 11}
+# Every version a run may select (ONNX changelog): the deprecated Scatter-9/11 is ScatterElements' ancestor.
+VERSIONS = {
+    "Gather": (1, 11, 13),
+    "GatherElements": (11, 13),
+    "GatherND": (11, 12, 13),
+    "ScatterElements": (11, 13, 16, 18),
+    "ScatterND": (11, 13, 16, 18),
+    "Scatter": (9, 11),
+}
+IR_VERSION = 10  # accepted by onnxruntime 1.31 and OpenVINO 2026; onnx 1.23's default (14) is not
+
+
+def onnx_op(case: CaseData, onnx_type: str | None = None) -> tuple[str, int, dict[str, Any]]:
+    """Map a case to (ONNX op type, opset version, node attributes); raise Unsupported where ONNX cannot say it."""
+    a = case.attrs
+    op = onnx_type or case.op
+    if case.op == "Take":
+        if a["mode"] != "raise":
+            raise Unsupported(f"ONNX has no Take; Gather has no mode {a['mode']!r} (out-of-range is an error)")
+        op = "Gather"
+    version = case.opset or NEWEST[op]
+    if version not in VERSIONS[op]:
+        version = max(v for v in VERSIONS[op] if v <= version) if any(v <= version for v in VERSIONS[op]) else 0
+        if not version:
+            raise Unsupported(f"{op} does not exist at opset {case.opset}")
+    attrs: dict[str, Any] = {}
+    if op == "Gather":
+        if case.op == "Gather" and a.get("batch_dims", 0):
+            raise Unsupported("ONNX Gather has no batch_dims (OpenVINO and TensorFlow do)")
+        attrs["axis"] = 0 if case.op == "Take" and a["axis"] is None else int(a["axis"])
+    elif op in ("GatherElements", "ScatterElements", "Scatter"):
+        attrs["axis"] = int(a["axis"])
+    elif op == "GatherND":
+        if a["batch_dims"] and version < 12:
+            raise Unsupported("GatherND-11 has no batch_dims (added in GatherND-12)")
+        if version >= 12:
+            attrs["batch_dims"] = int(a["batch_dims"])
+    reduction = a.get("reduction", "none")
+    if op in ("ScatterElements", "ScatterND"):
+        if reduction != "none":
+            if version < 16 or (reduction in ("max", "min") and version < 18):
+                raise Unsupported(f"{op}-{version} has no reduction={reduction!r}")
+            attrs["reduction"] = reduction
+    elif op == "Scatter" and reduction != "none":
+        raise Unsupported("Scatter-9/11 has no reduction")
+    return op, version, attrs
+
+
+def build(case: CaseData, onnx_type: str | None = None) -> tuple[Any, list[str], str]:
+    """Return (ModelProto, input names, a one-line description of the node) for ``case``."""
+    import onnx
+    from onnx import helper
+
+    op, version, attrs = onnx_op(case, onnx_type)
+    names = list(case.inputs)
+    graph_inputs = [
+        helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), list(v.shape))
+        for n, v in case.inputs.items()
+    ]
+    nodes = []
+    node_inputs = list(names)
+    if case.op == "Take" and case.attrs["axis"] is None:
+        # Take with no axis gathers from the flattened data: Reshape(data, [-1]) then Gather(axis=0).
+        shape_init = helper.make_tensor("flat_shape", onnx.TensorProto.INT64, [1], [-1])
+        nodes.append(helper.make_node("Reshape", ["data", "flat_shape"], ["flat"]))
+        node_inputs = ["flat", "indices"]
+        initializers = [shape_init]
+    else:
+        initializers = []
+    nodes.append(helper.make_node(op, node_inputs, ["output"], **attrs))
+    data = case.inputs["data"]
+    out = helper.make_tensor_value_info("output", helper.np_dtype_to_tensor_dtype(data.dtype), None)
+    graph = helper.make_graph(nodes, "case", graph_inputs, [out], initializer=initializers)
+    opsets = [helper.make_opsetid("", max(version, 13 if initializers else version))]
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = IR_VERSION
+    text = f"{op}-{version}({', '.join(node_inputs)}{''.join(f', {k}={v!r}' for k, v in attrs.items())})"
+    return model, names, text
+
+
+def feeds(case: CaseData) -> dict[str, np.ndarray]:
+    """The input arrays keyed by graph input name."""
+    return dict(case.inputs)

@@ -1,0 +1,42 @@
+"""ONNX's own Python reference implementation (onnx.reference.ReferenceEvaluator) on a one-node model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from adapters import onnx_graph
+from adapters.base import Adapter, Call, CaseData
+
+
+class OnnxReferenceAdapter(Adapter):
+    name = "onnx-reference"
+    module = "onnx"
+
+    def version(self) -> str:
+        import onnx
+
+        return onnx.__version__
+
+    def warm(self) -> None:
+        import onnx.reference  # noqa: F401  (slow first import: keep it out of the first case's time)
+
+    def variants(self, op: str) -> list[str]:
+        return ["ReferenceEvaluator"]
+
+    def prepare(self, case: CaseData, variant: str) -> Call:
+        from onnx.reference import ReferenceEvaluator
+
+        model, _, text = onnx_graph.build(case)
+
+        def run() -> Any:
+            return ReferenceEvaluator(model).run(None, onnx_graph.feeds(case))[0]
+
+        return Call(f"ReferenceEvaluator(model).run(None, feeds)  # model: {text}", run)
+
+    def to_numpy(self, out: Any) -> np.ndarray:
+        return np.asarray(out)
+
+
+ADAPTER = OnnxReferenceAdapter()

@@ -1,0 +1,239 @@
+"""onnxruntime: a one-node ONNX model per case, run by ``onnxruntime.InferenceSession``.
+
+Variants are ONNX operator versions (newest first): ``opset13`` means the node is resolved as that version of the
+operator. The deprecated ``Scatter`` op (ScatterElements' ancestor) is offered as ``Scatter-11`` and ``Scatter-9``.
+Sessions are cached by signature (op, version, attributes, input shapes and dtypes, providers), so cases that
+differ only in values reuse one session; the session is created lazily inside ``Call.run`` so that a model
+onnxruntime rejects is a recorded error with its ``api`` string, not an exception from ``prepare``.
+
+Execution providers: CPU by default; ``GSC_ORT_PROVIDERS`` (comma-separated) selects others where installed.
+Sessions run with one intra-op thread (``GSC_ORT_THREADS`` overrides; 0 is onnxruntime's default, one per core):
+a per-session thread pool costs far more than the one-node model itself, 256 cached sessions would each hold one,
+and a single thread makes the order of duplicate-index writes deterministic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from adapters import onnx_graph
+from adapters.base import Adapter, Call, CaseData
+
+PROVIDERS_ENV = "GSC_ORT_PROVIDERS"
+THREADS_ENV = "GSC_ORT_THREADS"
+CACHE_SIZE = 256
+# Variant name -> (ONNX op type override, operator version). None means "the case's op" (Take -> Gather).
+_VERSIONED = {
+    "Gather": (13, 11, 1),
+    "GatherElements": (13, 11),
+    "GatherND": (13, 12, 11),
+    "ScatterElements": (18, 16, 13, 11),
+    "ScatterND": (18, 16, 13, 11),
+    "Take": (13, 11, 1),  # Take is translated to Gather (mode raise only)
+}
+_SCATTER = ("Scatter-11", "Scatter-9")  # the deprecated Scatter op, ScatterElements' ancestor
+# Provider -> the device recorded for results.
+_DEVICES = {
+    "CPUExecutionProvider": "cpu",
+    "CUDAExecutionProvider": "cuda",
+    "TensorrtExecutionProvider": "cuda",
+    "ROCMExecutionProvider": "rocm",
+    "MIGraphXExecutionProvider": "rocm",
+    "DmlExecutionProvider": "dml",
+    "OpenVINOExecutionProvider": "openvino",
+    "CoreMLExecutionProvider": "coreml",
+}
+_RESHAPE_SHAPE_INPUT = 5  # Reshape takes its shape as an input since Reshape-5 (Reshape-1 had an attribute)
+
+
+def variant_target(op: str, variant: str) -> tuple[str | None, int]:
+    """(ONNX op type override or None, operator version) that ``variant`` of ``op`` names."""
+    if op == "ScatterElements" and variant in _SCATTER:
+        return "Scatter", int(variant.split("-")[1])
+    if variant.startswith("opset") and int(variant[5:]) in _VERSIONED[op]:
+        return None, int(variant[5:])
+    raise ValueError(f"unknown onnxruntime variant {variant!r} for {op}; expected one of {_variants(op)}")
+
+
+def _variants(op: str) -> list[str]:
+    names = [f"opset{v}" for v in _VERSIONED[op]]
+    return names + list(_SCATTER) if op == "ScatterElements" else names
+
+
+def providers() -> list[str]:
+    """The execution providers requested through GSC_ORT_PROVIDERS that are installed; CPU when none is."""
+    requested = [p.strip() for p in os.environ.get(PROVIDERS_ENV, "").split(",") if p.strip()]
+    chosen = [p for p in requested if p in _available()]
+    return chosen or ["CPUExecutionProvider"]
+
+
+@functools.cache
+def _available() -> frozenset[str]:
+    import onnxruntime as ort
+
+    return frozenset(ort.get_available_providers())
+
+
+def threads() -> int:
+    """Intra-op threads per session from GSC_ORT_THREADS (default 1; 0 lets onnxruntime pick one per core)."""
+    return int(os.environ.get(THREADS_ENV, "1"))
+
+
+def device_of(provider: str) -> str:
+    """The device name recorded for results run on ``provider`` ("cpu", "cuda", "dml", "openvino", ...)."""
+    return _DEVICES.get(provider, provider.removesuffix("ExecutionProvider").lower())
+
+
+def build_model(case: CaseData, onnx_type: str | None) -> tuple[Any, str, tuple[Any, ...]]:
+    """(ModelProto, node description, the operator part of the cache key) for ``case``."""
+    op, version, attrs = onnx_graph.onnx_op(case, onnx_type)
+    model, _, text = onnx_graph.build(case, onnx_type)
+    flat = case.op == "Take" and case.attrs["axis"] is None
+    if flat:
+        # onnx_graph imports opset max(version, 13) for its Reshape, which silently turns Gather-1/11 into
+        # Gather-13. Reshape has taken its shape as an input since version 5, so importing max(version, 5) keeps
+        # the requested Gather version and a valid Reshape.
+        model.opset_import[0].version = max(version, _RESHAPE_SHAPE_INPUT)
+        text = f"Reshape(data, [-1]) -> {text}"
+    return model, text, (op, version, tuple(sorted(attrs.items())), flat)
+
+
+class SessionCache:
+    """A bounded LRU of InferenceSessions keyed by everything that shapes a session but not the input values."""
+
+    def __init__(self, size: int = CACHE_SIZE) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: tuple[Any, ...], model: Any, provider_list: list[str], intra_op_threads: int = 1) -> Any:
+        """The cached session for ``key``, creating it from ``model`` (a failure raises and caches nothing)."""
+        if key in self._items:
+            self.hits += 1
+            self._items.move_to_end(key)
+            return self._items[key]
+        import onnxruntime as ort
+
+        self.misses += 1
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = intra_op_threads
+        session = ort.InferenceSession(model.SerializeToString(), sess_options=options, providers=provider_list)
+        self._items[key] = session
+        if len(self._items) > self.size:
+            self._items.popitem(last=False)
+        return session
+
+    def sessions(self) -> list[Any]:
+        """The cached sessions, least recently used first."""
+        return list(self._items.values())
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def clear(self) -> None:
+        """Drop every cached session and reset the counters."""
+        self._items.clear()
+        self.hits = self.misses = 0
+
+
+def _is_bfloat16(arr: np.ndarray) -> bool:
+    return arr.dtype.name == "bfloat16"
+
+
+def _bfloat16_out(value: Any) -> np.ndarray:
+    """A bfloat16 OrtValue as an ml_dtypes array: OrtValue.numpy() has no NumPy type for it, so copy its bytes."""
+    import ctypes
+
+    import ml_dtypes
+
+    shape = tuple(value.shape())
+    nbytes = value.tensor_size_in_bytes()
+    if nbytes == 0:
+        return np.empty(shape, dtype=ml_dtypes.bfloat16)
+    raw = (ctypes.c_uint8 * nbytes).from_address(value.data_ptr())
+    return np.frombuffer(bytes(raw), dtype=np.uint16).view(ml_dtypes.bfloat16).reshape(shape)
+
+
+@dataclasses.dataclass
+class _Plan:
+    """Everything a run needs to get its session: the cache key, the model, and how to build the session."""
+
+    key: tuple[Any, ...]
+    model: Any
+    providers: list[str]
+    threads: int
+
+
+class OnnxruntimeAdapter(Adapter):
+    name = "onnxruntime"
+    module = "onnxruntime"
+
+    def __init__(self) -> None:
+        self.cache = SessionCache()
+
+    def version(self) -> str:
+        import onnxruntime as ort
+
+        return ort.__version__
+
+    def variants(self, op: str) -> list[str]:
+        return _variants(op)
+
+    def prepare(self, case: CaseData, variant: str) -> Call:
+        onnx_type, version = variant_target(case.op, variant)
+        # The default variant honours a case's own opset; the others pin their version.
+        target = case if variant == self.variants(case.op)[0] else dataclasses.replace(case, opset=version)
+        model, text, op_key = build_model(target, onnx_type)  # raises Unsupported where ONNX cannot say the case
+        provider_list, n_threads = providers(), threads()
+        signature = tuple((n, tuple(v.shape), str(v.dtype)) for n, v in case.inputs.items())
+        plan = _Plan((op_key, signature, tuple(provider_list), n_threads), model, provider_list, n_threads)
+        inputs = dict(case.inputs)
+        comment = f"  # {', '.join(provider_list)}, intra_op_num_threads={n_threads}"
+        device = device_of(provider_list[0])
+        if not any(_is_bfloat16(v) for v in inputs.values()):
+            api = f"onnxruntime.InferenceSession(model: {text}).run(None, {{{', '.join(inputs)}}}){comment}"
+            return Call(api, lambda: self._session(plan).run(None, inputs)[0], device)
+        # sess.run() cannot take ml_dtypes.bfloat16 arrays ("Numpy_type 256 can't be converted to MLDataType"):
+        # a user wraps the raw 16-bit words in OrtValues typed BFLOAT16 and reads the result's bytes back.
+        feeds = ", ".join(
+            f"{n}: OrtValue.ortvalue_from_numpy_with_onnx_type({n}.view(np.uint16), TensorProto.BFLOAT16)"
+            if _is_bfloat16(v) else f"{n}: OrtValue.ortvalue_from_numpy({n})" for n, v in inputs.items())
+        api = f"onnxruntime.InferenceSession(model: {text}).run_with_ort_values(None, {{{feeds}}}){comment}"
+        return Call(api, lambda: self._run_ort_values(plan, inputs), device)
+
+    def _session(self, plan: _Plan) -> Any:
+        session = self.cache.get(plan.key, plan.model, plan.providers, plan.threads)
+        # onnxruntime falls back to CPU (with a warning) when a requested provider fails to initialise; the
+        # recorded device would then be wrong, so that is reported as an error of this run.
+        used = session.get_providers()[0]
+        if used != plan.providers[0]:
+            raise RuntimeError(f"session runs on {used}, not the requested {plan.providers[0]}")
+        return session
+
+    def _run_ort_values(self, plan: _Plan, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        import onnxruntime as ort
+        from onnx import TensorProto
+
+        session = self._session(plan)
+        # OrtValues alias their arrays (no copy): `arrays` keeps every buffer alive until the run returns.
+        arrays = {n: np.ascontiguousarray(v) for n, v in inputs.items()}
+        feeds = {
+            n: ort.OrtValue.ortvalue_from_numpy_with_onnx_type(v.view(np.uint16), TensorProto.BFLOAT16)
+            if _is_bfloat16(v) else ort.OrtValue.ortvalue_from_numpy(v)
+            for n, v in arrays.items()
+        }
+        out = session.run_with_ort_values(None, feeds)[0]
+        return _bfloat16_out(out) if out.data_type() == "tensor(bfloat16)" else out.numpy()
+
+    def to_numpy(self, out: Any) -> np.ndarray:
+        return np.asarray(out)
+
+
+ADAPTER = OnnxruntimeAdapter()

@@ -1,0 +1,141 @@
+"""PyTorch (CPU): index_select / take / advanced indexing, gather, scatter / scatter_add / scatter_reduce, index_put.
+
+Every call is built as one Python expression over the names ``data``, ``indices`` and ``updates``; that expression
+*is* the ``api`` string and is also what runs (``eval`` of ``lambda data, ...: <expr>``), so the repro a report
+shows cannot drift from the code that produced the result. Each eager variant has a ``<variant>/compile`` twin that
+runs the same lambda through ``torch.compile(backend="inductor", dynamic=False)``.
+
+Inputs are passed in their own dtypes (``torch.from_numpy`` keeps them); nothing is bounds-checked or cast, so a
+dtype or index value torch rejects is a recorded error. The one conversion is bfloat16: ``torch.from_numpy`` does
+not take ml_dtypes arrays, so those go through float32 (exact) and ``.to(torch.bfloat16)``, and back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from adapters.base import Adapter, Call, CaseData, Unsupported
+from adapters.torch_calls import COMPILE_SUFFIX, VARIANTS, expression
+
+_THREADS = 1  # the project's machines have 2 cores; a run should leave one to the harness and its neighbours
+
+
+def _torch() -> Any:
+    """Import torch once and keep it polite on small machines."""
+    import torch
+
+    if torch.get_num_threads() != _THREADS:
+        torch.set_num_threads(_THREADS)
+    return torch
+
+
+def to_tensor(arr: np.ndarray) -> Any:
+    """A CPU tensor holding ``arr`` in its own dtype (bfloat16 via float32, which is exact)."""
+    torch = _torch()
+    if arr.dtype == object:
+        raise Unsupported("torch has no string tensors")
+    if arr.dtype.name == "bfloat16":
+        return torch.from_numpy(arr.astype(np.float32)).to(torch.bfloat16)
+    return torch.from_numpy(arr)
+
+
+def _toolchain_problem() -> str | None:
+    """Why inductor cannot compile C++ on this machine, or None when a compiler is there (checked once)."""
+    global _TOOLCHAIN
+    if _TOOLCHAIN is _UNCHECKED:
+        _torch()
+        from torch._inductor.cpp_builder import get_cpp_compiler
+
+        try:
+            get_cpp_compiler()
+            _TOOLCHAIN = None
+        except Exception as exc:  # InvalidCxxCompiler, or anything else that stops inductor's C++ backend
+            _TOOLCHAIN = f"torch.compile (inductor, CPU) needs a C++ compiler: {type(exc).__name__}: {exc}"
+    return _TOOLCHAIN  # type: ignore[return-value]
+
+
+_UNCHECKED = object()
+_TOOLCHAIN: object = _UNCHECKED
+
+
+class CompileCache:
+    """Compiled callables per (expression, input signature).
+
+    Each entry is compiled from a fresh ``eval`` of the lambda, i.e. a fresh code object. torch.compile keys its
+    own cache on the code object and, past ``torch._dynamo.config.recompile_limit`` (8) recompiles of one code
+    object, silently runs eagerly instead; one code object per signature never recompiles, so a '/compile'
+    result always comes from inductor-generated code.
+    """
+
+    def __init__(self) -> None:
+        self._fns: dict[tuple[str, tuple[Any, ...]], Any] = {}
+        self.compiles = 0  # how many callables were built (for tests)
+
+    def get(self, expr: str, names: tuple[str, ...], tensors: tuple[Any, ...]) -> Any:
+        """The compiled lambda for ``expr`` over ``names``, built on first use for these shapes and dtypes."""
+        key = (expr, tuple((tuple(t.shape), str(t.dtype)) for t in tensors))
+        fn = self._fns.get(key)
+        if fn is None:
+            torch = _torch()
+            fn = torch.compile(_lambda(expr, names), backend="inductor", dynamic=False)
+            self._fns[key] = fn
+            self.compiles += 1
+        return fn
+
+
+def _lambda(expr: str, names: tuple[str, ...]) -> Any:
+    """Turn the api expression into the function that runs it (the only namespace it sees is ``torch``)."""
+    # Safe to eval: torch_calls builds ``expr`` from fixed text plus integers and reduction names it validated,
+    # never from strings taken out of a case file.
+    return eval(f"lambda {', '.join(names)}: {expr}", {"torch": _torch()})
+
+
+COMPILED = CompileCache()
+
+
+class TorchAdapter(Adapter):
+    name = "torch"
+    module = "torch"
+
+    def version(self) -> str:
+        return _torch().__version__
+
+    def variants(self, op: str) -> list[str]:
+        return list(VARIANTS[op])
+
+    def prepare(self, case: CaseData, variant: str) -> Call:
+        if variant not in VARIANTS[case.op]:
+            raise ValueError(f"torch has no variant {variant!r} for {case.op}; known: {', '.join(VARIANTS[case.op])}")
+        compiled = variant.endswith(COMPILE_SUFFIX)
+        base = variant.removesuffix(COMPILE_SUFFIX)
+        names = ("data", "indices", "updates") if "updates" in case.inputs else ("data", "indices")
+        arrays = tuple(case.inputs[n] for n in names)
+        expr = expression(case.op, base, {n: a.shape for n, a in zip(names, arrays, strict=True)}, case.attrs)
+        if compiled and (problem := _toolchain_problem()):
+            raise Unsupported(problem)
+        tensors = tuple(to_tensor(a) for a in arrays)
+        note = ""
+        if any(a.dtype.name == "bfloat16" for a in arrays):
+            note = "  # bfloat16 inputs: torch.from_numpy(a.astype(np.float32)).to(torch.bfloat16)"
+        args = ", ".join(names)
+        if not compiled:
+            fn = _lambda(expr, names)
+            return Call(expr + note, lambda: fn(*tensors), device="cpu")
+        api = f"torch.compile(lambda {args}: {expr}, backend='inductor', dynamic=False)({args})"
+        return Call(api + note, lambda: COMPILED.get(expr, names, tensors)(*tensors), device="cpu")
+
+    def to_numpy(self, out: Any) -> np.ndarray:
+        torch = _torch()
+        if not isinstance(out, torch.Tensor):
+            return np.asarray(out)
+        out = out.detach().cpu()
+        if out.dtype == torch.bfloat16:
+            import ml_dtypes
+
+            return out.to(torch.float32).numpy().astype(ml_dtypes.bfloat16)
+        return out.resolve_conj().numpy()
+
+
+ADAPTER = TorchAdapter()

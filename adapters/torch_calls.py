@@ -1,0 +1,140 @@
+"""The torch adapter's translation: a case (operator, variant, input shapes, attributes) -> one torch expression.
+
+Expressions name the inputs ``data``, ``indices`` and ``updates`` and the module ``torch``, with attribute values
+filled in, so they read (and paste) as the call a user would write. This module imports no framework.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adapters.base import Unsupported
+
+COMPILE_SUFFIX = "/compile"
+_EAGER: dict[str, tuple[str, ...]] = {
+    "Gather": ("index_select", "indexing"),
+    "GatherElements": ("gather",),
+    "GatherND": ("indexing",),
+    "ScatterElements": ("scatter", "scatter_reduce"),
+    "ScatterND": ("index_put",),
+    "Take": ("take",),
+}
+# Every eager variant, then the same ones under torch.compile; the first is the default.
+VARIANTS: dict[str, tuple[str, ...]] = {
+    op: eager + tuple(v + COMPILE_SUFFIX for v in eager) for op, eager in _EAGER.items()
+}
+
+# ScatterElements reduction -> Tensor.scatter_reduce's name for it (docs: "sum", "prod", "mean", "amax", "amin").
+SCATTER_REDUCE = {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}
+
+Shapes = dict[str, tuple[int, ...]]
+
+
+def expression(op: str, variant: str, shapes: Shapes, attrs: dict[str, Any]) -> str:
+    """The torch expression for ``op`` in eager ``variant``; raise Unsupported where torch's API cannot say it."""
+    if op == "Gather":
+        if variant == "index_select":
+            if _batch_dims(attrs["batch_dims"], len(shapes["indices"])) != 0:
+                raise Unsupported("torch.index_select has no batch_dims (see the 'indexing' variant)")
+            return index_select(int(attrs["axis"]), len(shapes["indices"]))
+        return gather_indexing(int(attrs["axis"]), int(attrs["batch_dims"]), shapes)
+    if op == "Take":
+        return take(attrs["axis"], attrs["mode"], len(shapes["indices"]))
+    if op == "GatherElements":
+        return f"torch.gather(data, {int(attrs['axis'])}, indices)"
+    if op == "GatherND":
+        return gather_nd(int(attrs["batch_dims"]), len(shapes["indices"]))
+    if op == "ScatterElements":
+        return scatter_elements(variant, int(attrs["axis"]), attrs["reduction"])
+    if op == "ScatterND":
+        return scatter_nd(attrs["reduction"])
+    raise ValueError(f"unknown operator {op!r}")
+
+
+def _batch_dims(batch_dims: int, indices_rank: int) -> int:
+    """batch_dims with a negative value counted from the indices rank (TensorFlow/OpenVINO convention)."""
+    return batch_dims + indices_rank if batch_dims < 0 else batch_dims
+
+
+def index_select(axis: int, indices_rank: int) -> str:
+    """torch.index_select along ``axis``. It takes 1-D indices only (a 0-d index keeps its dim), so other ranks are
+    flattened and the output reshaped to data.shape[:axis] + indices.shape + data.shape[axis+1:], as users do."""
+    if indices_rank == 1:
+        return f"torch.index_select(data, {axis}, indices)"
+    tail = "" if axis == -1 else f" + data.shape[{axis + 1}:]"
+    return f"torch.index_select(data, {axis}, indices.reshape(-1)).reshape(data.shape[:{axis}] + indices.shape{tail})"
+
+
+def _subscript(axis: int, index: str) -> str:
+    """``data[:, :, index]`` for axis 2, ``data[..., index, :]`` for axis -2 (the way users spell it)."""
+    if axis >= 0:
+        return "data[" + ":, " * axis + index + "]"
+    return "data[..., " + index + ", :" * (-axis - 1) + "]"
+
+
+def _arange(dim: int, trailing: int) -> str:
+    """An arange over data's dim ``dim``, shaped to broadcast against ``trailing`` more dims."""
+    shape = ", ".join(["-1"] + ["1"] * trailing)
+    return f"torch.arange(data.shape[{dim}]).reshape({shape})"
+
+
+def gather_indexing(axis: int, batch_dims: int, shapes: Shapes) -> str:
+    """Gather as advanced indexing ``data[:, ..., indices]``. torch has no batch_dims; a user writes batched gathers
+    with aranges over every dim before ``axis`` and places the indices over the batch dims and at ``axis``."""
+    rank, q = len(shapes["data"]), len(shapes["indices"])
+    b = _batch_dims(batch_dims, q)
+    if b == 0:
+        return _subscript(axis, "indices")
+    if not -rank <= axis < rank:
+        raise Unsupported(f"axis={axis} is outside data of rank {rank}, so batch_dims={batch_dims} has no translation")
+    ax = axis % rank
+    if not 0 < b <= min(ax, q):
+        raise Unsupported(f"batch_dims={batch_dims} with axis={axis} and indices of rank {q} has no translation "
+                          "into advanced indexing (canonical semantics need 0 <= batch_dims <= axis)")
+    lead = ax + q - b  # dims of the broadcast index: data.shape[:ax] + indices.shape[b:]
+    grid = [_arange(i, lead - 1 - i) for i in range(ax)]
+    idx = "indices"
+    if ax > b:  # leave room for the data dims between the batch dims and axis
+        idx = f"indices.reshape(indices.shape[:{b}] + (1,) * {ax - b} + indices.shape[{b}:])"
+    return "data[" + ", ".join([*grid, idx]) + "]"
+
+
+def gather_nd(batch_dims: int, indices_rank: int) -> str:
+    """GatherND as ``data[tuple(indices.unbind(-1))]``, with batch aranges in front for batch_dims."""
+    if batch_dims == 0:
+        return "data[tuple(indices.unbind(-1))]"
+    if not 0 < batch_dims < indices_rank:
+        raise Unsupported(f"batch_dims={batch_dims} with indices of rank {indices_rank} has no translation into "
+                          "advanced indexing (GatherND needs 0 <= batch_dims < rank(indices))")
+    grid = ", ".join(_arange(i, indices_rank - 2 - i) for i in range(batch_dims))
+    return f"data[({grid},) + tuple(indices.unbind(-1))]"
+
+
+def take(axis: int | None, mode: str, indices_rank: int) -> str:
+    """Take: torch.take on the flattened data (axis None), index_select for an axis. torch has no index modes."""
+    if mode != "raise":
+        raise Unsupported(f"torch.take / torch.index_select have no mode={mode!r} (out-of-range indices raise)")
+    if axis is None:
+        return "torch.take(data, indices)"
+    return index_select(int(axis), indices_rank)
+
+
+def scatter_elements(variant: str, axis: int, reduction: str) -> str:
+    """ScatterElements: Tensor.scatter (none), scatter_add (add), scatter_reduce (the other reductions; the
+    'scatter_reduce' variant uses it for add too). include_self=True: ONNX combines with the data's value."""
+    if variant == "scatter":
+        if reduction == "none":
+            return f"data.scatter({axis}, indices, updates)"
+        if reduction == "add":
+            return f"data.scatter_add({axis}, indices, updates)"
+    elif reduction == "none":
+        raise Unsupported("Tensor.scatter_reduce has no plain assignment (reduce is sum|prod|mean|amax|amin); "
+                          "the 'scatter' variant uses Tensor.scatter")
+    return f"data.scatter_reduce({axis}, indices, updates, reduce={SCATTER_REDUCE[reduction]!r}, include_self=True)"
+
+
+def scatter_nd(reduction: str) -> str:
+    """ScatterND as Tensor.index_put with the index tuples unbound: accumulate=False assigns, True adds."""
+    if reduction not in ("none", "add"):
+        raise Unsupported(f"Tensor.index_put only assigns or adds (accumulate=True); no reduction={reduction!r}")
+    return f"data.index_put(tuple(indices.unbind(-1)), updates, accumulate={reduction == 'add'})"

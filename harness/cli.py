@@ -1,0 +1,126 @@
+"""Command line: run the conformance suite, validate case files, merge and summarise results, print the schema."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(args: argparse.Namespace, extra: list[str]) -> int:
+    import pytest
+
+    argv = [
+        str(ROOT / "cases"),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--rootdir",
+        str(ROOT),
+        "-c",
+        str(ROOT / "pyproject.toml"),
+    ]
+    if args.framework:
+        argv += ["--framework", args.framework]
+    if args.results:
+        argv += ["--results", args.results]
+    if args.resume:
+        argv.append("--resume")
+    argv += ["--tb=no", "-rN"] + extra
+    code = pytest.main(argv)
+    # Deviations fail their tests (exit 1) but are the run's findings, not a failed run.
+    if code in (0, 1):
+        if args.results:
+            print(summary_text([args.results]))
+        return 0
+    return int(code)
+
+
+def summary_text(paths: list[str]) -> str:
+    """A per-framework table of outcomes and verdicts from results files."""
+    from harness.records import read
+
+    counts: Counter[tuple[str, str]] = Counter()
+    versions: dict[str, str] = {}
+    for rec in read(paths):
+        fw = rec["framework"]
+        versions[fw] = rec.get("framework_version", "")
+        counts[(fw, rec["verdict"])] += 1
+        counts[(fw, rec["outcome"])] += 1
+    cols = ("conforms", "deviates", "n/a", "ok", "error", "crash", "timeout")
+    lines = [f"{'framework':<16}{'version':<14}" + "".join(f"{c:>10}" for c in cols)]
+    for fw in sorted(versions):
+        lines.append(f"{fw:<16}{versions[fw][:13]:<14}" + "".join(f"{counts[(fw, c)]:>10}" for c in cols))
+    return "\n".join(lines)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from harness.cases import load_file
+    from harness.errors import CaseFileError
+
+    files = [Path(f) for f in args.files] or sorted((ROOT / "cases").rglob("*.yaml"))
+    bad = good = 0
+    for f in files:
+        for entry in load_file(f, str(f)):
+            if isinstance(entry, CaseFileError):
+                print(entry)
+                bad += 1
+            else:
+                good += 1
+    print(f"{good} valid case(s), {bad} error(s)")
+    return 1 if bad else 0
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from harness.schema import json_schema
+
+    text = json.dumps(json_schema(), indent=2) + "\n"
+    if args.out:
+        Path(args.out).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from harness.records import merge
+
+    n = merge(args.files, args.out)
+    print(f"merged {n} record(s) into {args.out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the process exit code."""
+    parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    run = sub.add_parser("run", help="run cases × frameworks (extra arguments go to pytest)")
+    run.add_argument("--framework", default="", help="NAME[,NAME...] (default: every installed one)")
+    run.add_argument("--results", default="results/results.jsonl")
+    run.add_argument("--resume", action="store_true")
+    val = sub.add_parser("validate", help="check case files; one line per problem")
+    val.add_argument("files", nargs="*")
+    sch = sub.add_parser("schema", help="print (or write) the case-file JSON Schema")
+    sch.add_argument("--out", default="")
+    mer = sub.add_parser("merge", help="merge results files (later records win)")
+    mer.add_argument("files", nargs="+")
+    mer.add_argument("--out", required=True)
+    summ = sub.add_parser("summary", help="outcome counts per framework")
+    summ.add_argument("files", nargs="+")
+    args, extra = parser.parse_known_args(argv)
+    if args.cmd != "run" and extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.cmd == "run":
+        return _run(args, extra)
+    if args.cmd == "validate":
+        return _validate(args)
+    if args.cmd == "schema":
+        return _schema(args)
+    if args.cmd == "merge":
+        return _merge(args)
+    print(summary_text(args.files))
+    return 0

@@ -1,0 +1,147 @@
+"""Running adapters in worker interpreters through execnet, so that a crash or a hang costs one case, not the run.
+
+Why execnet and not a hand-written process pool: execnet already gives us a worker in *any* interpreter
+(``popen//python=...`` — MXNet's virtual environment with numpy<1.24 next to TensorFlow's with numpy 2), a
+channel that carries builtins, and a receive timeout. What it does not give is a verdict on a dead worker, so this
+module adds only that: when the channel breaks, the worker's exit status says which signal killed it; when the
+receive times out, the worker is killed and the case recorded as ``timeout``. Workers stay warm across cases (the
+framework is imported once), and a replacement starts on the next case after a crash.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import execnet
+
+ROOT = Path(__file__).resolve().parent.parent
+
+_REMOTE = """
+import sys
+sys.path.insert(0, __ROOT__)
+from harness.worker import describe, run_case
+while True:
+    msg = channel.receive()
+    if msg is None:
+        break
+    kind, args = msg
+    try:
+        channel.send(run_case(*args) if kind == "run" else describe(*args))
+    except ImportError as exc:
+        channel.send({"outcome": "error", "error_type": "ImportError", "error_message": str(exc)})
+"""
+STARTUP_TIMEOUT = 600.0  # importing a framework (TensorFlow, torch) takes seconds; it is not part of a case's time
+
+
+def signal_name(returncode: int | None) -> str | None:
+    """``SIGSEGV`` for a process killed by signal 11 (returncode -11); None for a normal exit."""
+    if returncode is None or returncode >= 0:
+        return None
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+class _Worker:
+    def __init__(self, python: str) -> None:
+        self.python = python
+        self.gateway = execnet.makegateway(f"popen//python={python}")
+        self.channel = self.gateway.remote_exec(_REMOTE.replace("__ROOT__", repr(str(ROOT))))
+        self.warm: set[str] = set()
+
+    def kill(self) -> int | None:
+        io = self.gateway._io  # execnet exposes the Popen only here; we need its exit status
+        try:
+            io.kill()
+        except OSError:
+            pass
+        return self.returncode()
+
+    def returncode(self) -> int | None:
+        popen = self.gateway._io.popen
+        for _ in range(50):  # the child may still be dying when the channel reports EOF
+            if popen.poll() is not None:
+                return popen.returncode
+            time.sleep(0.02)
+        return popen.poll()
+
+    def close(self) -> None:
+        try:
+            self.channel.send(None)
+            self.gateway.exit()
+        except (OSError, EOFError, execnet.gateway_base.GatewayReceivedTerminate, ValueError):
+            self.kill()
+
+
+class Isolated:
+    """An executor whose workers run in separate interpreters; one per interpreter path, kept warm."""
+
+    def __init__(self, pythons: dict[str, str] | None = None, timeout: float = 120.0) -> None:
+        self.pythons = pythons or {}
+        self.timeout = timeout
+        self._workers: dict[str, _Worker] = {}
+
+    def python_for(self, framework: str) -> str:
+        """The interpreter that runs ``framework`` (this one unless configured otherwise)."""
+        return self.pythons.get(framework, sys.executable)
+
+    def _worker(self, framework: str) -> _Worker:
+        python = self.python_for(framework)
+        worker = self._workers.get(python)
+        if worker is None:
+            worker = self._workers[python] = _Worker(python)
+        return worker
+
+    def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """Run one case in the framework's worker; a dead or stuck worker becomes a crash or timeout result."""
+        worker = self._worker(framework)
+        start = time.perf_counter()
+        try:
+            if framework not in worker.warm:
+                # Import the framework before the case's clock starts, so the timeout measures the case alone.
+                worker.channel.send(("warm", (framework,)))
+                info = worker.channel.receive(timeout=STARTUP_TIMEOUT)
+                if info.get("outcome") == "error":
+                    return {**info, "duration_s": 0.0}
+                worker.warm.add(framework)
+                start = time.perf_counter()
+            worker.channel.send(("run", (framework, variant, payload)))
+            return worker.channel.receive(timeout=self.timeout)
+        except execnet.TimeoutError:
+            worker.kill()
+            self._workers.pop(worker.python, None)
+            return {
+                "outcome": "timeout",
+                "duration_s": time.perf_counter() - start,
+                "error_message": f"no result within {self.timeout:g} s; worker killed",
+            }
+        except execnet.RemoteError as exc:  # an exception outside run_case's own handling: report it as an error
+            return {
+                "outcome": "error",
+                "error_type": "RemoteError",
+                "error_message": str(exc).strip()[-2000:],
+                "duration_s": time.perf_counter() - start,
+            }
+        except (EOFError, OSError, execnet.gateway_base.GatewayReceivedTerminate) as exc:
+            code = worker.returncode()
+            self._workers.pop(worker.python, None)
+            name = signal_name(code)
+            what = f"worker died with {name}" if name else f"worker exited with status {code} ({exc!r})"
+            return {
+                "outcome": "crash",
+                "signal": name,
+                "exit_code": code,
+                "error_message": what,
+                "duration_s": time.perf_counter() - start,
+            }
+
+    def close(self) -> None:
+        """Stop every worker."""
+        for worker in self._workers.values():
+            worker.close()
+        self._workers.clear()

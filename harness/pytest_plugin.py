@@ -1,0 +1,206 @@
+"""pytest integration: YAML case files are collected directly (no generated code), crossed with the adapters.
+
+Test ids read ``cases/gather.yaml::ov-gather8-example-6[numpy]``; a non-default API variant is shown as
+``[tensorflow:xla]``. Collection imports no framework: adapter modules import theirs lazily.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import adapters
+from harness.cases import Case, load_file
+from harness.errors import CaseFileError
+from harness.records import ResultsWriter, read, record_key
+from harness.repro import failure_message
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "gather-scatter conformance run")
+    group.addoption("--framework", default="", help="NAME[,NAME...]: adapters to run (default: every one installed)")
+    group.addoption("--results", default="", help="append one JSON record per test to this JSON Lines file")
+    group.addoption("--variants", default="all", choices=("all", "default"), help="run every API variant or the first")
+    group.addoption("--resume", action="store_true", help="skip the tests already recorded in --results")
+    group.addoption(
+        "--isolation",
+        default="process",
+        choices=("process", "none"),
+        help="process: frameworks run in execnet workers, so crashes and hangs become results (default); "
+        "none: in the pytest process",
+    )
+    group.addoption("--case-timeout", type=float, default=120.0, help="seconds before a case counts as a hang")
+    group.addoption(
+        "--framework-python",
+        action="append",
+        default=[],
+        metavar="NAME=PYTHON",
+        help="run framework NAME in another interpreter (e.g. mxnet=.venv-mxnet/bin/python)",
+    )
+
+
+class _State:
+    def __init__(self, config: pytest.Config) -> None:
+        requested = [f.strip() for f in config.getoption("framework").split(",") if f.strip()]
+        unknown = [f for f in requested if f not in adapters.REGISTRY]
+        if unknown:
+            raise pytest.UsageError(f"--framework: unknown {', '.join(unknown)}; known: {', '.join(adapters.names())}")
+        self.pythons = _pythons(config)
+        self.frameworks = requested or [n for n in adapters.names() if adapters.is_available(n) or n in self.pythons]
+        self.isolation = config.getoption("isolation")
+        self.timeout = config.getoption("case_timeout")
+        self.all_variants = config.getoption("variants") == "all"
+        path = config.getoption("results")
+        resume = config.getoption("resume")
+        is_xdist_worker = hasattr(config, "workerinput")
+        if path and not resume and not is_xdist_worker and Path(path).exists():
+            Path(path).unlink()  # a fresh run starts a fresh results file; --resume appends to it
+        self.writer = ResultsWriter(path) if path else None
+        self.done: set[tuple[str, str, str, str]] = set()
+        if path and resume and Path(path).exists():
+            self.done = {record_key(r) for r in read([path])}
+        self.counts: Counter[tuple[str, str]] = Counter()
+        self.executor: Any = None
+
+    def executor_for(self, config: pytest.Config) -> Any:
+        if self.executor is None:
+            if self.isolation == "none":
+                from harness.runner import InProcess
+
+                self.executor = InProcess()
+            else:
+                from harness.isolation import Isolated
+
+                self.executor = Isolated(self.pythons, self.timeout)
+        return self.executor
+
+
+def _pythons(config: pytest.Config) -> dict[str, str]:
+    """Interpreters per framework: --framework-python, else a project venv named .venv-<framework> if present."""
+    out: dict[str, str] = {}
+    for name in adapters.names():
+        venv = config.rootpath / f".venv-{name}" / "bin" / "python"
+        if venv.exists() and not adapters.is_available(name):
+            out[name] = str(venv)
+    for item in config.getoption("framework_python"):
+        name, sep, python = item.partition("=")
+        if not sep or name not in adapters.REGISTRY:
+            raise pytest.UsageError(f"--framework-python wants NAME=PYTHON with a known NAME, got {item!r}")
+        out[name] = python
+    return out
+
+
+_KEY = pytest.StashKey[_State]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_KEY] = _State(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(_KEY, None)
+    if state and state.writer:
+        state.writer.close()
+    if state and state.executor is not None and hasattr(state.executor, "close"):
+        state.executor.close()
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix == ".yaml" and "cases" in file_path.parts:
+        return CaseFile.from_parent(parent, path=file_path)
+    return None
+
+
+class CaseFile(pytest.File):
+    """One YAML case file: yields an item per case × framework × variant, or an error item per bad case."""
+
+    def collect(self):  # type: ignore[override]
+        state = self.config.stash[_KEY]
+        display = self.path.relative_to(self.config.rootpath).as_posix()
+        for entry in load_file(self.path, display):
+            if isinstance(entry, CaseFileError):
+                name = f"{entry.field or 'file'}@line{entry.line or 0}"
+                yield CaseErrorItem.from_parent(self, name=name, error=entry)
+                continue
+            for framework in state.frameworks:
+                variants = adapters.get(framework).variants(entry.op)
+                for i, variant in enumerate(variants if state.all_variants else variants[:1]):
+                    label = framework if i == 0 else f"{framework}:{variant}"
+                    yield CaseItem.from_parent(
+                        self, name=f"{entry.id}[{label}]", case=entry, framework=framework, variant=variant
+                    )
+
+
+class Deviation(AssertionError):
+    """A framework's result differs from canonical semantics; the message is the full repro."""
+
+
+class CaseErrorItem(pytest.Item):
+    """A malformed case or file: fails with one line naming file, line and field — no traceback."""
+
+    def __init__(self, *, error: CaseFileError, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+
+    def runtest(self) -> None:
+        raise self.error
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        return str(excinfo.value) if isinstance(excinfo.value, CaseFileError) else super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, (self.error.line or 1) - 1, f"case file error: {self.error.file}"
+
+
+class CaseItem(pytest.Item):
+    """One case on one framework variant."""
+
+    def __init__(self, *, case: Case, framework: str, variant: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.framework = framework
+        self.variant = variant
+        self.record: dict[str, Any] | None = None
+
+    def runtest(self) -> None:
+        from harness.runner import execute
+
+        state = self.config.stash[_KEY]
+        key = (self.case.nodeid, self.framework, self.variant, "cpu")
+        if key in state.done:
+            pytest.skip("already recorded (--resume)")
+        record = execute(self.case, self.framework, self.variant, state.executor_for(self.config))
+        self.record = record
+        if state.writer:
+            state.writer.write(record)
+        state.counts[(self.framework, record["outcome"] if record["verdict"] != "deviates" else "deviates")] += 1
+        if record["outcome"] == "unsupported":
+            pytest.skip(f"unsupported: {record.get('reason', '')}")
+        if record["verdict"] == "deviates":
+            if record.get("known_deviation"):
+                pytest.xfail(f"known: {record['known_deviation']}")
+            raise Deviation(failure_message(self.case, record))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, Deviation | CaseFileError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, self.case.line - 1, f"{self.case.nodeid} [{self.framework}:{self.variant}]"
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    state = config.stash.get(_KEY, None)
+    if not state or not state.counts:
+        return
+    tr = terminalreporter
+    tr.section("conformance summary")
+    kinds = ("ok", "error", "deviates", "unsupported", "crash", "timeout")
+    tr.write_line(f"{'framework':<16}" + "".join(f"{k:>12}" for k in kinds))
+    for fw in sorted({f for f, _ in state.counts}):
+        tr.write_line(f"{fw:<16}" + "".join(f"{state.counts[(fw, k)]:>12}" for k in kinds))
+    tr.write_line("(ok/error: conforming results by outcome; deviates: differs from canonical ONNX semantics)")

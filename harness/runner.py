@@ -1,0 +1,150 @@
+"""Running one case on one framework variant and judging it against the reference engine."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+from typing import Any, Protocol
+
+import numpy as np
+
+from harness import dtypes, wire
+from harness.cases import Case, ExpectedError
+from harness.compare import compare, reduction_atol
+from harness.reference import AllowedOutputs, compute
+
+SMALL = 64  # arrays with at most this many elements are stored whole in records (for the report's drill-down)
+
+
+class Executor(Protocol):
+    """Something that runs a case payload on a framework and returns the worker's result dict."""
+
+    def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]: ...
+
+
+class InProcess:
+    """Runs adapters in this interpreter: fastest, but a crashing framework takes the run down with it."""
+
+    def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
+        from harness.worker import run_case
+
+        return run_case(framework, variant, payload)
+
+
+def payload(case: Case) -> dict[str, Any]:
+    """The builtins-only description of a case that travels to a worker."""
+    return {
+        "op": case.op,
+        "inputs": {k: wire.encode(v) for k, v in case.inputs().items()},
+        "attrs": case.attrs,
+        "opset": case.spec.opset,
+    }
+
+
+def _contributions(case: Case) -> np.ndarray | int:
+    """How many updates were accumulated into each output element (for the reduction tolerance)."""
+    inputs = case.inputs()
+    ones = {
+        "data": np.zeros(inputs["data"].shape, np.float64),
+        "indices": inputs["indices"],
+        "updates": np.ones(inputs["updates"].shape, np.float64),
+    }
+    try:
+        return np.asarray(compute(case.op, ones, {**case.attrs, "reduction": "add"}))
+    except ValueError:
+        return int(inputs["updates"].size)
+
+
+def tolerance(case: Case, expected: Any) -> tuple[np.ndarray | float, float]:
+    """(atol, rtol) for a case: the case's own, else derived for float add/mul reductions, else exact."""
+    if case.spec.tolerance is not None:
+        return case.spec.tolerance.atol, case.spec.tolerance.rtol
+    if case.attrs.get("reduction") in ("add", "mul") and isinstance(expected, np.ndarray):
+        name = dtypes.name_of(expected.dtype)
+        if dtypes.eps(name):
+            return reduction_atol(name, expected, _contributions(case)), 0.0
+    return 0.0, 0.0
+
+
+def _small(arr: np.ndarray | AllowedOutputs) -> Any:
+    from harness.values import to_jsonable
+
+    if isinstance(arr, AllowedOutputs):
+        arr = arr.example()
+    return to_jsonable(arr) if arr.size <= SMALL else None
+
+
+def _dtype_name(dtype: np.dtype) -> str:
+    try:
+        return dtypes.name_of(dtype)
+    except ValueError:
+        return str(dtype)
+
+
+def judge(case: Case, res: dict[str, Any], expected: Any) -> dict[str, Any]:
+    """Verdict fields for a worker result: conforms | deviates | n/a, with error size and a short reason."""
+    outcome = res["outcome"]
+    if outcome == "unsupported":
+        return {"verdict": "n/a", "reason": res.get("reason", "")}
+    if outcome in ("crash", "timeout"):
+        return {"verdict": "deviates", "reason": f"{outcome}: {res.get('error_message', '')}".strip()}
+    if isinstance(expected, ExpectedError):
+        if outcome == "error":
+            return {"verdict": "conforms", "reason": "raised, as canonical semantics require"}
+        return {
+            "verdict": "deviates",
+            "reason": f"returned a value where canonical semantics raise ({expected.reason})",
+        }
+    if outcome == "error":
+        return {"verdict": "deviates", "reason": f"raised where canonical semantics give a value: {res['error_type']}"}
+    observed = wire.decode(res["value"])
+    atol, rtol = tolerance(case, expected)
+    cmp = compare(observed, expected, atol=atol, rtol=rtol)
+    fields: dict[str, Any] = {
+        "max_abs_err": cmp.max_abs_err,
+        "mismatches": cmp.mismatches,
+        "first_mismatches": cmp.first_mismatches,
+        "observed": _small(observed),
+        "observed_dtype": _dtype_name(observed.dtype),
+        "observed_shape": list(observed.shape),
+    }
+    want = dtypes.name_of(expected.dtype)
+    if not cmp.equal:
+        return {**fields, "verdict": "deviates", "reason": cmp.reason}
+    if fields["observed_dtype"] != want:
+        return {**fields, "verdict": "deviates", "reason": f"dtype {fields['observed_dtype']} != expected {want}"}
+    return {**fields, "verdict": "conforms", "reason": ""}
+
+
+def execute(case: Case, framework: str, variant: str, executor: Executor) -> dict[str, Any]:
+    """Run ``case`` on ``framework``/``variant`` through ``executor`` and return the full result record."""
+    expected = case.reference()
+    res = executor.run(framework, variant, payload(case))
+    record: dict[str, Any] = {
+        "case": case.nodeid,
+        "case_file": case.file,
+        "case_id": case.id,
+        "op": case.op,
+        "tags": case.spec.tags,
+        "framework": framework,
+        "framework_version": res.get("framework_version", ""),
+        "variant": variant,
+        "api": res.get("api", ""),
+        "device": res.get("device", "cpu"),
+        "outcome": res["outcome"],
+        "error_type": res.get("error_type"),
+        "error_message": res.get("error_message"),
+        "signal": res.get("signal"),
+        "duration_s": round(float(res.get("duration_s", 0.0)), 6),
+        "expected": "error" if isinstance(expected, ExpectedError) else _small(expected),
+        "python": res.get("python") or platform.python_version(),
+        "host": platform.node(),
+        "time": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+    }
+    record.update(judge(case, res, expected))
+    key_variant, key_fw = f"{framework}:{variant}", framework
+    known = case.spec.known.get(key_variant) or case.spec.known.get(key_fw)
+    if known and record["verdict"] == "deviates":
+        record["known_deviation"] = known
+    return record
+

@@ -1,0 +1,130 @@
+"""The case-file schema: pydantic models that are also published as JSON Schema (``cases/schema.json``).
+
+A case file holds one operator's cases. Each case is validated on its own, so one malformed case does not
+hide the others in its file.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.dtypes import DTYPES
+from harness.ops import OPS
+
+DType = Literal[DTYPES]  # type: ignore[valid-type]
+IndexKind = Literal["in-range", "with-negatives", "with-duplicates", "unique", "out-of-bounds"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ValueSpec(_Strict):
+    """An inline value: nested lists (or a scalar) of the declared dtype, optionally reshaped to ``shape``."""
+
+    value: Any
+    dtype: DType | None = None
+    shape: list[int] | None = None
+
+
+class RandomSpec(_Strict):
+    """Random values from a seeded generator: uniform in [low, high) for numbers."""
+
+    shape: list[int] | None = Field(None, description="omit for `updates` to derive it from data and indices")
+    dtype: DType | None = None
+    low: float = 0
+    high: float = 10
+    seed: int = 0
+
+
+class RandomInput(_Strict):
+    random: RandomSpec
+
+
+class IndexSpec(_Strict):
+    """Indices generated from the data's shape and the operator's axis (or batch_dims for the ND operators)."""
+
+    kind: IndexKind
+    shape: list[int]
+    dtype: DType | None = None
+    seed: int = 0
+
+
+class GeneratedIndices(_Strict):
+    generate: IndexSpec
+
+
+InputSpec = ValueSpec | RandomInput | GeneratedIndices | list | int | float | bool | str
+
+
+class ErrorExpected(_Strict):
+    error: Literal[True]
+
+
+class PolicySpec(_Strict):
+    """An implementation-defined behaviour (see harness.reference.Policy)."""
+
+    out_of_bounds: Literal["error", "zero", "clamp", "wrap", "fill", "skip"] = "error"
+    negative: Literal["wrap", "error", "oob"] = "wrap"
+    duplicates: Literal["last", "first", "accumulate", "any-of"] = "any-of"
+
+
+class PolicyExpected(_Strict):
+    """A value a source states that holds only under an implementation-defined policy."""
+
+    policy: PolicySpec
+    value: Any
+    source: str
+
+
+class Caveat(_Strict):
+    """The source's own example is wrong, ambiguous or incomplete; ``why`` says exactly how."""
+
+    kind: Literal["wrong", "ambiguous", "reconstructed"]
+    why: str
+
+
+class Tolerance(_Strict):
+    atol: float = 0.0
+    rtol: float = 0.0
+
+
+class CaseSpec(_Strict):
+    """One named case: inputs, attributes, provenance and (optionally) the expected value."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    source: str = Field(min_length=1, description="where the case and its expected value come from")
+    description: str = ""
+    tags: list[str] = []
+    inputs: dict[str, InputSpec]
+    attrs: dict[str, Any] = {}
+    opset: int | None = Field(None, description="ONNX opset version the case belongs to; newest when omitted")
+    expected: ErrorExpected | list | int | float | bool | str | None = None
+    policy_expected: list[PolicyExpected] = []
+    tolerance: Tolerance | None = None
+    caveat: Caveat | None = None
+    known: dict[str, str] = Field(
+        {}, description="framework or framework:variant -> why a deviation is expected (documented difference)"
+    )
+
+
+class CaseFileSpec(_Strict):
+    """A case file: one operator and its cases (each validated separately)."""
+
+    op: Literal[OPS]  # type: ignore[valid-type]
+    cases: list[dict[str, Any]]
+
+
+def json_schema() -> dict[str, Any]:
+    """Return the JSON Schema of a case file, with each case described by :class:`CaseSpec`."""
+    schema = CaseFileSpec.model_json_schema()
+    case = CaseSpec.model_json_schema()
+    defs = schema.setdefault("$defs", {})
+    defs.update(case.pop("$defs", {}))
+    defs["CaseSpec"] = case
+    schema["properties"]["cases"] = {"type": "array", "items": {"$ref": "#/$defs/CaseSpec"}}
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "gather-scatter-conformance case file"
+    return schema

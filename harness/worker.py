@@ -1,0 +1,77 @@
+"""The side of a run that touches a framework: decode a case, make the native call, encode what happened.
+
+It runs either in the pytest process or in a worker interpreter reached through execnet (another virtual
+environment, e.g. MXNet's with numpy<1.24). It only needs numpy and the adapters package, so it works there too.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+import traceback
+from typing import Any
+
+from harness import wire
+
+
+def describe(adapter_name: str) -> dict[str, Any]:
+    """Version and interpreter facts about one adapter's framework in this process."""
+    import adapters
+
+    adapter = adapters.get(adapter_name)
+    adapter.warm()
+    return {"framework_version": adapter.version(), "python": platform.python_version()}
+
+
+def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """Run one case through one adapter variant; never raises for framework errors, it reports them.
+
+    Returns a dict of builtins: outcome (ok | error | unsupported), api, device, framework_version,
+    duration_s, and either ``value`` (an encoded array) or ``error_type``/``error_message``.
+    """
+    import adapters
+    from adapters.base import CaseData, Unsupported
+
+    adapter = adapters.get(adapter_name)
+    case = CaseData(
+        op=payload["op"],
+        inputs={k: wire.decode(v) for k, v in payload["inputs"].items()},
+        attrs=payload["attrs"],
+        opset=payload.get("opset"),
+    )
+    result: dict[str, Any] = {
+        "api": "",
+        "device": "cpu",
+        "framework_version": adapter.version(),
+        "python": platform.python_version(),
+    }
+    try:
+        call = adapter.prepare(case, variant)
+    except Unsupported as exc:
+        return {**result, "outcome": "unsupported", "reason": str(exc), "duration_s": 0.0}
+    except Exception as exc:  # a framework that rejects the case while building it: a result, not a crash
+        return {**result, **_error(exc), "duration_s": 0.0}
+    result.update(api=call.api, device=call.device)
+    start = time.perf_counter()
+    try:
+        raw = call.run()
+        value = adapter.to_numpy(raw)
+    except Unsupported as exc:
+        return {**result, "outcome": "unsupported", "reason": str(exc), "duration_s": time.perf_counter() - start}
+    except Exception as exc:
+        return {**result, **_error(exc), "duration_s": time.perf_counter() - start}
+    return {**result, "outcome": "ok", "value": wire.encode(value), "duration_s": time.perf_counter() - start}
+
+
+def _error(exc: BaseException) -> dict[str, Any]:
+    message = str(exc).strip() or repr(exc)
+    # Framework messages can be very long (stack dumps from C++); the first lines carry the meaning.
+    if len(message) > 2000:
+        message = message[:2000] + " ..."
+    frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    return {
+        "outcome": "error",
+        "error_type": f"{type(exc).__module__}.{type(exc).__qualname__}".removeprefix("builtins."),
+        "error_message": message,
+        "error_where": f"{frame.filename}:{frame.lineno}" if frame else "",
+    }

@@ -1,0 +1,347 @@
+"""The onnxruntime adapter: every shipped case on every variant, and the translation in detail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnxruntime")
+
+import ml_dtypes
+
+from adapters.base import CaseData, Unsupported
+from adapters.onnxruntime import (
+    ADAPTER,
+    PROVIDERS_ENV,
+    THREADS_ENV,
+    SessionCache,
+    build_model,
+    device_of,
+    providers,
+    threads,
+    variant_target,
+)
+from harness.cases import Case, load_file
+from harness.runner import InProcess, execute
+from harness.worker import run_case
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Why onnxruntime 1.31.1 (CPU) differs from canonical semantics, one line per reason; every one is an error raised
+# where the reference computes a value (no case returned a wrong value).
+_INDICES = ("ONNX Gather/GatherElements/ScatterElements/Scatter take int32|int64 indices only; onnxruntime rejects "
+            "other index dtypes when it builds the session (INVALID_GRAPH)")
+_ND_INDICES = ("ONNX GatherND/ScatterND take int64 indices only; onnxruntime rejects int32 and every other index "
+               "dtype when it builds the session (INVALID_GRAPH)")
+_BF16_BEFORE_13 = ("bfloat16 joined these operators' type lists in opset 13 (Gather/GatherElements/GatherND/"
+                   "ScatterElements/ScatterND-11/12, Scatter-9 and Take's Reshape-5 lack it): INVALID_GRAPH")
+_COMPLEX = "onnxruntime registers no complex64 tensor type: loading the model fails (MLDataType not registered)"
+_SCATTER11 = "Scatter is deprecated at opset 11: onnxruntime rejects every Scatter-11 model (INVALID_GRAPH)"
+_F16_ADD = "onnxruntime's CPU ScatterElements has no float16 kernel for reduction='add' (RUNTIME_EXCEPTION at run)"
+_BOOL_MAX = "onnxruntime's CPU ScatterElements/ScatterND have no bool kernel for reduction='max' (RUNTIME_EXCEPTION)"
+
+# Every variant of an operator (Take's are Gather's); _SE is every ScatterElements variant but Scatter-11.
+_GATHER = ("opset13", "opset11", "opset1")
+_GE = ("opset13", "opset11")
+_GND = ("opset13", "opset12", "opset11")
+_SND = ("opset18", "opset16", "opset13", "opset11")
+_SE = (*_SND, "Scatter-9")
+
+# reason -> case nodeid -> the variants that deviate for that reason.
+_BY_REASON: dict[str, dict[str, tuple[str, ...]]] = {
+    _INDICES: {
+        "cases/gather.yaml::directml-gather-example-1": _GATHER,
+        "cases/gather.yaml::directml-gather-example-2": _GATHER,
+        "cases/gather.yaml::directml-gather-example-3": _GATHER,
+        "cases/gather.yaml::directml-gather-example-4": _GATHER,
+        "cases/gather.yaml::directml-gather-example-5": _GATHER,
+        "cases/gather.yaml::gather-index-uint8": _GATHER,
+        "cases/gather.yaml::gather-index-int16-negative": _GATHER,
+        "cases/gather.yaml::gather-index-uint32-axis1": _GATHER,
+        "cases/gather_elements.yaml::ge-index-uint8": _GE,
+        "cases/gather_elements.yaml::ge-index-int16-negative": _GE,
+        "cases/gather_elements.yaml::ge-index-uint32": _GE,
+        "cases/scatter_elements.yaml::se-index-uint8": _SE,
+        "cases/scatter_elements.yaml::se-index-int16-negative": _SE,
+        "cases/scatter_elements.yaml::se-index-uint32": _SE,
+        "cases/take.yaml::take-index-uint8": _GATHER,
+        "cases/take.yaml::take-index-int16-negative": _GATHER,
+        "cases/take.yaml::take-index-uint32": _GATHER,
+    },
+    _BF16_BEFORE_13: {
+        "cases/gather.yaml::gather-dtype-bfloat16": ("opset11", "opset1"),
+        "cases/gather_elements.yaml::ge-dtype-bfloat16": ("opset11",),
+        "cases/gather_nd.yaml::gathernd-dtype-bfloat16": ("opset12", "opset11"),
+        "cases/scatter_elements.yaml::se-dtype-bfloat16": ("opset11", "Scatter-9"),
+        "cases/scatter_nd.yaml::scatternd-dtype-bfloat16": ("opset11",),
+        "cases/take.yaml::take-dtype-bfloat16": ("opset11", "opset1"),
+    },
+    _COMPLEX: {
+        "cases/gather.yaml::gather-dtype-complex64": _GATHER,
+        "cases/gather_elements.yaml::ge-dtype-complex64": _GE,
+        "cases/gather_nd.yaml::gathernd-dtype-complex64": _GND,
+        "cases/scatter_elements.yaml::se-dtype-complex64": _SE,
+        "cases/scatter_nd.yaml::scatternd-dtype-complex64": _SND,
+        "cases/take.yaml::take-dtype-complex64": _GATHER,
+    },
+    _ND_INDICES: {
+        "cases/gather_nd.yaml::trt-gathernd-elementwise-dims-1": ("opset13", "opset12"),
+        "cases/gather_nd.yaml::trt-gathernd-elementwise-dims-2": ("opset13", "opset12"),
+        "cases/gather_nd.yaml::trt-gathernd-elementwise-dims-3": ("opset13", "opset12"),
+        "cases/gather_nd.yaml::trt-gathernd-elementwise-dims-2-slices": ("opset13", "opset12"),
+        "cases/gather_nd.yaml::gathernd-rank3-k1-slices": _GND,
+        "cases/gather_nd.yaml::gathernd-batch-dims-1-slices": ("opset13", "opset12"),
+        "cases/gather_nd.yaml::gathernd-negative-indices-slices": _GND,
+        "cases/gather_nd.yaml::gathernd-index-uint8": _GND,
+        "cases/gather_nd.yaml::gathernd-index-int16-negative": _GND,
+        "cases/gather_nd.yaml::gathernd-index-uint32": _GND,
+        "cases/gather_nd.yaml::gen-gathernd-k3-rank3-elements-int32": _GND,
+        "cases/gather_nd.yaml::gen-gathernd-k1-rank4-int32": _GND,
+        "cases/scatter_nd.yaml::scatternd-index-int32": _SND,
+        "cases/scatter_nd.yaml::scatternd-index-uint8": _SND,
+        "cases/scatter_nd.yaml::scatternd-index-int16-negative": _SND,
+        "cases/scatter_nd.yaml::scatternd-index-uint32": _SND,
+    },
+    _SCATTER11: {
+        "cases/scatter_elements.yaml::onnx-scatterelements18-example-1": ("Scatter-11",),
+        "cases/scatter_elements.yaml::onnx-scatterelements18-example-2": ("Scatter-11",),
+        "cases/scatter_elements.yaml::onnx-scatterelements18-negative-indices": ("Scatter-11",),
+        "cases/scatter_elements.yaml::onnx-scatter11-example-1": ("Scatter-11",),
+        "cases/scatter_elements.yaml::onnx-scatter11-example-2": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-default-axis": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-rank3-axis0": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-rank3-axis1": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-rank3-axis2": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-negative-axis-last": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-negative-axis-first": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-1d": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-rank5-axis4": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-negative-indices": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-reduction-none-explicit": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-dtype-float16": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-dtype-bfloat16": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-dtype-float64": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-dtype-int8": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-dtype-uint8": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-dtype-int32": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-dtype-int64-large": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-dtype-bool": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-dtype-string": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-dtype-complex64": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-index-uint8": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-index-int16-negative": ("Scatter-11",),
+        "cases/scatter_elements.yaml::se-index-uint32": ("Scatter-11",),
+        "cases/scatter_elements.yaml::gen-scatter-elements-axis0-rank2-unique-int64": ("Scatter-11",),
+        "cases/scatter_elements.yaml::gen-scatter-elements-axis1-rank3-unique-int32": ("Scatter-11",),
+        "cases/scatter_elements.yaml::gen-scatter-elements-axis-neg1-rank4-unique-int64-data": ("Scatter-11",),
+    },
+    _F16_ADD: {
+        "cases/scatter_elements.yaml::se-reduction-add-float16": ("opset18", "opset16"),
+    },
+    _BOOL_MAX: {
+        "cases/scatter_elements.yaml::se-reduction-max-bool": ("opset18",),
+        "cases/scatter_nd.yaml::scatternd-reduction-max-bool": ("opset18",),
+    },
+}
+KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
+    (nodeid, variant): reason
+    for reason, cases in _BY_REASON.items()
+    for nodeid, variants in cases.items()
+    for variant in variants
+}
+
+
+def _shipped_cases() -> list[Case]:
+    cases: list[Case] = []
+    for path in sorted((ROOT / "cases").glob("*.yaml")):
+        for entry in load_file(path, path.relative_to(ROOT).as_posix()):
+            if isinstance(entry, Case) and "crash" not in entry.spec.tags:
+                cases.append(entry)
+    return cases
+
+
+def test_shipped_cases_deviate_only_where_known() -> None:
+    executor = InProcess()
+    deviating: dict[tuple[str, str], str] = {}
+    unexplained_na: list[tuple[str, str]] = []
+    for case in _shipped_cases():
+        for variant in ADAPTER.variants(case.op):
+            record = execute(case, "onnxruntime", variant, executor)
+            if record["verdict"] == "deviates":
+                deviating[(case.nodeid, variant)] = f"{record['reason']} {record.get('error_message') or ''}"
+            elif record["verdict"] == "n/a" and not record.get("reason"):
+                unexplained_na.append((case.nodeid, variant))
+    unexpected = "\n".join(f"{k}: {v[:300]}" for k, v in sorted(deviating.items()) if k not in KNOWN_DEVIATIONS)
+    fixed = sorted(set(KNOWN_DEVIATIONS) - set(deviating))
+    assert not unexpected, f"new deviations (explain each in KNOWN_DEVIATIONS or fix the adapter):\n{unexpected}"
+    assert not fixed, f"listed deviations that now conform (update KNOWN_DEVIATIONS): {fixed}"
+    assert not unexplained_na
+
+
+# --- variants --------------------------------------------------------------------------------------------------
+
+
+def test_variants_are_operator_versions_newest_first() -> None:
+    assert ADAPTER.variants("Gather") == ["opset13", "opset11", "opset1"]
+    assert ADAPTER.variants("GatherElements") == ["opset13", "opset11"]
+    assert ADAPTER.variants("GatherND") == ["opset13", "opset12", "opset11"]
+    assert ADAPTER.variants("ScatterElements") == [
+        "opset18", "opset16", "opset13", "opset11", "Scatter-11", "Scatter-9"]
+    assert ADAPTER.variants("ScatterND") == ["opset18", "opset16", "opset13", "opset11"]
+    assert ADAPTER.variants("Take") == ["opset13", "opset11", "opset1"]
+    assert variant_target("ScatterElements", "Scatter-9") == ("Scatter", 9)
+    assert variant_target("GatherND", "opset12") == (None, 12)
+    with pytest.raises(ValueError):
+        variant_target("Gather", "opset12")
+
+
+def _case(op: str, attrs: dict, opset: int | None = None, **inputs: np.ndarray) -> CaseData:
+    return CaseData(op=op, inputs=inputs, attrs=attrs, opset=opset)
+
+
+F = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+
+def test_api_names_node_version_attributes_and_provider() -> None:
+    case = _case("Gather", {"axis": 1, "batch_dims": 0}, data=F, indices=np.array([3, 0]))
+    call = ADAPTER.prepare(case, "opset11")
+    assert call.api == ("onnxruntime.InferenceSession(model: Gather-11(data, indices, axis=1))"
+                        ".run(None, {data, indices})  # CPUExecutionProvider, intra_op_num_threads=1")
+    assert call.device == "cpu"
+    np.testing.assert_array_equal(ADAPTER.to_numpy(call.run()), F[:, [3, 0]])
+
+
+def test_case_opset_overrides_only_the_default_variant() -> None:
+    case = _case("ScatterND", {"reduction": "none"}, opset=13, data=F, indices=np.array([[1]]),
+                 updates=np.ones((1, 4), np.float32))
+    assert "ScatterND-13(" in ADAPTER.prepare(case, "opset18").api
+    assert "ScatterND-11(" in ADAPTER.prepare(case, "opset11").api
+
+
+def test_reduction_attribute_and_unsupported_versions() -> None:
+    case = _case("ScatterElements", {"axis": 1, "reduction": "max"}, data=F, indices=np.array([[0, 0]]),
+                 updates=np.array([[50, 7]], np.float32))
+    call = ADAPTER.prepare(case, "opset18")
+    assert "reduction='max'" in call.api
+    assert ADAPTER.to_numpy(call.run())[0, 0] == 50
+    for variant in ("opset16", "opset13", "Scatter-9"):
+        with pytest.raises(Unsupported):
+            ADAPTER.prepare(case, variant)
+    with pytest.raises(Unsupported):
+        ADAPTER.prepare(_case("Gather", {"axis": 1, "batch_dims": 1}, data=F, indices=np.array([[0], [1], [2]])),
+                        "opset13")
+
+
+def test_take_flattened_keeps_the_requested_gather_version() -> None:
+    case = _case("Take", {"axis": None, "mode": "raise"}, data=F, indices=np.array([11, 5]))
+    for variant, opset in (("opset13", 13), ("opset11", 11), ("opset1", 5)):
+        model, text, _ = build_model(case if variant == "opset13" else CaseData("Take", case.inputs, case.attrs,
+                                                                                 int(variant[5:])), None)
+        assert model.opset_import[0].version == opset
+        assert text.startswith("Reshape(data, [-1]) -> Gather-")
+        np.testing.assert_array_equal(ADAPTER.prepare(case, variant).run(), [11, 5])
+    with pytest.raises(Unsupported):
+        ADAPTER.prepare(_case("Take", {"axis": 0, "mode": "wrap"}, data=F, indices=np.array([7])), "opset13")
+
+
+# --- session cache ---------------------------------------------------------------------------------------------
+
+
+def test_cases_differing_only_in_values_share_one_session() -> None:
+    ADAPTER.cache.clear()
+    a = _case("GatherElements", {"axis": 0}, data=F, indices=np.array([[0, 1, 2, 0]]))
+    b = _case("GatherElements", {"axis": 0}, data=F + 100, indices=np.array([[2, 2, 2, 2]]))
+    np.testing.assert_array_equal(ADAPTER.prepare(a, "opset13").run(), [[0, 5, 10, 3]])
+    np.testing.assert_array_equal(ADAPTER.prepare(b, "opset13").run(), [[108, 109, 110, 111]])
+    assert (len(ADAPTER.cache), ADAPTER.cache.hits, ADAPTER.cache.misses) == (1, 1, 1)
+    # Another version, dtype or shape is another session.
+    ADAPTER.prepare(a, "opset11").run()
+    ADAPTER.prepare(_case("GatherElements", {"axis": 0}, data=F, indices=np.array([[0, 1, 2, 0]], np.int32)),
+                    "opset13").run()
+    assert (len(ADAPTER.cache), ADAPTER.cache.misses) == (3, 3)
+
+
+def test_session_cache_is_a_bounded_lru() -> None:
+    cache = SessionCache(size=2)
+    models = {n: build_model(_case("Gather", {"axis": 0, "batch_dims": 0}, data=np.zeros(n, np.float32),
+                                   indices=np.array([0])), None)[0] for n in (1, 2, 3)}
+    first = cache.get(("k", 1), models[1], ["CPUExecutionProvider"])
+    cache.get(("k", 2), models[2], ["CPUExecutionProvider"])
+    assert cache.get(("k", 1), models[1], ["CPUExecutionProvider"]) is first  # refreshes k1
+    cache.get(("k", 3), models[3], ["CPUExecutionProvider"])  # evicts k2, the least recently used
+    assert len(cache) == 2 and cache.misses == 3
+    cache.get(("k", 2), models[2], ["CPUExecutionProvider"])
+    assert cache.misses == 4
+
+
+# --- errors, providers, dtypes -----------------------------------------------------------------------------------
+
+
+def test_a_model_onnxruntime_rejects_is_an_error_of_run_with_its_api() -> None:
+    case = _case("ScatterElements", {"axis": 0, "reduction": "none"}, data=np.zeros(3, np.float32),
+                 indices=np.array([1]), updates=np.ones(1, np.float32))
+    call = ADAPTER.prepare(case, "Scatter-11")  # Scatter is deprecated at opset 11: the session cannot be built
+    assert "Scatter-11(data, indices, updates, axis=0)" in call.api
+    with pytest.raises(Exception, match="deprecated"):
+        call.run()
+    np.testing.assert_array_equal(ADAPTER.prepare(case, "Scatter-9").run(), [0, 1, 0])
+    from harness import wire
+
+    payload = {"op": case.op, "inputs": {k: wire.encode(v) for k, v in case.inputs.items()}, "attrs": case.attrs}
+    res = run_case("onnxruntime", "Scatter-11", payload)
+    assert res["outcome"] == "error" and "Scatter-11" in res["api"]
+
+
+def test_threads_from_environment_are_a_session_option_and_part_of_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    case = _case("Gather", {"axis": 0, "batch_dims": 0}, data=F, indices=np.array([1]))
+    monkeypatch.delenv(THREADS_ENV, raising=False)
+    assert threads() == 1
+    ADAPTER.cache.clear()
+    ADAPTER.prepare(case, "opset13").run()
+    monkeypatch.setenv(THREADS_ENV, "2")
+    call = ADAPTER.prepare(case, "opset13")
+    assert call.api.endswith("intra_op_num_threads=2")
+    np.testing.assert_array_equal(call.run(), F[[1]])
+    assert ADAPTER.cache.misses == 2
+    options = [s.get_session_options().intra_op_num_threads for s in ADAPTER.cache.sessions()]
+    assert options == [1, 2]
+
+
+def test_providers_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(PROVIDERS_ENV, raising=False)
+    assert providers() == ["CPUExecutionProvider"]
+    monkeypatch.setenv(PROVIDERS_ENV, "NoSuchExecutionProvider, CPUExecutionProvider")
+    assert providers() == ["CPUExecutionProvider"]  # not installed: dropped
+    assert device_of("CUDAExecutionProvider") == "cuda"
+    assert device_of("DmlExecutionProvider") == "dml"
+    assert device_of("OpenVINOExecutionProvider") == "openvino"
+    assert device_of("CPUExecutionProvider") == "cpu"
+
+
+def test_bfloat16_goes_through_ort_values_and_comes_back_as_bfloat16() -> None:
+    data = F.astype(ml_dtypes.bfloat16)
+    call = ADAPTER.prepare(_case("Gather", {"axis": 0, "batch_dims": 0}, data=data, indices=np.array([2, 0])),
+                           "opset13")
+    assert "run_with_ort_values" in call.api and "TensorProto.BFLOAT16" in call.api
+    out = ADAPTER.to_numpy(call.run())
+    assert out.dtype == np.dtype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(out.astype(np.float32), F[[2, 0]])
+    empty = ADAPTER.prepare(_case("Gather", {"axis": 0, "batch_dims": 0}, data=data,
+                                  indices=np.zeros(0, np.int64)), "opset13").run()
+    assert empty.shape == (0, 4) and empty.dtype == np.dtype(ml_dtypes.bfloat16)
+    with pytest.raises(Exception, match="bfloat16"):  # Gather-11's type list has no bfloat16
+        ADAPTER.prepare(_case("Gather", {"axis": 0, "batch_dims": 0}, data=data, indices=np.array([0])),
+                        "opset11").run()
+
+
+def test_strings_and_index_dtypes_pass_through_unchanged() -> None:
+    words = np.array(["a", "bb", "ccc"], dtype=object)
+    out = ADAPTER.prepare(_case("Gather", {"axis": 0, "batch_dims": 0}, data=words, indices=np.array([2, 0])),
+                          "opset13").run()
+    assert out.dtype == object and out.tolist() == ["ccc", "a"]
+    # No cast to int64: int32 indices reach the model as int32 (GatherND-13 accepts only int64).
+    with pytest.raises(Exception, match=r"tensor\(int32\)"):
+        ADAPTER.prepare(_case("GatherND", {"batch_dims": 0}, data=F, indices=np.array([[1, 2]], np.int32)),
+                        "opset13").run()

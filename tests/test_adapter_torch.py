@@ -1,0 +1,373 @@
+"""The torch adapter: every shipped case on every variant, and the translation in detail."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+import ml_dtypes
+import torch
+
+import adapters.torch as torch_adapter
+from adapters.base import CaseData, Unsupported
+from adapters.torch import ADAPTER, COMPILED, to_tensor
+from adapters.torch_calls import VARIANTS
+from harness.cases import Case, load_file
+from harness.reference import compute
+from harness.runner import InProcess, execute
+from harness.worker import run_case
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# torch.compile costs seconds per new (expression, shape, dtype), so the shipped-case test runs the '/compile'
+# variants only on these cases: in range, negative indices (where compiled index_select differs from eager),
+# out of range, batch_dims through indexing, a rejected index dtype, and one case per scatter. Every other case
+# runs its eager variants only. `pytest cases --framework torch` runs everything.
+COMPILE_SUBSET = {
+    "cases/gather.yaml::ov-gather8-example-1",
+    "cases/gather.yaml::ov-gather8-example-6",
+    "cases/gather.yaml::ov-gather8-example-7",
+    "cases/gather.yaml::ov-gather8-example-2",
+    "cases/gather_elements.yaml::ge-negative-indices",
+    "cases/gather_nd.yaml::blog-gathernd-example-2",
+    "cases/scatter_elements.yaml::se-reduction-add-negative-indices",
+    "cases/scatter_nd.yaml::onnx-scatternd18-add",
+}
+
+_NEG_INDEX_SELECT = "torch.index_select rejects negative indices (IndexError 'index out of range in self')"
+_NEG_ELEMENTS = "torch.{} rejects negative indices (RuntimeError 'index -k is out of bounds')"
+_IDX_DTYPE = "torch.{} takes int32/int64 indices only ('Expected dtype int32 or int64 for index')"
+_ADV_DTYPE = "advanced indexing takes int64/int32 (and uint8/bool as masks) only: IndexError for {}"
+_UINT8_MASK = "advanced indexing treats uint8 index tensors as boolean masks (deprecated), not as integer indices"
+_ELEM = ("gather", "scatter")
+
+
+def _both(nodeid: str, variants: tuple[str, ...], reason: str) -> dict[tuple[str, str], str]:
+    return {(nodeid, v): reason for v in variants}
+
+
+# (case nodeid, variant) -> why torch's result differs from canonical semantics. Measured with 2.13.0+cpu.
+KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
+    # Gather: index_select rejects negatives (compiled index_select wraps them: not listed, it conforms)
+    **{(f"cases/gather.yaml::{c}", "index_select"): _NEG_INDEX_SELECT for c in (
+        "ov-gather8-example-6", "onnx-gather13-negative-indices", "gather-negative-axis-last",
+        "gather-scalar-negative-index-1d", "gather-negative-indices-2d", "gen-gather-axis-neg1-rank4-with-negatives")},
+    # Gather: index dtypes
+    **{(f"cases/gather.yaml::{c}", v): _IDX_DTYPE.format("index_select") for c in (
+        "directml-gather-example-1", "directml-gather-example-2", "directml-gather-example-3",
+        "directml-gather-example-4", "directml-gather-example-5", "gather-index-uint8",
+        "gather-index-int16-negative", "gather-index-uint32-axis1") for v in ("index_select",)},
+    **{(f"cases/gather.yaml::{c}", "indexing"): _ADV_DTYPE.format(t) for c, t in (
+        ("directml-gather-example-1", "uint32"), ("directml-gather-example-2", "uint32"),
+        ("directml-gather-example-3", "uint32"), ("directml-gather-example-4", "uint32"),
+        ("directml-gather-example-5", "uint32"), ("gather-index-int16-negative", "int16"),
+        ("gather-index-uint32-axis1", "uint32"))},
+    ("cases/gather.yaml::gather-index-uint8", "indexing"): _UINT8_MASK + " (mask shape mismatch: IndexError)",
+    # GatherElements
+    **{(f"cases/gather_elements.yaml::{c}", "gather"): _NEG_ELEMENTS.format("gather") for c in (
+        "onnx-gatherelements13-negative-indices", "ge-negative-indices",
+        "gen-gather-elements-axis-neg1-rank4-with-negatives")},
+    **{(f"cases/gather_elements.yaml::{c}", "gather"): _IDX_DTYPE.format("gather") for c in (
+        "ge-index-uint8", "ge-index-int16-negative", "ge-index-uint32")},
+    # GatherND
+    ("cases/gather_nd.yaml::gathernd-index-uint8", "indexing"): _UINT8_MASK + " (returns a wrong-shaped value)",
+    ("cases/gather_nd.yaml::gathernd-index-int16-negative", "indexing"): _ADV_DTYPE.format("int16"),
+    ("cases/gather_nd.yaml::gathernd-index-uint32", "indexing"): _ADV_DTYPE.format("uint32"),
+    # ScatterElements
+    **{(f"cases/scatter_elements.yaml::{c}", "scatter"): _NEG_ELEMENTS.format("scatter") for c in (
+        "onnx-scatterelements18-negative-indices", "se-negative-indices")},
+    **_both("cases/scatter_elements.yaml::se-reduction-add-negative-indices", ("scatter", "scatter_reduce"),
+            "Tensor.scatter_add / scatter_reduce reject negative indices (RuntimeError)"),
+    **{(f"cases/scatter_elements.yaml::{c}", "scatter"): _IDX_DTYPE.format("scatter") for c in (
+        "se-index-uint8", "se-index-int16-negative", "se-index-uint32")},
+    # ScatterND
+    ("cases/scatter_nd.yaml::scatternd-index-uint8", "index_put"): _UINT8_MASK + " (mask shape mismatch: IndexError)",
+    ("cases/scatter_nd.yaml::scatternd-index-int16-negative", "index_put"): _ADV_DTYPE.format("int16"),
+    ("cases/scatter_nd.yaml::scatternd-index-uint32", "index_put"): _ADV_DTYPE.format("uint32"),
+}
+
+
+def _shipped_cases() -> list[Case]:
+    cases: list[Case] = []
+    for path in sorted((ROOT / "cases").glob("*.yaml")):
+        for entry in load_file(path, path.relative_to(ROOT).as_posix()):
+            if isinstance(entry, Case) and "crash" not in entry.spec.tags:
+                cases.append(entry)
+    return cases
+
+
+def test_shipped_cases_deviate_only_where_known() -> None:
+    executor = InProcess()
+    deviating: dict[tuple[str, str], str] = {}
+    unexplained_na: list[tuple[str, str]] = []
+    for case in _shipped_cases():
+        for variant in ADAPTER.variants(case.op):
+            if variant.endswith("/compile") and case.nodeid not in COMPILE_SUBSET:
+                continue
+            record = execute(case, "torch", variant, executor)
+            if record["verdict"] == "deviates":
+                deviating[(case.nodeid, variant)] = f"{record['reason']} {record.get('error_message') or ''}"
+            elif record["verdict"] == "n/a" and not record.get("reason"):
+                unexplained_na.append((case.nodeid, variant))
+    unexpected = {k: v for k, v in deviating.items() if k not in KNOWN_DEVIATIONS}
+    fixed = sorted(set(KNOWN_DEVIATIONS) - set(deviating))
+    assert not unexpected, f"new deviations: {unexpected}"
+    assert not fixed, f"listed deviations that now conform (update KNOWN_DEVIATIONS): {fixed}"
+    assert not unexplained_na
+
+
+# --- variants --------------------------------------------------------------------------------------------------
+
+
+def test_variants_default_first_and_compile_twins() -> None:
+    assert ADAPTER.variants("Gather") == ["index_select", "indexing", "index_select/compile", "indexing/compile"]
+    assert ADAPTER.variants("GatherElements") == ["gather", "gather/compile"]
+    assert ADAPTER.variants("GatherND") == ["indexing", "indexing/compile"]
+    assert ADAPTER.variants("ScatterElements") == ["scatter", "scatter_reduce", "scatter/compile",
+                                                   "scatter_reduce/compile"]
+    assert ADAPTER.variants("ScatterND") == ["index_put", "index_put/compile"]
+    assert ADAPTER.variants("Take") == ["take", "take/compile"]
+    with pytest.raises(ValueError, match="no variant"):
+        ADAPTER.prepare(_case("Take", {"axis": None, "mode": "raise"}, data=F, indices=np.array([0])), "indexing")
+
+
+def test_variants_and_translation_import_no_torch() -> None:
+    code = ("import sys, adapters, adapters.torch as m, adapters.torch_calls as c; "
+            "[m.ADAPTER.variants(op) for op in c.VARIANTS]; "
+            "c.expression('Gather', 'indexing', {'data': (2, 3), 'indices': (2,)}, {'axis': 1, 'batch_dims': 0}); "
+            "assert 'torch' not in sys.modules, 'torch imported'")
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def _case(op: str, attrs: dict, **inputs: np.ndarray) -> CaseData:
+    return CaseData(op=op, inputs=inputs, attrs=attrs)
+
+
+def _run(case: CaseData, variant: str) -> np.ndarray:
+    return ADAPTER.to_numpy(ADAPTER.prepare(case, variant).run())
+
+
+F = np.arange(12, dtype=np.float32).reshape(3, 4)
+R = np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32)
+
+
+# --- Gather / Take ---------------------------------------------------------------------------------------------
+
+
+def test_index_select_flattens_indices_and_reshapes_output() -> None:
+    idx = np.array([[3, 0], [1, 1]])
+    case = _case("Gather", {"axis": 1, "batch_dims": 0}, data=F, indices=idx)
+    call = ADAPTER.prepare(case, "index_select")
+    assert call.api == ("torch.index_select(data, 1, indices.reshape(-1))"
+                        ".reshape(data.shape[:1] + indices.shape + data.shape[2:])")
+    assert call.device == "cpu"
+    np.testing.assert_array_equal(ADAPTER.to_numpy(call.run()), np.take(F, idx, axis=1))
+    one_d = _case("Gather", {"axis": 0, "batch_dims": 0}, data=F, indices=np.array([2, 0]))
+    assert ADAPTER.prepare(one_d, "index_select").api == "torch.index_select(data, 0, indices)"
+    scalar = _case("Gather", {"axis": 0, "batch_dims": 0}, data=F, indices=np.array(2))
+    np.testing.assert_array_equal(_run(scalar, "index_select"), F[2])  # the 0-d index drops the axis
+
+
+@pytest.mark.parametrize(("axis", "select_api", "indexing_api"), [
+    (-1, "torch.index_select(data, -1, indices.reshape(-1)).reshape(data.shape[:-1] + indices.shape)",
+     "data[..., indices]"),
+    (-2, "torch.index_select(data, -2, indices.reshape(-1)).reshape(data.shape[:-2] + indices.shape + "
+     "data.shape[-1:])", "data[..., indices, :]"),
+    (2, "torch.index_select(data, 2, indices.reshape(-1)).reshape(data.shape[:2] + indices.shape + data.shape[3:])",
+     "data[:, :, indices]"),
+])
+def test_gather_axis_spellings(axis: int, select_api: str, indexing_api: str) -> None:
+    idx = np.array([[1, 0, 2]])
+    case = _case("Gather", {"axis": axis, "batch_dims": 0}, data=R, indices=idx)
+    for variant, api in (("index_select", select_api), ("indexing", indexing_api)):
+        call = ADAPTER.prepare(case, variant)
+        assert call.api == api
+        np.testing.assert_array_equal(ADAPTER.to_numpy(call.run()), np.take(R, idx, axis=axis))
+
+
+@pytest.mark.parametrize(("axis", "batch_dims", "shape"), [(1, 1, (2, 5)), (2, 1, (2, 6)), (3, 2, (2, 3, 4)),
+                                                            (2, -1, (2, 3, 7)), (3, 1, (2, 2))])
+def test_gather_batch_dims_through_indexing_matches_reference(axis: int, batch_dims: int, shape: tuple) -> None:
+    idx = np.random.default_rng(1).integers(0, R.shape[axis], size=shape)
+    case = _case("Gather", {"axis": axis, "batch_dims": batch_dims}, data=R, indices=idx)
+    call = ADAPTER.prepare(case, "indexing")
+    assert "torch.arange(data.shape[0])" in call.api
+    np.testing.assert_array_equal(ADAPTER.to_numpy(call.run()), compute("Gather", case.inputs, case.attrs))
+    with pytest.raises(Unsupported, match="no batch_dims"):
+        ADAPTER.prepare(case, "index_select")
+
+
+def test_batch_dims_that_normalise_to_zero_and_untranslatable_ones() -> None:
+    case = _case("Gather", {"axis": 1, "batch_dims": -1}, data=F, indices=np.array([2, 0]))
+    assert ADAPTER.prepare(case, "index_select").api == "torch.index_select(data, 1, indices)"
+    bad = _case("Gather", {"axis": 0, "batch_dims": 1}, data=F, indices=np.array([[0], [1], [2]]))
+    with pytest.raises(Unsupported, match="batch_dims"):
+        ADAPTER.prepare(bad, "indexing")
+
+
+def test_take_flattened_along_an_axis_and_modes() -> None:
+    idx = np.array([[11, -1], [0, 5]])
+    flat = _case("Take", {"axis": None, "mode": "raise"}, data=F, indices=idx)
+    assert ADAPTER.prepare(flat, "take").api == "torch.take(data, indices)"
+    np.testing.assert_array_equal(_run(flat, "take"), np.take(F, idx))  # torch.take wraps negatives
+    along = _case("Take", {"axis": 1, "mode": "raise"}, data=F, indices=np.array([3, 0]))
+    assert ADAPTER.prepare(along, "take").api == "torch.index_select(data, 1, indices)"
+    for mode in ("wrap", "clip", "fill"):
+        with pytest.raises(Unsupported, match=f"mode='{mode}'"):
+            ADAPTER.prepare(_case("Take", {"axis": None, "mode": mode}, data=F, indices=idx), "take")
+
+
+# --- GatherElements / GatherND ---------------------------------------------------------------------------------
+
+
+def test_gather_elements_passes_axis() -> None:
+    idx = np.array([[0, 2], [1, 0], [3, 3]])
+    case = _case("GatherElements", {"axis": -1}, data=F, indices=idx)
+    assert ADAPTER.prepare(case, "gather").api == "torch.gather(data, -1, indices)"
+    np.testing.assert_array_equal(_run(case, "gather"), np.take_along_axis(F, idx, axis=-1))
+
+
+@pytest.mark.parametrize(("batch_dims", "tail"), [(0, (4, 2)), (0, (2, 2, 3)), (1, (2, 2)), (2, (2, 2))])
+def test_gather_nd_unbinds_the_last_dim_with_batch_aranges(batch_dims: int, tail: tuple) -> None:
+    # values 0/1 are in range for every dim of R; the batch dims of indices must equal data's
+    idx = np.random.default_rng(2).integers(0, 2, size=R.shape[:batch_dims] + tail)
+    case = _case("GatherND", {"batch_dims": batch_dims}, data=R, indices=idx)
+    call = ADAPTER.prepare(case, "indexing")
+    assert call.api.endswith("tuple(indices.unbind(-1))]")
+    assert ("torch.arange" in call.api) == bool(batch_dims)
+    np.testing.assert_array_equal(ADAPTER.to_numpy(call.run()), compute("GatherND", case.inputs, case.attrs))
+
+
+# --- ScatterElements / ScatterND -------------------------------------------------------------------------------
+
+DUP = np.array([[0, 0, 1, 0], [2, 2, 2, 1]])  # duplicate targets along axis 0 (with reductions)
+UPD = np.array([[10, 20, 30, 40], [1, 2, 3, 4]], np.float32)
+
+
+@pytest.mark.parametrize(("reduction", "scatter_api", "reduce_api"), [
+    ("none", "data.scatter(0, indices, updates)", None),
+    ("add", "data.scatter_add(0, indices, updates)",
+     "data.scatter_reduce(0, indices, updates, reduce='sum', include_self=True)"),
+    ("mul", "data.scatter_reduce(0, indices, updates, reduce='prod', include_self=True)", "same"),
+    ("max", "data.scatter_reduce(0, indices, updates, reduce='amax', include_self=True)", "same"),
+    ("min", "data.scatter_reduce(0, indices, updates, reduce='amin', include_self=True)", "same"),
+])
+def test_scatter_elements_reductions(reduction: str, scatter_api: str, reduce_api: str | None) -> None:
+    idx = np.array([[0, 1, 2, 0], [2, 0, 1, 1]]) if reduction == "none" else DUP
+    case = _case("ScatterElements", {"axis": 0, "reduction": reduction}, data=F, indices=idx, updates=UPD)
+    want = compute("ScatterElements", case.inputs, case.attrs)
+    call = ADAPTER.prepare(case, "scatter")
+    assert call.api == scatter_api
+    np.testing.assert_array_equal(ADAPTER.to_numpy(call.run()), want)
+    np.testing.assert_array_equal(F, np.arange(12, dtype=np.float32).reshape(3, 4))  # data is not written to
+    if reduce_api is None:
+        with pytest.raises(Unsupported, match="no plain assignment"):
+            ADAPTER.prepare(case, "scatter_reduce")
+        return
+    call = ADAPTER.prepare(case, "scatter_reduce")
+    assert call.api == (scatter_api if reduce_api == "same" else reduce_api)
+    np.testing.assert_array_equal(ADAPTER.to_numpy(call.run()), want)
+
+
+def test_scatter_nd_index_put_accumulate_and_unsupported_reductions() -> None:
+    idx = np.array([[0, 1], [2, 3], [0, 1]])
+    upd = np.array([5, 6, 7], np.float32)
+    add = _case("ScatterND", {"reduction": "add"}, data=F, indices=idx, updates=upd)
+    call = ADAPTER.prepare(add, "index_put")
+    assert call.api == "data.index_put(tuple(indices.unbind(-1)), updates, accumulate=True)"
+    np.testing.assert_array_equal(ADAPTER.to_numpy(call.run()), compute("ScatterND", add.inputs, add.attrs))
+    none = _case("ScatterND", {"reduction": "none"}, data=F, indices=idx[:2], updates=upd[:2])
+    assert ADAPTER.prepare(none, "index_put").api.endswith("accumulate=False)")
+    np.testing.assert_array_equal(_run(none, "index_put"), compute("ScatterND", none.inputs, none.attrs))
+    for reduction in ("mul", "max", "min"):
+        with pytest.raises(Unsupported, match=f"reduction='{reduction}'"):
+            ADAPTER.prepare(_case("ScatterND", {"reduction": reduction}, data=F, indices=idx, updates=upd),
+                            "index_put")
+
+
+# --- dtypes ----------------------------------------------------------------------------------------------------
+
+
+def test_bfloat16_goes_through_float32_both_ways() -> None:
+    data = np.array([[1.5, -2.25, 3e38], [0.1, 7, -0.0]], dtype=ml_dtypes.bfloat16)
+    assert to_tensor(data).dtype == torch.bfloat16
+    case = _case("Gather", {"axis": 1, "batch_dims": 0}, data=data, indices=np.array([2, 0, 1]))
+    call = ADAPTER.prepare(case, "index_select")
+    assert "torch.bfloat16" in call.api
+    out = ADAPTER.to_numpy(call.run())
+    assert out.dtype == np.dtype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(out.view(np.uint16), data[:, [2, 0, 1]].view(np.uint16))  # bit-exact
+
+
+def test_complex_and_bool_data_keep_their_dtype() -> None:
+    for data in (np.array([1 + 2j, 3 - 4j], np.complex64), np.array([True, False])):
+        out = _run(_case("Take", {"axis": None, "mode": "raise"}, data=data, indices=np.array([1, 0])), "take")
+        assert out.dtype == data.dtype
+        np.testing.assert_array_equal(out, data[[1, 0]])
+
+
+def test_strings_are_unsupported() -> None:
+    data = np.array(["a", "b"], dtype=object)
+    with pytest.raises(Unsupported, match="no string tensors"):
+        ADAPTER.prepare(_case("GatherElements", {"axis": 0}, data=data, indices=np.array([1])), "gather")
+
+
+def test_indices_keep_their_dtype_and_torch_judges_them() -> None:
+    for dtype in ("int32", "int16", "uint16", "uint32", "uint64"):
+        assert str(to_tensor(np.array([1], dtype)).dtype) == f"torch.{dtype}"
+    ok = _run(_case("GatherElements", {"axis": 1}, data=F, indices=np.array([[1], [0], [3]], np.int32)), "gather")
+    np.testing.assert_array_equal(ok, F[[0, 1, 2], [1, 0, 3]][:, None])
+    payload = {"op": "Take", "attrs": {"axis": None, "mode": "raise"},
+               "inputs": {"data": _wire(F), "indices": _wire(np.array([1], np.int32))}}
+    res = run_case("torch", "take", payload)  # torch.take wants int64: a recorded error, not a cast
+    assert res["outcome"] == "error" and "long" in res["error_message"].lower()
+
+
+def _wire(arr: np.ndarray) -> dict:
+    from harness import wire
+
+    return wire.encode(arr)
+
+
+# --- torch.compile ---------------------------------------------------------------------------------------------
+
+
+def test_compile_api_and_cache_per_expression_and_signature() -> None:
+    case = _case("Gather", {"axis": 0, "batch_dims": 0}, data=np.arange(5, dtype=np.float32),
+                 indices=np.array([0, -2, -1]))
+    call = ADAPTER.prepare(case, "index_select/compile")
+    assert call.api == ("torch.compile(lambda data, indices: torch.index_select(data, 0, indices), "
+                        "backend='inductor', dynamic=False)(data, indices)")
+    tensors = (to_tensor(case.inputs["data"]), to_tensor(case.inputs["indices"]))
+    fn = COMPILED.get("torch.index_select(data, 0, indices)", ("data", "indices"), tensors)
+    assert COMPILED.get("torch.index_select(data, 0, indices)", ("data", "indices"), tensors) is fn
+    other = (tensors[0], tensors[1][:2])
+    assert COMPILED.get("torch.index_select(data, 0, indices)", ("data", "indices"), other) is not fn
+    before = COMPILED.compiles
+    # Measured: compiled index_select wraps negative indices where eager raises, which also shows the compiled
+    # code ran (not an eager fallback).
+    np.testing.assert_array_equal(ADAPTER.to_numpy(call.run()), [0, 3, 4])
+    ADAPTER.prepare(case, "index_select/compile").run()
+    assert COMPILED.compiles == before  # both runs reused the callable built above
+    with pytest.raises(IndexError):
+        ADAPTER.prepare(case, "index_select").run()
+
+
+def test_missing_cxx_toolchain_makes_compile_variants_unsupported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch_adapter, "_TOOLCHAIN", "torch.compile (inductor, CPU) needs a C++ compiler: test")
+    case = _case("GatherElements", {"axis": 0}, data=F, indices=np.array([[0]]))
+    with pytest.raises(Unsupported, match="C\\+\\+ compiler"):
+        ADAPTER.prepare(case, "gather/compile")
+    assert ADAPTER.prepare(case, "gather").api == "torch.gather(data, 0, indices)"
+
+
+def test_variants_table_covers_every_operator() -> None:
+    from harness.ops import OPS
+
+    assert set(VARIANTS) == set(OPS)

@@ -1,0 +1,124 @@
+"""Each kind of bad case file gets one clear error naming file, line and field; the rest of the file still loads."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.cases import Case, load_file
+from harness.errors import CaseFileError
+
+GOOD = """\
+  - id: good
+    source: test
+    inputs:
+      data: [1, 2, 3]
+      indices: [2, 0]
+    expected: [3, 1]
+"""
+
+
+def _load(tmp_path: Path, text: str) -> list[Case | CaseFileError]:
+    path = tmp_path / "cases.yaml"
+    path.write_text(textwrap.dedent(text))
+    return load_file(path, "cases/x.yaml")
+
+
+def _errors(entries: list[Case | CaseFileError]) -> list[CaseFileError]:
+    return [e for e in entries if isinstance(e, CaseFileError)]
+
+
+def _one_error(entries: list[Case | CaseFileError]) -> str:
+    errors = _errors(entries)
+    assert len(errors) == 1, errors
+    return str(errors[0])
+
+
+def test_yaml_syntax_error_names_line(tmp_path: Path) -> None:
+    msg = _one_error(_load(tmp_path, "op: Gather\ncases:\n  - id: a\n    inputs: {data: [1, 2\n"))
+    assert msg.startswith("cases/x.yaml:")
+    assert "YAML syntax error" in msg
+    assert int(msg.split(":")[1]) >= 4
+
+
+def test_unknown_operator(tmp_path: Path) -> None:
+    msg = _one_error(_load(tmp_path, "op: Gathr\ncases:\n" + GOOD))
+    assert msg.startswith("cases/x.yaml:1: op:"), msg
+    assert "Gather" in msg
+
+
+def test_unknown_attribute_and_others_still_load(tmp_path: Path) -> None:
+    entries = _load(
+        tmp_path,
+        "op: Gather\ncases:\n"
+        + GOOD.replace("good", "bad").replace("    expected: [3, 1]\n", "    attrs: {axis: 0, bogus: 1}\n")
+        + GOOD,
+    )
+    msg = _one_error(entries)
+    assert msg == "cases/x.yaml:8: cases[0].attrs.bogus: unknown attribute for Gather; expected one of axis, batch_dims"
+    assert [e.id for e in entries if isinstance(e, Case)] == ["good"]
+
+
+def test_missing_input(tmp_path: Path) -> None:
+    msg = _one_error(_load(tmp_path, "op: ScatterND\ncases:\n" + GOOD.replace("    expected: [3, 1]\n", "")))
+    assert msg.startswith("cases/x.yaml:5: cases[0].inputs: missing input 'updates'"), msg
+
+
+@pytest.mark.parametrize(
+    ("spec", "field", "fragment"),
+    [
+        ("{value: [1.5, 0], dtype: int64}", "cases[0].inputs.indices.value", "1.5 is not an integer"),
+        ("{value: [300], dtype: uint8}", "cases[0].inputs.indices.value", "out of range for uint8"),
+        ("{value: [[1, 0], [1]], dtype: int64}", "cases[0].inputs.indices.value", "different lengths"),
+        ("{value: [1, 0, 1], dtype: int64, shape: [2, 2]}", "cases[0].inputs.indices.shape", "does not fit shape"),
+        ("{value: [0], dtype: int65}", "cases[0].inputs.indices", "Input should be"),
+    ],
+)
+def test_value_does_not_match_dtype_or_shape(tmp_path: Path, spec: str, field: str, fragment: str) -> None:
+    text = "op: Gather\ncases:\n" + GOOD.replace("indices: [2, 0]", f"indices: {spec}").replace(
+        "    expected: [3, 1]\n", ""
+    )
+    msg = _one_error(_load(tmp_path, text))
+    assert msg.startswith(f"cases/x.yaml:7: {field}"), msg
+    assert fragment in msg
+
+
+def test_duplicate_id(tmp_path: Path) -> None:
+    entries = _load(tmp_path, "op: Gather\ncases:\n" + GOOD + GOOD)
+    assert _one_error(entries) == "cases/x.yaml:9: cases[1].id: duplicate id 'good' (first at line 3)"
+
+
+def test_expected_disagrees_with_reference(tmp_path: Path) -> None:
+    msg = _one_error(_load(tmp_path, "op: Gather\ncases:\n" + GOOD.replace("expected: [3, 1]", "expected: [3, 2]")))
+    assert msg.startswith("cases/x.yaml:8: cases[0].expected: disagrees with the reference engine"), msg
+    assert "first at [1]: declared 2.0, reference 1.0" in msg
+
+
+def test_expected_error_that_is_not(tmp_path: Path) -> None:
+    msg = _one_error(
+        _load(tmp_path, "op: Gather\ncases:\n" + GOOD.replace("expected: [3, 1]", "expected: {error: true}"))
+    )
+    assert "says error: true, but the reference engine computes a value" in msg
+
+
+def test_duplicate_yaml_key(tmp_path: Path) -> None:
+    msg = _one_error(
+        _load(tmp_path, "op: Gather\ncases:\n" + GOOD.replace("    source: test\n", "    source: a\n    source: b\n"))
+    )
+    assert msg == "cases/x.yaml:5: cases[0].source: duplicate key (first at line 4)"
+
+
+def test_missing_source(tmp_path: Path) -> None:
+    msg = _one_error(_load(tmp_path, "op: Gather\ncases:\n" + GOOD.replace("    source: test\n", "")))
+    assert msg.startswith("cases/x.yaml:3: cases[0].source: Field required"), msg
+
+
+def test_good_file_has_no_errors(tmp_path: Path) -> None:
+    entries = _load(tmp_path, "op: Gather\ncases:\n" + GOOD)
+    assert not _errors(entries)
+    (case,) = entries
+    assert case.nodeid == "cases/x.yaml::good"
+    assert case.inputs()["indices"].dtype.name == "int64"
+    assert case.inputs()["data"].dtype.name == "float32"

@@ -1,0 +1,161 @@
+"""Crash, hang and kill containment: real crashing and hanging framework calls become results; nothing is lost."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.isolation import Isolated, signal_name
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> Path:
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["harness.pytest_plugin"]\n')
+    (tmp_path / "cases").mkdir()
+    for name, text in files.items():
+        (tmp_path / "cases" / name).write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+def _pytest(cwd: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "pytest", "cases", "-q", "-p", "no:cacheprovider", *args]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def _records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_signal_name() -> None:
+    assert signal_name(-8) == "SIGFPE"
+    assert signal_name(-11) == "SIGSEGV"
+    assert signal_name(0) is None
+
+
+def test_real_crash_is_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
+    pytest.importorskip("openvino")
+    # OpenVINO's Gather divides by the indices' element count: empty indices kill the process with SIGFPE.
+    project = _project(
+        tmp_path,
+        {
+            "gather.yaml": """\
+        op: Gather
+        cases:
+          - id: a-empty-indices
+            source: test (OpenVINO Gather SIGFPE on empty indices)
+            inputs: {data: [1, 2, 3, 4, 5], indices: {value: [], dtype: int64}}
+          - id: b-after-the-crash
+            source: test
+            inputs: {data: [1, 2, 3, 4, 5], indices: [4, 0]}
+        """
+        },
+    )
+    result = _pytest(
+        project, "--framework", "openvino", "--variants", "default", "--results", "r.jsonl", "-p", "no:randomly"
+    )
+    records = {r["case_id"]: r for r in _records(project / "r.jsonl")}
+    assert records["a-empty-indices"]["outcome"] == "crash", result.stdout
+    assert records["a-empty-indices"]["signal"] == "SIGFPE"
+    assert records["b-after-the-crash"]["outcome"] == "ok"
+    assert records["b-after-the-crash"]["verdict"] == "conforms"
+
+
+def test_real_hang_is_recorded_as_timeout(tmp_path: Path) -> None:
+    pytest.importorskip("onnx")
+    # ONNX's Python reference loops in Python over a 10^6-element ScatterElements: about 4 s here, well over 1.5 s.
+    project = _project(
+        tmp_path,
+        {
+            "scatter_elements.yaml": """\
+        op: ScatterElements
+        cases:
+          - id: a-slow
+            source: test
+            inputs:
+              data: {random: {shape: [1000000], seed: 1}}
+              indices: {generate: {kind: unique, shape: [1000000], seed: 2}}
+              updates: {random: {seed: 3}}
+          - id: b-fast
+            source: test
+            inputs: {data: [0, 0, 0], indices: [2, 0], updates: [1, 2]}
+        """
+        },
+    )
+    _pytest(project, "--framework", "onnx-reference", "--case-timeout", "1.5", "--results", "r.jsonl")
+    records = {r["case_id"]: r for r in _records(project / "r.jsonl")}
+    assert records["a-slow"]["outcome"] == "timeout"
+    assert records["a-slow"]["verdict"] == "deviates"
+    assert records["b-fast"]["outcome"] == "ok"
+
+
+def test_worker_in_another_interpreter_reports_its_python() -> None:
+    ex = Isolated({"numpy": sys.executable}, timeout=60)
+    try:
+        import numpy as np
+
+        from harness import wire
+
+        res = ex.run(
+            "numpy",
+            "take",
+            {
+                "op": "Take",
+                "attrs": {"axis": None, "mode": "wrap"},
+                "inputs": {"data": wire.encode(np.arange(3.0)), "indices": wire.encode(np.array([4]))},
+            },
+        )
+        assert res["outcome"] == "ok"
+        assert wire.decode(res["value"]).tolist() == [1.0]
+    finally:
+        ex.close()
+
+
+def _many_cases(n: int) -> str:
+    lines = ["op: Gather", "cases:"]
+    for i in range(n):
+        lines += [f"  - id: c{i:03d}", "    source: test", f"    inputs: {{data: [1, 2, 3], indices: [{i % 3}]}}"]
+    return "\n".join(lines) + "\n"
+
+
+def test_kill_midway_then_resume_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+    project = _project(tmp_path, {"gather.yaml": _many_cases(150)})
+    results = project / "r.jsonl"
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "cases",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--framework",
+        "numpy",
+        "--results",
+        str(results),
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if results.exists() and len(results.read_text().splitlines()) >= 20:
+            break
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = _records(results)
+    assert 20 <= len(before) < 150, "the run must be killed midway"
+    _pytest(project, "--framework", "numpy", "--results", str(results), "--resume")
+    after = _records(results)
+    keys = [r["case"] for r in after]
+    assert len(keys) == len(set(keys)) == 150
+    assert after[: len(before)] == before  # what was recorded before the kill is kept as it was

@@ -22,12 +22,17 @@ class Unsupported(Exception):
 
 @dataclass
 class CaseData:
-    """What an adapter sees of a case: the operator, its input arrays, attributes (defaults filled), ONNX opset."""
+    """What an adapter sees of a case: the operator, its input arrays, attributes (defaults filled), ONNX opset.
+
+    ``omit`` names attributes the adapter must NOT pass, so the framework's own default applies (the
+    default-axis probe); an adapter whose API has no default for one raises Unsupported.
+    """
 
     op: str
     inputs: dict[str, np.ndarray]
     attrs: dict[str, Any]
     opset: int | None = None
+    omit: tuple[str, ...] = ()
 
 
 @dataclass

@@ -2,14 +2,14 @@
 
 Variants are ONNX operator versions (newest first): ``opset13`` means the node is resolved as that version of the
 operator. The deprecated ``Scatter`` op (ScatterElements' ancestor) is offered as ``Scatter-11`` and ``Scatter-9``.
-Sessions are cached by signature (op, version, attributes, input shapes and dtypes, providers), so cases that
+Sessions are cached by signature (op, version, attributes, input shapes and dtypes, providers, threads): cases that
 differ only in values reuse one session; the session is created lazily inside ``Call.run`` so that a model
 onnxruntime rejects is a recorded error with its ``api`` string, not an exception from ``prepare``.
 
 Execution providers: CPU by default; ``GSC_ORT_PROVIDERS`` (comma-separated) selects others where installed.
-Sessions run with one intra-op thread (``GSC_ORT_THREADS`` overrides; 0 is onnxruntime's default, one per core):
-a per-session thread pool costs far more than the one-node model itself, 256 cached sessions would each hold one,
-and a single thread makes the order of duplicate-index writes deterministic.
+Sessions run with one intra-op thread (``GSC_ORT_THREADS`` overrides; 0 is onnxruntime's default, one per physical
+core): a per-session thread pool costs far more than the one-node model itself, 256 cached sessions would each hold
+one, and a single thread makes the order of duplicate-index writes deterministic.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from adapters.base import Adapter, Call, CaseData
 PROVIDERS_ENV = "GSC_ORT_PROVIDERS"
 THREADS_ENV = "GSC_ORT_THREADS"
 CACHE_SIZE = 256
-# Variant name -> (ONNX op type override, operator version). None means "the case's op" (Take -> Gather).
+# Operator -> the ONNX versions offered as variants "opset<N>", newest (the default) first.
 _VERSIONED = {
     "Gather": (13, 11, 1),
     "GatherElements": (13, 11),
@@ -81,7 +81,7 @@ def _available() -> frozenset[str]:
 
 
 def threads() -> int:
-    """Intra-op threads per session from GSC_ORT_THREADS (default 1; 0 lets onnxruntime pick one per core)."""
+    """Intra-op threads per session from GSC_ORT_THREADS (default 1; 0 lets onnxruntime pick, one per core)."""
     return int(os.environ.get(THREADS_ENV, "1"))
 
 

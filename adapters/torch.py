@@ -65,8 +65,9 @@ class CompileCache:
 
     Each entry is compiled from a fresh ``eval`` of the lambda, i.e. a fresh code object. torch.compile keys its
     own cache on the code object and, past ``torch._dynamo.config.recompile_limit`` (8) recompiles of one code
-    object, silently runs eagerly instead; one code object per signature never recompiles, so a '/compile'
-    result always comes from inductor-generated code.
+    object, silently runs eagerly instead; one code object per signature never recompiles, so that fallback never
+    happens here. (A graph break, where inductor cannot compile an op and dynamo runs it eagerly, is left as a
+    user would get it: measured for 0-d indices, see docs/mapping/torch.md.)
     """
 
     def __init__(self) -> None:

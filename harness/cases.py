@@ -135,6 +135,16 @@ def _check_attrs(case: Case) -> None:
                 raise case.error(("attrs", key), f"{value!r} is not an integer" + (" or null" if nullable else ""))
 
 
+def _check_probe(case: Case) -> None:
+    from harness.dimensions import DIMENSIONS
+
+    if case.spec.dimension is not None and case.spec.dimension not in DIMENSIONS:
+        raise case.error(("dimension",), f"unknown dimension {case.spec.dimension!r}; see harness/dimensions.py")
+    for i, name in enumerate(case.spec.omit):
+        if name not in ops.ATTRS[case.op]:
+            raise case.error(("omit", i), f"{name!r} is not an attribute of {case.op}")
+
+
 def _check_inputs(case: Case) -> None:
     needed = ops.INPUTS[case.op]
     for name in needed:
@@ -193,6 +203,7 @@ def _build(file: str, op: str, index: int, raw: Any, lines: dict[yamlsrc.Path, i
         raise CaseFileError(file, yamlsrc.line_of(lines, path), yamlsrc.format_path(path), err["msg"] + more) from None
     case = Case(file, index, op, spec, ops.with_defaults(op, spec.attrs), lines)
     _check_attrs(case)
+    _check_probe(case)
     _check_inputs(case)
     case.inputs()
     if spec.expected is not None or spec.policy_expected:

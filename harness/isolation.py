@@ -30,9 +30,13 @@ while True:
         break
     kind, args = msg
     try:
-        channel.send(run_case(*args) if kind == "run" else describe(*args))
-    except ImportError as exc:
-        channel.send({"outcome": "error", "error_type": "ImportError", "error_message": str(exc)})
+        result = run_case(*args) if kind == "run" else describe(*args)
+    except BaseException as exc:  # the worker must answer every message, or the channel dies with it
+        result = {"outcome": "error", "error_type": type(exc).__name__, "error_message": str(exc)[:2000]}
+    try:
+        channel.send(result)
+    except Exception as exc:  # an adapter returned something execnet cannot carry
+        channel.send({"outcome": "error", "error_type": "WorkerError", "error_message": "unsendable result: %r" % exc})
 """
 STARTUP_TIMEOUT = 600.0  # importing a framework (TensorFlow, torch) takes seconds; it is not part of a case's time
 
@@ -70,12 +74,25 @@ class _Worker:
             time.sleep(0.02)
         return popen.poll()
 
-    def close(self) -> None:
+    def close(self) -> int | None:
+        """Stop the worker and return its exit status (negative: killed by that signal, e.g. at exit)."""
         try:
             self.channel.send(None)
-            self.gateway.exit()
-        except (OSError, EOFError, execnet.gateway_base.GatewayReceivedTerminate, ValueError):
+            self.channel.waitclose(timeout=30)
+        except (OSError, EOFError, execnet.TimeoutError, execnet.RemoteError, ValueError):
+            popen = self.gateway._io.popen
+            if popen.poll() is not None:
+                return popen.returncode  # it had died already: that status is the finding
             self.kill()
+            return None
+        popen = self.gateway._io.popen
+        try:
+            self.gateway.exit()  # asks the remote interpreter to finish; its exit runs the C++ destructors
+            popen.wait(timeout=30)
+        except Exception:
+            self.kill()
+            return None  # hung on exit: no signal of its own to report
+        return popen.returncode
 
 
 class Isolated:
@@ -98,7 +115,24 @@ class Isolated:
         return worker
 
     def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
-        """Run one case in the framework's worker; a dead or stuck worker becomes a crash or timeout result."""
+        """Run one case in the framework's worker; a dead or stuck worker becomes a crash or timeout result.
+
+        With ``payload["fresh"]`` the worker is stopped after the case and its exit status checked: an
+        out-of-range write can corrupt the heap and kill the process only at exit, and that crash belongs to
+        this case, not to whichever case would have run next.
+        """
+        result = self._run(framework, variant, payload)
+        worker = self._workers.get(self.python_for(framework))
+        if payload.get("fresh") and worker is not None and result.get("outcome") not in ("crash", "timeout"):
+            del self._workers[worker.python]
+            name = signal_name(worker.close())
+            if name:
+                result = {**result, "outcome": "crash", "signal": name, "value": None,
+                          "error_message": f"returned {result.get('outcome')}, then the worker died with {name} "
+                          "on exit (memory corrupted by the call)"}
+        return result
+
+    def _run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
         worker = self._worker(framework)
         start = time.perf_counter()
         try:
@@ -120,7 +154,9 @@ class Isolated:
                 "duration_s": time.perf_counter() - start,
                 "error_message": f"no result within {self.timeout:g} s; worker killed",
             }
-        except execnet.RemoteError as exc:  # an exception outside run_case's own handling: report it as an error
+        except execnet.RemoteError as exc:  # the worker loop itself failed: report it, start afresh next time
+            worker.kill()
+            self._workers.pop(worker.python, None)
             return {
                 "outcome": "error",
                 "error_type": "RemoteError",
@@ -145,3 +181,8 @@ class Isolated:
         for worker in self._workers.values():
             worker.close()
         self._workers.clear()
+
+
+def is_risky(dimension: str | None, tags: list[str]) -> bool:
+    """Cases whose inputs may make a framework write out of bounds: run them in a worker of their own."""
+    return bool(dimension and dimension.startswith(("oob", "empty"))) or bool({"out-of-bounds", "crash"} & set(tags))

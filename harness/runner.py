@@ -11,6 +11,7 @@ import numpy as np
 from harness import dtypes, wire
 from harness.cases import Case, ExpectedError
 from harness.compare import compare, reduction_atol
+from harness.isolation import is_risky
 from harness.reference import AllowedOutputs, compute
 
 SMALL = 64  # arrays with at most this many elements are stored whole in records (for the report's drill-down)
@@ -38,6 +39,9 @@ def payload(case: Case) -> dict[str, Any]:
         "inputs": {k: wire.encode(v) for k, v in case.inputs().items()},
         "attrs": case.attrs,
         "opset": case.spec.opset,
+        "omit": list(case.spec.omit),
+        "repeat": case.spec.repeat,
+        "fresh": is_risky(case.spec.dimension, case.spec.tags),
     }
 
 
@@ -136,12 +140,19 @@ def execute(case: Case, framework: str, variant: str, executor: Executor) -> dic
         "error_message": res.get("error_message"),
         "signal": res.get("signal"),
         "duration_s": round(float(res.get("duration_s", 0.0)), 6),
+        "distinct_outputs": res.get("distinct_outputs"),
         "expected": "error" if isinstance(expected, ExpectedError) else _small(expected),
         "python": res.get("python") or platform.python_version(),
         "host": platform.node(),
         "time": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
     record.update(judge(case, res, expected))
+    if case.spec.dimension:
+        from harness.classify import label
+
+        observed = wire.decode(res["value"]) if res["outcome"] == "ok" else None
+        record["dimension"] = case.spec.dimension
+        record["label"] = label(case.spec.dimension, case.op, case.inputs(), case.attrs, record, observed)
     key_variant, key_fw = f"{framework}:{variant}", framework
     known = case.spec.known.get(key_variant) or case.spec.known.get(key_fw)
     if known and record["verdict"] == "deviates":

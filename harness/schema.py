@@ -105,6 +105,13 @@ class CaseSpec(_Strict):
     policy_expected: list[PolicyExpected] = []
     tolerance: Tolerance | None = None
     caveat: Caveat | None = None
+    dimension: str | None = Field(
+        None, description="probe cases: the behaviour dimension measured (harness/dimensions.py)"
+    )
+    omit: list[str] = Field(
+        [], description="attributes left to each framework's own default (e.g. [axis] for the default-axis probe)"
+    )
+    repeat: int = Field(1, ge=1, le=100, description="run this many times and compare bitwise (nondeterminism)")
     known: dict[str, str] = Field(
         {}, description="framework or framework:variant -> why a deviation is expected (documented difference)"
     )

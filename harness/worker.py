@@ -20,7 +20,7 @@ def describe(adapter_name: str) -> dict[str, Any]:
 
     adapter = adapters.get(adapter_name)
     adapter.warm()
-    return {"framework_version": adapter.version(), "python": platform.python_version()}
+    return {"framework_version": str(adapter.version()), "python": platform.python_version()}
 
 
 def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -38,11 +38,12 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
         inputs={k: wire.decode(v) for k, v in payload["inputs"].items()},
         attrs=payload["attrs"],
         opset=payload.get("opset"),
+        omit=tuple(payload.get("omit") or ()),
     )
     result: dict[str, Any] = {
         "api": "",
         "device": "cpu",
-        "framework_version": adapter.version(),
+        "framework_version": str(adapter.version()),
         "python": platform.python_version(),
     }
     try:
@@ -53,14 +54,26 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
         return {**result, **_error(exc), "duration_s": 0.0}
     result.update(api=call.api, device=call.device)
     start = time.perf_counter()
+    distinct = 1
     try:
         raw = call.run()
         value = adapter.to_numpy(raw)
+        # Repeated runs compared bitwise: a scatter with duplicate targets may answer differently each time.
+        seen = {_digest(value)}
+        for _ in range(int(payload.get("repeat") or 1) - 1):
+            seen.add(_digest(adapter.to_numpy(call.run())))
+        distinct = len(seen)
     except Unsupported as exc:
         return {**result, "outcome": "unsupported", "reason": str(exc), "duration_s": time.perf_counter() - start}
     except Exception as exc:
         return {**result, **_error(exc), "duration_s": time.perf_counter() - start}
-    return {**result, "outcome": "ok", "value": wire.encode(value), "duration_s": time.perf_counter() - start}
+    elapsed = time.perf_counter() - start
+    return {**result, "outcome": "ok", "value": wire.encode(value), "duration_s": elapsed, "distinct_outputs": distinct}
+
+
+def _digest(value: Any) -> Any:
+    enc = wire.encode(value)
+    return (tuple(enc["shape"]), enc.get("bytes") or tuple(enc.get("items", ())))
 
 
 def _error(exc: BaseException) -> dict[str, Any]:

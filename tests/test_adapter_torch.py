@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # torch.compile costs seconds per new (expression, shape, dtype), so the shipped-case test runs the '/compile'
 # variants only on these cases: in range, negative indices (where compiled index_select differs from eager),
-# out of range, batch_dims through indexing, a rejected index dtype, and one case per scatter. Every other case
+# out of range, batch_dims through indexing, rejected index dtypes (uint8: eager reads it as a mask, compiled
+# code raises), and one case per scatter. Every other case
 # runs its eager variants only. `pytest cases --framework torch` runs everything.
 COMPILE_SUBSET = {
     "cases/gather.yaml::ov-gather8-example-1",
@@ -38,6 +39,9 @@ COMPILE_SUBSET = {
     "cases/gather_nd.yaml::blog-gathernd-example-2",
     "cases/scatter_elements.yaml::se-reduction-add-negative-indices",
     "cases/scatter_nd.yaml::onnx-scatternd18-add",
+    "cases/gather.yaml::gather-index-int16-negative",
+    "cases/gather_nd.yaml::gathernd-index-uint8",
+    "cases/take.yaml::take-negative-indices-raise",
 }
 
 _NEG_INDEX_SELECT = "torch.index_select rejects negative indices (IndexError 'index out of range in self')"
@@ -86,6 +90,24 @@ KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
             "Tensor.scatter_add / scatter_reduce reject negative indices (RuntimeError)"),
     **{(f"cases/scatter_elements.yaml::{c}", "scatter"): _IDX_DTYPE.format("scatter") for c in (
         "se-index-uint8", "se-index-int16-negative", "se-index-uint32")},
+    # Take: mode raise goes to torch.take (axis None, int64 only) or index_select (an axis)
+    **{(f"cases/take.yaml::{c}", "take"): _NEG_INDEX_SELECT for c in (
+        "take-negative-indices-raise", "gen-take-axis0-rank4-with-negatives")},
+    ("cases/take.yaml::take-index-int32", "take"): "torch.take takes int64 indices only ('Expected a long tensor')",
+    **{(f"cases/take.yaml::{c}", "take"): _IDX_DTYPE.format("index_select") for c in (
+        "take-index-uint8", "take-index-int16-negative", "take-index-uint32")},
+    # torch.compile (only COMPILE_SUBSET runs here): out-of-range checks survive compilation; negative indices
+    # raise in the generated kernel like eager gather/scatter do; rejected index dtypes raise while tracing.
+    ("cases/gather_elements.yaml::ge-negative-indices", "gather/compile"):
+        "compiled torch.gather rejects negative indices (inductor kernel: 'index out of bounds')",
+    **_both("cases/scatter_elements.yaml::se-reduction-add-negative-indices",
+            ("scatter/compile", "scatter_reduce/compile"),
+            "compiled scatter_add / scatter_reduce reject negative indices (inductor kernel: 'index out of bounds')"),
+    **_both("cases/gather.yaml::gather-index-int16-negative", ("index_select/compile", "indexing/compile"),
+            "compiled index_select / indexing reject int16 indices while tracing (BackendCompilerFailed / "
+            "TorchRuntimeError)"),
+    ("cases/gather_nd.yaml::gathernd-index-uint8", "indexing/compile"):
+        "compiled indexing rejects the uint8 index tensor while tracing (TorchRuntimeError; eager reads it as a mask)",
     # ScatterND
     ("cases/scatter_nd.yaml::scatternd-index-uint8", "index_put"): _UINT8_MASK + " (mask shape mismatch: IndexError)",
     ("cases/scatter_nd.yaml::scatternd-index-int16-negative", "index_put"): _ADV_DTYPE.format("int16"),

@@ -95,7 +95,8 @@ def gather_indexing(axis: int, batch_dims: int, shapes: Shapes) -> str:
     grid = [_arange(i, lead - 1 - i) for i in range(ax)]
     idx = "indices"
     if ax > b:  # leave room for the data dims between the batch dims and axis
-        idx = f"indices.reshape(indices.shape[:{b}] + (1,) * {ax - b} + indices.shape[{b}:])"
+        ones = "(1,)" if ax - b == 1 else f"(1,) * {ax - b}"
+        idx = f"indices.reshape(indices.shape[:{b}] + {ones} + indices.shape[{b}:])"
     return "data[" + ", ".join([*grid, idx]) + "]"
 
 
@@ -107,7 +108,8 @@ def gather_nd(batch_dims: int, indices_rank: int) -> str:
         raise Unsupported(f"batch_dims={batch_dims} with indices of rank {indices_rank} has no translation into "
                           "advanced indexing (GatherND needs 0 <= batch_dims < rank(indices))")
     grid = ", ".join(_arange(i, indices_rank - 2 - i) for i in range(batch_dims))
-    return f"data[({grid},) + tuple(indices.unbind(-1))]"
+    comma = "," if batch_dims == 1 else ""  # a one-element tuple needs its comma
+    return f"data[({grid}{comma}) + tuple(indices.unbind(-1))]"
 
 
 def take(axis: int | None, mode: str, indices_rank: int) -> str:

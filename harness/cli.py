@@ -94,6 +94,17 @@ def _merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _behaviour(args: argparse.Namespace) -> int:
+    from harness.behaviour import render_text, table
+    from harness.records import read
+
+    rows = table(read(args.files), Path(args.claims) if args.claims else None)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
+    print(render_text(rows))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__)
@@ -111,6 +122,10 @@ def main(argv: list[str] | None = None) -> int:
     mer.add_argument("--out", required=True)
     summ = sub.add_parser("summary", help="outcome counts per framework")
     summ.add_argument("files", nargs="+")
+    beh = sub.add_parser("behaviour", help="behaviour labels per op × dimension × framework (blog Tables 1 and 2)")
+    beh.add_argument("files", nargs="+")
+    beh.add_argument("--json", default="", help="also write the table as JSON records")
+    beh.add_argument("--claims", default="", help="claims directory (default: claims/)")
     args, extra = parser.parse_known_args(argv)
     if args.cmd != "run" and extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -122,5 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         return _schema(args)
     if args.cmd == "merge":
         return _merge(args)
+    if args.cmd == "behaviour":
+        return _behaviour(args)
     print(summary_text(args.files))
     return 0

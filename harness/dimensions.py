@@ -47,6 +47,24 @@ DIMENSIONS: dict[str, tuple[str, str]] = {
 }
 
 
+def canonical_label(op: str, dimension: str) -> str | None:
+    """The label the canonical semantics (newest ONNX; NumPy's take for Take) give a dimension, if any."""
+    k = kind(dimension)
+    if dimension == "negative-indices":
+        return "wrap"
+    if k == "index":
+        return "error"
+    if dimension == "duplicates":
+        return None  # ONNX leaves the winner unspecified: any single-order outcome conforms
+    if k == "duplicates":
+        return "reduce-all"
+    if k == "uncovered":
+        return "keep-data"
+    if k == "axis":
+        return "flatten" if op == "Take" else "axis-0"
+    return "ok"
+
+
 def kind(dimension: str) -> str:
     """The kind of labels a dimension takes: index, duplicates, uncovered, support or axis."""
     return DIMENSIONS[dimension][1]

@@ -34,6 +34,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--case-timeout", type=float, default=120.0, help="seconds before a case counts as a hang")
     group.addoption(
+        "--update-baseline",
+        action="store_true",
+        help="probe cases: record observed labels as the new baseline instead of checking them",
+    )
+    group.addoption("--baseline-dir", default="", help="where baseline files live (default: <rootdir>/baselines)")
+    group.addoption(
         "--framework-python",
         action="append",
         default=[],
@@ -64,6 +70,18 @@ class _State:
             self.done = {record_key(r) for r in read([path])}
         self.counts: Counter[tuple[str, str]] = Counter()
         self.executor: Any = None
+        self.update_baseline = config.getoption("update_baseline")
+        self.baseline_dir = Path(config.getoption("baseline_dir") or config.rootpath / "baselines")
+        self.baselines: dict[str, dict[str, Any]] = {}
+        self.new_labels: dict[str, dict[str, str]] = {}
+        self.versions: dict[str, str] = {}
+
+    def baseline(self, framework: str) -> dict[str, Any]:
+        if framework not in self.baselines:
+            from harness import baseline
+
+            self.baselines[framework] = baseline.load(self.baseline_dir, framework)
+        return self.baselines[framework]
 
     def executor_for(self, config: pytest.Config) -> Any:
         if self.executor is None:
@@ -106,6 +124,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         state.writer.close()
     if state and state.executor is not None and hasattr(state.executor, "close"):
         state.executor.close()
+    if state and state.update_baseline and state.new_labels:
+        from harness import baseline
+
+        for framework, labels in state.new_labels.items():
+            baseline.update(state.baseline_dir, framework, state.versions[framework], labels)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -177,12 +200,29 @@ class CaseItem(pytest.Item):
         if state.writer:
             state.writer.write(record)
         state.counts[(self.framework, record["outcome"] if record["verdict"] != "deviates" else "deviates")] += 1
+        if "label" in record:
+            self._check_label(state, record)
+            return
         if record["outcome"] == "unsupported":
             pytest.skip(f"unsupported: {record.get('reason', '')}")
         if record["verdict"] == "deviates":
             if record.get("known_deviation"):
                 pytest.xfail(f"known: {record['known_deviation']}")
             raise Deviation(failure_message(self.case, record))
+
+    def _check_label(self, state: _State, record: dict[str, Any]) -> None:
+        """Probe cases pass when the behaviour label equals the baseline's (or are recorded as the baseline)."""
+        from harness import baseline
+
+        key = baseline.item_key(self.case.nodeid, self.variant, record.get("device", "cpu"))
+        version = record.get("framework_version", "")
+        if state.update_baseline:
+            state.new_labels.setdefault(self.framework, {})[key] = record["label"]
+            state.versions[self.framework] = version
+            return
+        problem = baseline.check(state.baseline(self.framework), key, record["label"], version)
+        if problem:
+            raise Deviation(f"{problem}\n{failure_message(self.case, record)}")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, Deviation | CaseFileError):

@@ -1,0 +1,111 @@
+"""The behaviour table: probe labels per operator × dimension × framework API, set beside documented claims.
+
+This is the blog's Table 1 and Table 2 (seed 002) regenerated from measurement. Each row says what was measured
+(``label``), what the framework's documentation says (``documented``, with its source) and what the blog said in
+2020 (``blog_2020``); they are kept apart, and ``agrees_with_docs`` / ``agrees_with_blog`` say where they differ.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from harness.dimensions import DIMENSIONS, canonical_label
+
+ROOT = Path(__file__).resolve().parent.parent
+_DUPLICATE_OK = ("last-wins", "first-wins", "accumulate", "mixed")
+
+
+def _claims(claims_dir: Path) -> Any:
+    try:
+        from harness.claims import load_claims
+    except ImportError:  # the registry is optional for this table
+        return None
+    return load_claims(claims_dir) if claims_dir.exists() else None
+
+
+def _documented(claims: Any, framework: str, op: str, dimension: str, device: str) -> tuple[str | None, str | None]:
+    if not claims:
+        return None, None
+    from harness.claims import lookup
+
+    claim = lookup(claims, framework, op, dimension, device=device)
+    return (claim.label, claim.source) if claim else (None, None)
+
+
+def conforms(op: str, dimension: str, label: str) -> bool:
+    """Whether a measured label agrees with the canonical semantics of that dimension."""
+    want = canonical_label(op, dimension)
+    if want is None:  # duplicate targets without a reduction: any single order is allowed
+        return label in _DUPLICATE_OK
+    return label == want
+
+
+def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None) -> list[dict[str, Any]]:
+    """One row per (op, dimension, framework, version, variant, device), with labels combined across probes."""
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
+    for rec in records:
+        if rec.get("dimension") and rec.get("label"):
+            key = (rec["op"], rec["dimension"], rec["framework"], rec.get("framework_version", ""),
+                   rec.get("variant", ""), rec.get("device", "cpu"))
+            groups[key].append(rec)
+    claims = _claims(claims_dir or ROOT / "claims")
+    rows = []
+    for (op, dim, fw, version, variant, device), recs in sorted(groups.items()):
+        labels = sorted({r["label"] for r in recs})
+        label = labels[0] if len(labels) == 1 else "|".join(labels)
+        documented, source = _documented(claims, fw, op, dim, device)
+        blog, blog_source = _documented(claims, f"blog-2020:{fw}", op, dim, device)
+        rows.append({
+            "op": op,
+            "dimension": dim,
+            "question": DIMENSIONS[dim][0],
+            "framework": fw,
+            "framework_version": version,
+            "variant": variant,
+            "api": recs[0].get("api", ""),
+            "device": device,
+            "label": label,
+            "canonical": canonical_label(op, dim),
+            "conforms": all(conforms(op, dim, lab) for lab in labels),
+            "documented": documented,
+            "documented_source": source,
+            "agrees_with_docs": None if documented in (None, "unspecified") else documented in labels,
+            "blog_2020": blog,
+            "blog_2020_source": blog_source,
+            "agrees_with_blog": None if blog in (None, "unspecified") else blog in labels,
+            "cases": sorted({r["case"] for r in recs}),
+        })
+    return rows
+
+
+def render_text(rows: list[dict[str, Any]]) -> str:
+    """Blog-style text tables, one per operator: dimensions down, framework APIs across.
+
+    ``*`` marks a cell that contradicts the framework's documentation, ``†`` one that contradicts the blog's 2020
+    statement, ``!`` one that differs from the canonical (ONNX) behaviour.
+    """
+    out = []
+    by_op: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_op[row["op"]].append(row)
+    for op, op_rows in sorted(by_op.items()):
+        cols = sorted({(r["framework"], r["variant"], r["device"]) for r in op_rows})
+        dims = [d for d in DIMENSIONS if any(r["dimension"] == d for r in op_rows)]
+        cell = {(r["dimension"], r["framework"], r["variant"], r["device"]): r for r in op_rows}
+        names = [f"{fw}:{v}" + (f"@{dev}" if dev != "cpu" else "") for fw, v, dev in cols]
+        width = max(12, *(len(n) for n in names)) if names else 12
+        out.append(f"\n{op}\n" + f"{'dimension':<22}" + "".join(f"{n[:width]:>{width + 1}}" for n in names))
+        for dim in dims:
+            line = f"{dim:<22}"
+            for fw, v, dev in cols:
+                r = cell.get((dim, fw, v, dev))
+                text = "-" if r is None else r["label"] + ("!" if not r["conforms"] else "") + (
+                    "*" if r["agrees_with_docs"] is False else "") + ("†" if r["agrees_with_blog"] is False else "")
+                line += f"{text[:width]:>{width + 1}}"
+            out.append(line)
+    out.append("\n! differs from canonical ONNX semantics   * contradicts the framework's documentation   "
+               "† contradicts the blog's 2020 table")
+    return "\n".join(out)

@@ -1,0 +1,83 @@
+"""Probe tests compare labels with a baseline; --update-baseline records them; the behaviour table marks differences."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from harness import baseline
+from harness.behaviour import render_text, table
+
+PROBE = """\
+op: Take
+cases:
+  - id: probe-oob-positive
+    source: test
+    dimension: oob-positive
+    tags: [probe, out-of-bounds]
+    inputs: {data: [10, 20, 30, 40, 50], indices: [7]}
+    attrs: {axis: 0, mode: wrap}
+"""
+
+
+def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "pytest", "cases", "-q", "-p", "no:cacheprovider", "--framework", "numpy", *args]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def test_update_then_check_then_detect_a_change(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["harness.pytest_plugin"]\n')
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "take.yaml").write_text(PROBE)
+    first = _run(tmp_path)
+    assert "no baseline label" in first.stdout and first.returncode == 1
+    assert _run(tmp_path, "--update-baseline").returncode == 0
+    saved = baseline.load(tmp_path / "baselines", "numpy")
+    assert saved["labels"] == {"cases/take.yaml::probe-oob-positive[take]": "wrap"}
+    assert _run(tmp_path, "--results", "r.jsonl").returncode == 0
+    record = json.loads((tmp_path / "r.jsonl").read_text())
+    assert (record["dimension"], record["label"]) == ("oob-positive", "wrap")
+    # Same probe, other mode: np.take clips now, which the baseline must flag as a behaviour change.
+    (tmp_path / "cases" / "take.yaml").write_text(PROBE.replace("mode: wrap", "mode: clip"))
+    changed = _run(tmp_path)
+    assert changed.returncode == 1
+    assert "behaviour changed: baseline says 'wrap'" in changed.stdout and "observed 'clamp'" in changed.stdout
+
+
+def test_behaviour_table_marks_canonical_and_documented_differences(tmp_path: Path) -> None:
+    claims = tmp_path / "claims"
+    claims.mkdir()
+    records = [
+        {
+            "case": "cases/g.yaml::p1",
+            "op": "Gather",
+            "framework": "numpy",
+            "framework_version": "2",
+            "variant": "take",
+            "api": "np.take(data, indices, axis=0)",
+            "device": "cpu",
+            "dimension": "oob-positive",
+            "label": "error",
+        },
+        {
+            "case": "cases/g.yaml::p2",
+            "op": "Gather",
+            "framework": "jax",
+            "framework_version": "0.10",
+            "variant": "eager",
+            "api": "jnp.take(data, indices, axis=0)",
+            "device": "cpu",
+            "dimension": "oob-positive",
+            "label": "fill-nan",
+        },
+    ]
+    rows = table(records, claims)
+    by_fw = {r["framework"]: r for r in rows}
+    assert by_fw["numpy"]["conforms"] is True
+    assert by_fw["jax"]["conforms"] is False
+    text = render_text(rows)
+    assert "fill-nan!" in text and "oob-positive" in text
+    assert textwrap.dedent(text).count("\n") >= 4

@@ -1,0 +1,112 @@
+"""The classifier names behaviours from observations; each expected label here is derived by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness.alias import unchecked_gather
+from harness.classify import label
+
+F = np.float32
+DATA = np.array([10, 20, 30, 40, 50], F)
+
+
+def _ok(value, **extra) -> tuple[dict, np.ndarray]:
+    return {"outcome": "ok", "verdict": "deviates", **extra}, np.asarray(value)
+
+
+@pytest.mark.parametrize(
+    ("observed", "expected_label"),
+    [([30.0], "wrap"), ([50.0], "clamp"), ([0.0], "zero"), ([np.nan], "fill-nan"), ([12345.0], "garbage")],
+)
+def test_out_of_bounds_gather(observed: list[float], expected_label: str) -> None:
+    rec, obs = _ok(np.array(observed, F))
+    inputs = {"data": DATA, "indices": np.array([7])}
+    assert label("oob-positive", "Gather", inputs, {"axis": 0, "batch_dims": 0}, rec, obs) == expected_label
+
+
+def test_outcomes_become_labels() -> None:
+    inputs = {"data": DATA, "indices": np.array([7])}
+    attrs = {"axis": 0, "batch_dims": 0}
+    assert label("oob-positive", "Gather", inputs, attrs, {"outcome": "error"}, None) == "error"
+    assert (
+        label("oob-positive", "Gather", inputs, attrs, {"outcome": "crash", "signal": "SIGFPE"}, None) == "crash:SIGFPE"
+    )
+    assert label("oob-positive", "Gather", inputs, attrs, {"outcome": "timeout"}, None) == "timeout"
+    rec, obs = _ok(np.array([30.0], F), distinct_outputs=3)
+    assert label("oob-positive", "Gather", inputs, attrs, rec, obs) == "garbage"
+
+
+def test_negative_indices_wrap_or_treated_as_out_of_range() -> None:
+    inputs = {"data": DATA, "indices": np.array([-1])}
+    attrs = {"axis": 0, "batch_dims": 0}
+    assert label("negative-indices", "Gather", inputs, attrs, *_ok(np.array([50.0], F))) == "wrap"
+    assert label("negative-indices", "Gather", inputs, attrs, *_ok(np.array([10.0], F))) == "clamp"
+    assert label("negative-indices", "Gather", inputs, attrs, *_ok(np.array([0.0], F))) == "zero"
+
+
+def test_alias_reads_the_next_row() -> None:
+    data = np.arange(15, dtype=F).reshape(3, 5)
+    inputs = {"data": data, "indices": np.array([[5], [6], [0]])}
+    attrs = {"axis": 1, "batch_dims": 1}
+    # Row 0 index 5 is offset 5 = data[1, 0]; row 1 index 6 is offset 11 = data[2, 1]; row 2 index 0 is data[2, 0].
+    assert unchecked_gather("Gather", inputs, attrs).tolist() == [[5.0], [11.0], [10.0]]
+    assert label("oob-alias", "Gather", inputs, attrs, *_ok(np.array([[5], [11], [10]], F))) == "alias"
+    assert label("oob-alias", "Gather", inputs, attrs, *_ok(np.array([[4], [9], [10]], F))) == "clamp"
+
+
+def test_alias_none_when_offset_leaves_the_buffer() -> None:
+    inputs = {"data": DATA, "indices": np.array([7])}
+    assert unchecked_gather("Gather", inputs, {"axis": 0, "batch_dims": 0}) is None
+
+
+def test_unchecked_scatter_writes_the_next_row() -> None:
+    inputs = {"data": np.zeros((2, 2), F), "indices": np.array([[2], [0]]), "updates": np.array([[7], [8]], F)}
+    out = unchecked_gather("ScatterElements", inputs, {"axis": 1, "reduction": "none"})
+    assert out.tolist() == [[0.0, 0.0], [8.0, 0.0]] or out.tolist() == [[0.0, 0.0], [7.0, 0.0]]
+
+
+@pytest.mark.parametrize(
+    ("observed", "expected_label"),
+    [([2.0, 0.0], "last-wins"), ([1.0, 0.0], "first-wins"), ([3.0, 0.0], "accumulate"), ([9.0, 0.0], "garbage")],
+)
+def test_duplicates(observed: list[float], expected_label: str) -> None:
+    inputs = {"data": np.zeros(2, F), "indices": np.array([[0], [0]]), "updates": np.array([1, 2], F)}
+    rec, obs = _ok(np.array(observed, F))
+    assert label("duplicates", "ScatterND", inputs, {"reduction": "none"}, rec, obs) == expected_label
+    rec["distinct_outputs"] = 2
+    assert label("duplicates", "ScatterND", inputs, {"reduction": "none"}, rec, obs) == "nondeterministic"
+
+
+def test_uncovered() -> None:
+    inputs = {"data": np.array([5, 6, 7], F), "indices": np.array([[1]]), "updates": np.array([9], F)}
+    attrs = {"reduction": "none"}
+    assert label("uncovered", "ScatterND", inputs, attrs, *_ok(np.array([5, 9, 7], F))) == "keep-data"
+    assert label("uncovered", "ScatterND", inputs, attrs, *_ok(np.array([0, 9, 0], F))) == "zero"
+
+
+def test_default_axis() -> None:
+    data = np.arange(6, dtype=F).reshape(2, 3)
+    inputs = {"data": data, "indices": np.array([1])}
+    attrs = {"axis": 0, "batch_dims": 0}
+    assert label("default-axis", "Gather", inputs, attrs, *_ok(np.array([[3, 4, 5]], F))) == "axis-0"
+    assert label("default-axis", "Gather", inputs, attrs, *_ok(np.array([1], F))) == "flatten"
+    assert label("default-axis", "Gather", inputs, attrs, *_ok(np.array([[1], [4]], F))) == "last"
+    assert label("default-axis", "Gather", inputs, attrs, {"outcome": "error"}, None) == "required"
+
+
+def test_support_dimensions() -> None:
+    inputs = {"data": DATA, "indices": np.array(1)}
+    assert (
+        label(
+            "scalar-indices", "Gather", inputs, {"axis": 0}, {"outcome": "ok", "verdict": "conforms"}, np.array(20, F)
+        )
+        == "ok"
+    )
+    assert (
+        label(
+            "scalar-indices", "Gather", inputs, {"axis": 0}, {"outcome": "ok", "verdict": "deviates"}, np.array([20], F)
+        )
+        == "wrong"
+    )

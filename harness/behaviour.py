@@ -26,13 +26,28 @@ def _claims(claims_dir: Path) -> Any:
     return load_claims(claims_dir) if claims_dir.exists() else None
 
 
-def _documented(claims: Any, framework: str, op: str, dimension: str, device: str) -> tuple[str | None, str | None]:
+# Runtimes that implement a spec rather than document their own behaviour: their claims are the spec's.
+_DOCS_OF = {"onnxruntime": "onnx", "onnx-reference": "onnx"}
+
+
+def _documented(claims: Any, framework: str, op: str, dimension: str, api: str, device: str) -> Any:
+    """The documented claim that applies to one measured cell, or None."""
     if not claims:
-        return None, None
+        return None
     from harness.claims import lookup
 
-    claim = lookup(claims, framework, op, dimension, device=device)
-    return (claim.label, claim.source) if claim else (None, None)
+    name = _DOCS_OF.get(framework, framework)
+    return lookup(claims, name, op, dimension, api or None, device=device) or lookup(
+        claims, name, op, dimension, device=device
+    )
+
+
+def _agrees(claim: Any, labels: list[str]) -> bool | None:
+    if claim is None:
+        return None
+    from harness.claims import agrees
+
+    return agrees(claim, labels)
 
 
 def conforms(op: str, dimension: str, label: str) -> bool:
@@ -56,8 +71,9 @@ def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None) -> 
     for (op, dim, fw, version, variant, device), recs in sorted(groups.items()):
         labels = sorted({r["label"] for r in recs})
         label = labels[0] if len(labels) == 1 else "|".join(labels)
-        documented, source = _documented(claims, fw, op, dim, device)
-        blog, blog_source = _documented(claims, f"blog-2020:{fw}", op, dim, device)
+        api = recs[0].get("api", "")
+        doc = _documented(claims, fw, op, dim, api, device)
+        blog = _documented(claims, f"blog-2020:{_DOCS_OF.get(fw, fw)}", op, dim, "", device)
         rows.append({
             "op": op,
             "dimension": dim,
@@ -65,17 +81,19 @@ def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None) -> 
             "framework": fw,
             "framework_version": version,
             "variant": variant,
-            "api": recs[0].get("api", ""),
+            "api": api,
             "device": device,
             "label": label,
             "canonical": canonical_label(op, dim),
             "conforms": all(conforms(op, dim, lab) for lab in labels),
-            "documented": documented,
-            "documented_source": source,
-            "agrees_with_docs": None if documented in (None, "unspecified") else documented in labels,
-            "blog_2020": blog,
-            "blog_2020_source": blog_source,
-            "agrees_with_blog": None if blog in (None, "unspecified") else blog in labels,
+            "documented": doc.label if doc else None,
+            "documented_text": doc.text if doc else None,
+            "documented_source": doc.source if doc else None,
+            "agrees_with_docs": _agrees(doc, labels),
+            "blog_2020": blog.label if blog else None,
+            "blog_2020_text": blog.text if blog else None,
+            "blog_2020_source": blog.source if blog else None,
+            "agrees_with_blog": _agrees(blog, labels),
             "cases": sorted({r["case"] for r in recs}),
         })
     return rows

@@ -105,6 +105,12 @@ def _behaviour(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    from harness.report import main as report_main
+
+    return report_main(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__)
@@ -126,6 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     beh.add_argument("files", nargs="+")
     beh.add_argument("--json", default="", help="also write the table as JSON records")
     beh.add_argument("--claims", default="", help="claims directory (default: claims/)")
+    rep = sub.add_parser("report", help="the compatibility report: DIR/index.html, behaviour.json, matrix.csv")
+    rep.add_argument("files", nargs="+", help="results files (JSON Lines)")
+    rep.add_argument("--out", required=True, help="output directory")
+    rep.add_argument("--baseline", nargs="+", default=[], help="previous results files to show changes against")
+    rep.add_argument("--claims", default="", help="claims directory (default: claims/)")
     args, extra = parser.parse_known_args(argv)
     if args.cmd != "run" and extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -139,5 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         return _merge(args)
     if args.cmd == "behaviour":
         return _behaviour(args)
+    if args.cmd == "report":
+        return _report(args)
     print(summary_text(args.files))
     return 0

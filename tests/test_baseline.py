@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 from harness import baseline
@@ -47,37 +46,21 @@ def test_update_then_check_then_detect_a_change(tmp_path: Path) -> None:
     assert "behaviour changed: baseline says 'wrap'" in changed.stdout and "observed 'clamp'" in changed.stdout
 
 
-def test_behaviour_table_marks_canonical_and_documented_differences(tmp_path: Path) -> None:
-    claims = tmp_path / "claims"
-    claims.mkdir()
-    records = [
-        {
-            "case": "cases/g.yaml::p1",
-            "op": "Gather",
-            "framework": "numpy",
-            "framework_version": "2",
-            "variant": "take",
-            "api": "np.take(data, indices, axis=0)",
-            "device": "cpu",
-            "dimension": "oob-positive",
-            "label": "error",
-        },
-        {
-            "case": "cases/g.yaml::p2",
-            "op": "Gather",
-            "framework": "jax",
-            "framework_version": "0.10",
-            "variant": "eager",
-            "api": "jnp.take(data, indices, axis=0)",
-            "device": "cpu",
-            "dimension": "oob-positive",
-            "label": "fill-nan",
-        },
-    ]
-    rows = table(records, claims)
+def test_behaviour_table_marks_canonical_and_documented_differences() -> None:
+    claims = Path(__file__).resolve().parent.parent / "claims"
+
+    def rec(fw: str, variant: str, api: str, label: str) -> dict:
+        return {"case": f"cases/g.yaml::{fw}", "op": "Gather", "framework": fw, "framework_version": "x",
+                "variant": variant, "api": api, "device": "cpu", "dimension": "oob-positive", "label": label}
+
+    rows = table([rec("numpy", "take", "np.take(data, indices, axis=0)", "error"),
+                  rec("jax", "eager", "jnp.take(data, indices, axis=0)", "fill-nan")], claims)
     by_fw = {r["framework"]: r for r in rows}
-    assert by_fw["numpy"]["conforms"] is True
+    assert by_fw["numpy"]["conforms"] is True and by_fw["numpy"]["documented"] == "error"
+    assert by_fw["numpy"]["agrees_with_docs"] is True and by_fw["numpy"]["documented_source"]
     assert by_fw["jax"]["conforms"] is False
-    text = render_text(rows)
-    assert "fill-nan!" in text and "oob-positive" in text
-    assert textwrap.dedent(text).count("\n") >= 4
+    # A measurement that contradicts NumPy's documented 'raise' mode is marked.
+    (contradicting,) = table([rec("numpy", "take", "np.take(data, indices, axis=0)", "clamp")], claims)
+    assert contradicting["agrees_with_docs"] is False
+    text = render_text([contradicting, by_fw["jax"]])
+    assert "clamp!*" in text and "fill-nan!" in text

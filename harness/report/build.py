@@ -1,0 +1,325 @@
+"""The report's tables, built with pandas from result records: header, behaviour, conformance, dtype, agreement.
+
+Every function takes plain records (dicts as the runner writes them) or behaviour rows (harness.behaviour.table)
+and returns plain Python structures the template renders; nothing here formats HTML.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+
+from harness.dimensions import DIMENSIONS, kind
+from harness.ops import OPS
+from harness.records import record_key
+
+FAMILIES = (
+    ("Table 1: GatherND / ScatterND", ("GatherND", "ScatterND")),
+    ("Table 2: Gather / Take", ("Gather", "Take")),
+    ("Table 3: GatherElements / ScatterElements", ("GatherElements", "ScatterElements")),
+)
+STATUSES = ("pass", "deviates", "error", "crash", "timeout", "n/a")
+GLYPH = {"pass": "✓", "deviates": "✗", "error": "E", "crash": "C", "timeout": "T", "n/a": "·"}
+DTYPE_PREFIXES = ("data-dtype:", "index-dtype:")
+
+WORDS = {
+    "wrap": "Wrap (supported)", "error": "Error", "zero": "Zero", "clamp": "Clamp", "fill-nan": "Fill (NaN/min)",
+    "skip": "Dropped", "alias": "Reads neighbour", "garbage": "Garbage", "last-wins": "Last wins",
+    "first-wins": "First wins", "accumulate": "Accumulate", "reduce-all": "Reduces all", "mixed": "Mixed order",
+    "nondeterministic": "Non-deterministic", "keep-data": "Same as data", "ok": "Supported",
+    "wrong": "Wrong result", "axis-0": "Outermost axis", "flatten": "Flattened",
+    "first-non-batch": "First non-batch axis", "last": "Innermost axis", "required": "Required (no default)",
+    "other": "Other axis", "unsupported": "Not expressible", "timeout": "Timeout (hang)",
+    "unspecified": "Unspecified", "undefined": "Undefined",
+}
+
+
+def words(label: str | None, dimension: str | None = None) -> str:
+    """Short blog-style cell text for a label (``a|b`` — different labels across probes — reads ``A / B``)."""
+    if not label:
+        return ""
+    out = []
+    for part in label.split("|"):
+        if part.startswith("crash:"):
+            out.append(f"Crash ({part.split(':', 1)[1]})")
+        elif part == "error" and dimension in DIMENSIONS and kind(dimension) == "support":
+            out.append("Not supported (error)")
+        else:
+            out.append(WORDS.get(part, part.capitalize()))
+    return " / ".join(out)
+
+
+def dedupe(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per case × framework × variant × device; a later record wins (as ``harness merge`` does)."""
+    merged: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for rec in records:
+        merged[record_key(rec)] = rec
+    return list(merged.values())
+
+
+def column(rec: dict[str, Any]) -> str:
+    """The ``framework:variant[@device]`` a record or behaviour row belongs to."""
+    dev = rec.get("device", "cpu") or "cpu"
+    return f"{rec['framework']}:{rec.get('variant', '')}" + ("" if dev == "cpu" else f"@{dev}")
+
+
+def status(rec: dict[str, Any]) -> str:
+    """pass | deviates | error | crash | timeout | n/a — what a matrix cell shows."""
+    outcome = rec.get("outcome")
+    if outcome == "unsupported" or rec.get("verdict") == "n/a":
+        return "n/a"
+    if outcome in ("crash", "timeout"):
+        return outcome
+    if rec.get("verdict") == "conforms":
+        return "pass"
+    return "error" if outcome == "error" else "deviates"
+
+
+def frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """The records as a DataFrame with the derived columns the tables use (``rid`` is the record's index)."""
+    rows = [{
+        "rid": i, "case": r["case"], "op": r["op"], "framework": r["framework"],
+        "variant": r.get("variant", ""), "device": r.get("device", "cpu") or "cpu", "col": column(r),
+        "status": status(r), "outcome": r.get("outcome"), "verdict": r.get("verdict"),
+        "version": r.get("framework_version", ""),
+    } for i, r in enumerate(records)]
+    cols = ["rid", "case", "op", "framework", "variant", "device", "col", "status", "outcome", "verdict", "version"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def columns(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """Every framework:variant column, grouped by framework (alphabetical), CPU before other devices."""
+    cols = df[["col", "framework", "variant", "device"]].drop_duplicates()
+    cols = cols.assign(gpu=cols["device"] != "cpu").sort_values(["framework", "gpu", "variant", "device"])
+    return [{"col": c.col, "framework": c.framework, "variant": c.variant + ("" if c.device == "cpu" else
+            f"@{c.device}")} for c in cols.itertuples()]
+
+
+def header(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Run metadata: time range, machines, and per framework its versions, devices and interpreters."""
+    df = pd.DataFrame([{k: r.get(k) or "" for k in ("framework", "framework_version", "device", "python", "host",
+                                                     "time")} for r in records],
+                      columns=["framework", "framework_version", "device", "python", "host", "time"])
+    join = lambda s: ", ".join(sorted({str(x) for x in s if x}))  # noqa: E731
+    fws = df.groupby("framework", sort=True).agg(
+        version=("framework_version", join), device=("device", join), python=("python", join),
+        host=("host", join), records=("framework", "size"),
+    ).reset_index()
+    times = sorted(t for t in df["time"] if t)
+    return {
+        "first": times[0] if times else "", "last": times[-1] if times else "",
+        "hosts": join(df["host"]), "pythons": join(df["python"]), "records": len(df),
+        "frameworks": fws.to_dict("records"),
+    }
+
+
+def _col_key(row: dict[str, Any]) -> str:
+    return column(row)
+
+
+def behaviour_tables(rows: list[dict[str, Any]], col_index: dict[str, int]) -> list[dict[str, Any]]:
+    """The blog's Tables 1 and 2 (and one for the Elements pair): dimensions down, op → framework → variant across.
+
+    Each cell is ``None`` or ``{"b": row index, "text", "cls", "doc", "blog", "title"}``.
+    """
+    beh = pd.DataFrame([{**r, "b": i, "col": _col_key(r)} for i, r in enumerate(rows)
+                        if not r["dimension"].startswith(DTYPE_PREFIXES)])
+    tables = []
+    for title, ops in FAMILIES:
+        part = beh[beh["op"].isin(ops)] if len(beh) else beh
+        if part.empty:
+            tables.append({"title": title, "ops": ops, "leaves": [], "groups": _groups([]), "rows": []})
+            continue
+        dims = [d for d in DIMENSIONS if d in set(part["dimension"])]
+        dims += sorted(set(part["dimension"]) - set(dims))
+        leaves = []  # (op, framework, col)
+        for op in ops:
+            sub = part[part["op"] == op]
+            leaves += [(op, c["framework"], c["col"]) for c in sorted(
+                ({"framework": fw, "col": col} for fw, col in set(zip(sub["framework"], sub["col"], strict=True))),
+                key=lambda c: col_index.get(c["col"], 1 << 30))]
+        cell = {(r.dimension, r.op, r.col): r.b for r in part.itertuples()}
+        body = []
+        for dim in dims:
+            cells = [_beh_cell(rows[cell[(dim, op, col)]], cell[(dim, op, col)]) if (dim, op, col) in cell else None
+                     for op, _fw, col in leaves]
+            body.append({"dimension": dim, "question": DIMENSIONS.get(dim, ("",))[0], "cells": cells})
+        tables.append({"title": title, "ops": ops, "leaves": leaves, "groups": _groups(leaves), "rows": body})
+    return tables
+
+
+def _groups(leaves: list[tuple[str, str, str]]) -> dict[str, list[dict[str, Any]]]:
+    """Header spans: per op, and per (op, framework), each listing the leaf columns it covers."""
+    ops: list[dict[str, Any]] = []
+    fws: list[dict[str, Any]] = []
+    for i, (op, fw, _col) in enumerate(leaves):
+        if not ops or ops[-1]["name"] != op:
+            ops.append({"name": op, "leaves": []})
+        if not fws or (fws[-1]["op"], fws[-1]["name"]) != (op, fw):
+            fws.append({"op": op, "name": fw, "leaves": []})
+        ops[-1]["leaves"].append(i)
+        fws[-1]["leaves"].append(i)
+    return {"ops": ops, "frameworks": fws}
+
+
+def _beh_cell(row: dict[str, Any], b: int) -> dict[str, Any]:
+    label = row["label"]
+    if label == "unsupported":
+        cls = "na"
+    elif label.startswith("crash:") or "|crash:" in label:
+        cls = "crash"
+    else:
+        cls = "pass" if row["conforms"] else "dev"
+    title = [f"Measured: {words(label, row['dimension'])} [{label}]",
+             f"Canonical (ONNX): {words(row.get('canonical') or 'any single order', row['dimension'])}"]
+    if row.get("documented"):
+        title.append(f"Documented: {words(row['documented'], row['dimension'])} — {row.get('documented_source')}")
+    if row.get("blog_2020"):
+        title.append(f"Blog 2020: {words(row['blog_2020'], row['dimension'])} — {row.get('blog_2020_source')}")
+    return {"b": b, "text": words(label, row["dimension"]), "cls": cls, "title": "\n".join(title),
+            "doc": row.get("agrees_with_docs") is False, "blog": row.get("agrees_with_blog") is False}
+
+
+def matrices(df: pd.DataFrame, col_index: dict[str, int]) -> list[dict[str, Any]]:
+    """Per operator: its cases × its framework:variant columns, each cell ``(status, rid)`` or None."""
+    out = []
+    for op in [o for o in OPS if o in set(df["op"])] + sorted(set(df["op"]) - set(OPS)):
+        part = df[df["op"] == op]
+        cases = list(dict.fromkeys(part["case"]))
+        cols = sorted(set(part["col"]), key=lambda c: col_index.get(c, 1 << 30))
+        grid = part.pivot_table(index="case", columns="col", values="rid", aggfunc="last")
+        st = dict(zip(part["rid"], part["status"], strict=True))
+        rows = []
+        for case in cases:
+            cells = []
+            for c in cols:
+                rid = grid.at[case, c] if c in grid.columns else math.nan
+                cells.append(None if pd.isna(rid) else (st[int(rid)], int(rid)))
+            bad = any(c and c[0] not in ("pass", "n/a") for c in cells)
+            rows.append({"case": case, "cells": cells, "bad": bad})
+        foot = [dict(part[part["col"] == c]["status"].value_counts()) for c in cols]
+        fws = [c.split(":", 1)[0] for c in cols]
+        out.append({"op": op, "cols": cols, "frameworks": fws, "rows": rows, "foot": foot,
+                    "groups": _groups([(op, fw, c) for fw, c in zip(fws, cols, strict=True)])["frameworks"]})
+    return out
+
+
+def counts(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per operator (and in total): how many results passed, deviated, raised, crashed, timed out, were n/a."""
+    tab = pd.crosstab(df["op"], df["status"]).reindex(columns=list(STATUSES), fill_value=0)
+    tab.loc["all"] = tab.sum()
+    order = [o for o in OPS if o in tab.index] + sorted(set(tab.index) - set(OPS) - {"all"}) + ["all"]
+    return [{"op": op, **{s: int(tab.at[op, s]) for s in STATUSES}, "total": int(tab.loc[op].sum())}
+            for op in order]
+
+
+def dtype_matrix(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Framework × dtype support from ``data-dtype:*`` / ``index-dtype:*`` probes, over every op and variant."""
+    beh = pd.DataFrame([{"b": i, "framework": r["framework"], "dimension": r["dimension"], "label": r["label"]}
+                        for i, r in enumerate(rows) if r["dimension"].startswith(DTYPE_PREFIXES)],
+                       columns=["b", "framework", "dimension", "label"])
+    if beh.empty:
+        return {"groups": [], "frameworks": [], "rows": []}
+    beh["ok"] = beh["label"] == "ok"
+    dims = [d for d in DIMENSIONS if d in set(beh["dimension"])] + sorted(set(beh["dimension"]) - set(DIMENSIONS))
+    groups = [{"name": "data dtype" if p == "data-dtype:" else "index dtype",
+               "dims": [d for d in dims if d.startswith(p)]} for p in DTYPE_PREFIXES]
+    groups = [g for g in groups if g["dims"]]
+    agg = beh.groupby(["framework", "dimension"]).agg(ok=("ok", "sum"), n=("ok", "size"), b=("b", list))
+    out = []
+    for fw in sorted(set(beh["framework"])):
+        cells = []
+        for g in groups:
+            for d in g["dims"]:
+                if (fw, d) not in agg.index:
+                    cells.append(None)
+                    continue
+                ok, n, bs = int(agg.at[(fw, d), "ok"]), int(agg.at[(fw, d), "n"]), agg.at[(fw, d), "b"]
+                text, cls = ("Supported", "pass") if ok == n else ("Not supported", "dev") if ok == 0 else (
+                    f"Partial {ok}/{n}", "part")
+                cells.append({"text": text, "cls": cls, "bl": " ".join(map(str, bs)), "title": f"{ok} of {n} APIs"})
+        out.append({"framework": fw, "cells": cells})
+    return {"groups": groups, "frameworks": sorted(set(beh["framework"])), "rows": out}
+
+
+def _value_key(rec: dict[str, Any]) -> str | None:
+    """A comparable form of a small observed value (floats to 6 significant digits), else None."""
+    obs = rec.get("observed")
+    if obs is None:
+        return None
+
+    def norm(x: Any) -> Any:
+        if isinstance(x, list):
+            return [norm(v) for v in x]
+        if isinstance(x, float):
+            return "nan" if math.isnan(x) else float(f"{x:.6g}")
+        return x
+
+    return json.dumps([rec.get("observed_shape"), norm(obs)])
+
+
+def agreement(records: list[dict[str, Any]], df: pd.DataFrame) -> dict[str, Any]:
+    """Framework × framework: over every pair of their variants' results on a shared case, the share that agree.
+
+    Two results agree when both produced a value and the values agree (compared element-wise when both are small,
+    else both conforming), or when both refused (error, crash or timeout). A value against a refusal disagrees;
+    two deviating values too large to compare are left out. The diagonal compares a framework's variants.
+    """
+    runs = df[df["status"] != "n/a"].assign(
+        refused=lambda d: d["outcome"].isin(["error", "crash", "timeout"]),
+        key=lambda d: [_value_key(records[i]) for i in d["rid"]],
+    )[["case", "framework", "col", "rid", "refused", "key", "verdict"]]
+    pairs = runs.merge(runs, on="case", suffixes=("_a", "_b"))
+    pairs = pairs[(pairs["framework_a"] < pairs["framework_b"]) | (
+        (pairs["framework_a"] == pairs["framework_b"]) & (pairs["col_a"] < pairs["col_b"]))]
+    both_val = ~pairs["refused_a"] & ~pairs["refused_b"]
+    keyed = pairs["key_a"].notna() & pairs["key_b"].notna()
+    conf = (pairs["verdict_a"] == "conforms") & (pairs["verdict_b"] == "conforms")
+    agree_val = both_val & ((keyed & (pairs["key_a"] == pairs["key_b"])) | (~keyed & conf))
+    unknown = both_val & ~keyed & ~conf & (pairs["verdict_a"] == "deviates") & (pairs["verdict_b"] == "deviates")
+    pairs = pairs.assign(agree=agree_val | (pairs["refused_a"] & pairs["refused_b"]), counted=~unknown)
+    pairs = pairs[pairs["counted"]]
+    fws = sorted(set(df["framework"]))
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    for (fa, fb), g in pairs.groupby(["framework_a", "framework_b"]):
+        n, agree = len(g), int(g["agree"].sum())
+        refused = int((g["refused_a"] & g["refused_b"]).sum())
+        bad = g[~g["agree"]].drop_duplicates("case").head(60)
+        cell = {"n": n, "agree": agree, "refused": refused, "share": agree / n if n else None,
+                "cases": len(set(g["case"])), "diff": [[int(a), int(b)] for a, b in zip(bad["rid_a"], bad["rid_b"],
+                                                                                    strict=True)]}
+        cells[(fa, fb)] = cells[(fb, fa)] = cell
+    grid = [{"framework": fa, "cells": [cells.get((fa, fb)) for fb in fws]} for fa in fws]
+    return {"frameworks": fws, "rows": grid}
+
+
+def changes(cur_rows: list[dict[str, Any]], base_rows: list[dict[str, Any]], cur: list[dict[str, Any]],
+            base: list[dict[str, Any]]) -> dict[str, Any]:
+    """What changed against a baseline results set: behaviour labels, and cases that started/stopped failing."""
+    bkey = lambda r: (r["op"], r["dimension"], r["framework"], r.get("variant", ""), r.get("device", "cpu"))  # noqa: E731
+    old = {bkey(r): r for r in base_rows}
+    labels = [{"b": i, "row": r, "old_version": old[bkey(r)].get("framework_version"),
+               "old_words": words(old[bkey(r)]["label"], r["dimension"]),
+               "new_words": words(r["label"], r["dimension"])}
+              for i, r in enumerate(cur_rows) if bkey(r) in old and old[bkey(r)]["label"] != r["label"]]
+    prev = {record_key(r): status(r) for r in base}
+    started, stopped, other = [], [], []
+    for i, r in enumerate(cur):
+        was, now = prev.get(record_key(r)), status(r)
+        if was is None or was == now:
+            continue
+        item = {"rid": i, "case": r["case"], "col": column(r), "was": was, "now": now}
+        failing = ("deviates", "error", "crash", "timeout")
+        if was in ("pass", "n/a") and now in failing:
+            started.append(item)
+        elif was in failing and now == "pass":
+            stopped.append(item)
+        else:
+            other.append(item)
+    cur_keys = {record_key(r) for r in cur}
+    return {"labels": labels, "started": started, "stopped": stopped, "other": other,
+            "new": len(cur_keys - set(prev)), "gone": len(set(prev) - cur_keys)}

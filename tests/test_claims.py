@@ -1,0 +1,313 @@
+"""The documented-claims registry (claims/*.yaml, harness/claims.py): files load and validate, every claim cites its
+source, broken files give a clear error, lookup picks the right claim, and no verdict code reads the claims."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from harness.claims import (
+    DOC_ONLY_LABELS,
+    ClaimFileError,
+    agrees,
+    labels_for,
+    load_claim_file,
+    load_claims,
+    lookup,
+    lookup_all,
+)
+from harness.dimensions import DIMENSIONS
+from harness.ops import OPS
+
+ROOT = Path(__file__).resolve().parent.parent
+CLAIMS_DIR = ROOT / "claims"
+FRAMEWORKS = (
+    "onnx",
+    "numpy",
+    "tensorflow",
+    "torch",
+    "jax",
+    "mxnet",
+    "onnxruntime",
+    "openvino",
+    "tensorrt",
+    "directml",
+    "caffe2",
+)
+FILES = sorted(CLAIMS_DIR.glob("*.yaml"))
+
+
+@pytest.fixture(scope="module")
+def claims():
+    return load_claims(CLAIMS_DIR)
+
+
+def test_every_framework_has_a_claim_file():
+    names = {f.stem for f in FILES}
+    assert set(FRAMEWORKS) | {"blog-2020"} <= names
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_file_loads_and_validates(path):
+    file_claims, _ = load_claim_file(path)
+    assert file_claims, f"{path.name} has no claims"
+    for c in file_claims:
+        assert c.framework == path.stem
+        assert c.op in OPS
+        assert c.dimension in DIMENSIONS
+        assert c.label in labels_for(c.dimension)
+
+
+def test_every_claim_has_a_citation_and_a_quote(claims):
+    citation = re.compile(r"^(https?://\S+|[\w.-]+/[\w.-]+ \S+ @ \S+)$")
+    for c in claims:
+        assert citation.match(c.source), c
+        assert c.text.strip(), c
+        for url in c.reported:
+            assert url.startswith(("https://", "http://")), c
+
+
+def test_reported_links_are_issues_not_documentation(claims):
+    # Bug reports may only appear in `reported`, never as the source of a documentation claim.
+    for c in claims:
+        if c.source_kind == "documentation":
+            assert not re.search(r"github\.com/[^/]+/[^/]+/(issues|pull)/", c.source), c
+
+
+def test_doc_only_labels_are_used_and_known(claims):
+    used = {c.label for c in claims}
+    assert set(DOC_ONLY_LABELS) <= used
+
+
+def test_blog_tables_are_recorded_cell_by_cell():
+    blog_claims, unmapped = load_claim_file(CLAIMS_DIR / "blog-2020.yaml")
+    cells = {c.locator for c in blog_claims} | {u.locator for u in unmapped}
+    table1 = {loc for loc in cells if loc.startswith("Table 1")}
+    table2 = {loc for loc in cells if loc.startswith("Table 2")}
+    assert len(table1) == 4 * 6  # 4 rows x (GatherND, ScatterND) x (ONNX, TF, MxNet)
+    assert len(table2) == 4 * 5  # 4 rows x (ONNX, TF, Caffe2, Numpy, Mxnet)
+    assert all(c.source_kind == "secondary" and c.about for c in blog_claims)
+
+
+def test_secondary_claims_are_marked(claims):
+    caffe2 = [c for c in claims if c.framework == "caffe2"]
+    assert any(c.source_kind == "secondary" for c in caffe2)
+    assert all(c.source_kind == "documentation" for c in claims if c.framework in ("onnx", "tensorflow", "numpy"))
+
+
+# ----------------------------------------------------------------------------------------------- broken files
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+GOOD_CLAIM = """\
+framework: tensorflow
+claims:
+  - op: Gather
+    api: tf.gather
+    dimension: oob-positive
+    label: error
+    device: cpu
+    text: "On CPU, if an out of bound index is found, an error is raised."
+    source: https://www.tensorflow.org/api_docs/python/tf/gather
+"""
+
+
+def test_a_good_file_in_tmp_path_loads(tmp_path):
+    _write(tmp_path, "tensorflow.yaml", GOOD_CLAIM)
+    (claim,) = load_claims(tmp_path)
+    assert (claim.framework, claim.label, claim.device) == ("tensorflow", "error", "cpu")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field", "words"),
+    [
+        ("dimension: oob-positive", "dimension: oob-positiv", "claims[0].dimension", "unknown dimension 'oob-positiv'"),
+        ("label: error", "label: keep-data", "claims[0].label", "not a label of dimension 'oob-positive'"),
+        ("op: Gather", "op: Gatherr", "claims[0].op", "unknown op 'Gatherr'"),
+        (
+            "    source: https://www.tensorflow.org/api_docs/python/tf/gather\n",
+            "",
+            "claims[0].source",
+            "Field required",
+        ),
+        (
+            "source: https://www.tensorflow.org/api_docs/python/tf/gather",
+            "source: the TF docs",
+            "claims[0].source",
+            "is not a citation",
+        ),
+        (
+            'text: "On CPU, if an out of bound index is found, an error is raised."',
+            'text: "   "',
+            "claims[0].text",
+            "quote",
+        ),
+        ("device: cpu", "device: GPU!", "claims[0].device", "lower-case token"),
+        ("    device: cpu\n", "    device: cpu\n    colour: blue\n", "claims[0].colour", "Extra inputs"),
+    ],
+)
+def test_broken_claim_names_file_line_and_field(tmp_path, old, new, field, words):
+    text = GOOD_CLAIM.replace(old, new)
+    assert text != GOOD_CLAIM
+    path = _write(tmp_path, "tensorflow.yaml", text)
+    with pytest.raises(ClaimFileError) as info:
+        load_claims(tmp_path)
+    message = str(info.value)
+    assert str(path) in message
+    assert re.search(r"tensorflow\.yaml:\d+: ", message), message
+    assert field in message, message
+    assert words in message, message
+
+
+def test_framework_must_match_file_name(tmp_path):
+    _write(tmp_path, "torch.yaml", GOOD_CLAIM)
+    with pytest.raises(ClaimFileError, match=r"torch\.yaml:1: framework: framework 'tensorflow' must match"):
+        load_claims(tmp_path)
+
+
+def test_duplicate_claim_is_rejected(tmp_path):
+    claim = GOOD_CLAIM.split("claims:\n", 1)[1]
+    _write(tmp_path, "tensorflow.yaml", GOOD_CLAIM + claim)
+    with pytest.raises(ClaimFileError, match=r"claims\[1\]: duplicate of claims\[0\]"):
+        load_claims(tmp_path)
+
+
+def test_yaml_syntax_error_names_the_file(tmp_path):
+    _write(tmp_path, "tensorflow.yaml", GOOD_CLAIM + "  - op: [Gather\n")
+    with pytest.raises(ClaimFileError, match=r"tensorflow\.yaml:\d+: YAML syntax error"):
+        load_claims(tmp_path)
+
+
+def test_empty_directory_is_an_error(tmp_path):
+    with pytest.raises(ClaimFileError, match="no claim files"):
+        load_claims(tmp_path)
+
+
+def test_claims_are_immutable(claims):
+    with pytest.raises(ValidationError):
+        claims[0].label = "ok"
+
+
+# ----------------------------------------------------------------------------------------------------- lookup
+
+
+def test_lookup_device_split(claims):
+    cpu = lookup(claims, "tensorflow", "Gather", "oob-positive", "tf.gather", device="cpu")
+    gpu = lookup(claims, "tensorflow", "Gather", "oob-positive", "tf.gather", device="gpu")
+    assert (cpu.label, gpu.label) == ("error", "zero")
+    assert "a 0 is stored" in gpu.text
+    # No device asked, none device-free: the first in file order (CPU is listed first).
+    assert lookup(claims, "tensorflow", "Gather", "oob-positive").device == "cpu"
+
+
+def test_lookup_accepts_a_record_api_string(claims):
+    c = lookup(claims, "tensorflow", "Gather", "default-axis", "tf.gather(data, indices, axis=0, batch_dims=0)")
+    assert (c.api, c.label) == ("tf.gather", "first-non-batch")
+    raw = lookup(claims, "tensorflow", "Gather", "default-axis", "tf.raw_ops.GatherV2")
+    assert raw.label == "axis-0"
+    assert lookup(claims, "tensorflow", "Gather", "default-axis", "tf.nonexistent") is None
+
+
+def test_lookup_api_version_and_default(claims):
+    assert lookup(claims, "onnx", "Gather", "negative-indices").api == "Gather-13"
+    assert lookup(claims, "onnx", "Gather", "negative-indices", api="Gather-1").label == "unspecified"
+    assert lookup(claims, "onnx", "ScatterND", "duplicates-max", api="ScatterND-16").label == "error"
+    assert lookup(claims, "onnx", "ScatterND", "duplicates-max").label == "reduce-all"
+
+
+def test_lookup_modes(claims):
+    assert lookup(claims, "numpy", "Take", "oob-positive").label == "error"  # default mode 'raise' is listed first
+    assert lookup(claims, "numpy", "Take", "oob-positive", mode="wrap").label == "wrap"
+    assert lookup(claims, "numpy", "Take", "oob-positive", mode="clip").label == "clamp"
+    # A mode-free claim answers for any mode.
+    assert lookup(claims, "numpy", "Take", "default-axis", mode="clip").label == "flatten"
+
+
+def test_lookup_secondary_source_by_subject(claims):
+    tf = lookup(claims, "blog-2020", "Gather", "default-axis", about="tensorflow")
+    onnx = lookup(claims, "blog-2020", "Gather", "default-axis", about="onnx")
+    assert (tf.text, tf.label) == ("Defaults to the first non-batch dimension", "first-non-batch")
+    assert (onnx.text, onnx.label) == ("Defaults to the outermost axis", "axis-0")
+
+
+def test_lookup_secondary_source_colon_form(claims):
+    c = lookup(claims, "blog-2020:tensorflow", "Gather", "oob-positive", device="gpu")
+    assert (c.about, c.label, c.text) == ("tensorflow", "zero", "Zero in GPU/Error in CPU")
+
+
+def test_agrees_ignores_claims_that_state_nothing_definite(claims):
+    undefined = lookup(claims, "torch", "ScatterND", "duplicates")
+    assert undefined.label == "undefined"
+    assert agrees(undefined, ["last-wins"]) is None
+    assert agrees(None, ["ok"]) is None
+    oob = lookup(claims, "onnx", "Gather", "oob-positive")
+    assert agrees(oob, ["error"]) is True
+    assert agrees(oob, ["zero"]) is False
+
+
+def test_lookup_without_a_claim_is_none(claims):
+    assert lookup(claims, "torch", "GatherND", "default-axis") is None
+    assert lookup(claims, "no-such-framework", "Gather", "oob-positive") is None
+    assert lookup_all(claims, "caffe2", "Take", "oob-positive") == []
+
+
+def test_lookup_rejects_unknown_dimension(claims):
+    with pytest.raises(ValueError, match="unknown dimension"):
+        lookup(claims, "onnx", "Gather", "out-of-bounds")
+
+
+# ------------------------------------------------------------------------------- documented != measured
+
+
+# Everything that produces or judges a measurement. Report-side modules (harness/report/, harness/behaviour.py,
+# harness/cli.py) may read claims to show them next to measurements.
+VERDICT_PATH = [
+    *(
+        ROOT / "harness" / f"{name}.py"
+        for name in (
+            "runner",
+            "compare",
+            "classify",
+            "cases",
+            "schema",
+            "pytest_plugin",
+            "worker",
+            "isolation",
+            "values",
+            "generators",
+            "alias",
+            "records",
+            "repro",
+            "wire",
+            "dimensions",
+            "ops",
+            "dtypes",
+            "yamlsrc",
+            "errors",
+        )
+    ),
+    *sorted((ROOT / "harness" / "reference").rglob("*.py")),
+    *sorted((ROOT / "adapters").rglob("*.py")),
+    *sorted((ROOT / "cases").rglob("*.py")),
+    ROOT / "conftest.py",
+    ROOT / "tests" / "conftest.py",
+]
+
+
+def test_no_verdict_code_reads_the_claims():
+    """Claims are report data. Runner, comparison, classifier, reference engine, adapters and the pytest plumbing
+    must not read them, so a documented claim can never become the expectation that makes a case pass."""
+    pattern = re.compile(
+        r"^\s*(from\s+harness\.claims\s+import|import\s+harness\.claims|from\s+harness\s+import\s+.*\bclaims\b)",
+        re.MULTILINE,
+    )
+    offenders = [str(p.relative_to(ROOT)) for p in VERDICT_PATH if p.exists() and pattern.search(p.read_text())]
+    assert offenders == []

@@ -44,17 +44,21 @@ def _jax() -> tuple[Any, Any]:
 # --- the native computations (pure functions of arrays; keyword arguments are the static attributes) -----------
 
 
+_OMITTED: Any = object()  # an attribute the case leaves to JAX's default (case.omit): not passed at all
+
+
 def _take(data: Any, indices: Any, *, axis: int | None, mode: str | None) -> Any:
     _, jnp = _jax()
+    kw: dict[str, Any] = {} if axis is _OMITTED else {"axis": axis}  # omitted: jnp.take's axis=None, flattened
     if mode is None:  # Gather: what the user gets without naming a mode (jnp.take's default, 'fill')
-        return jnp.take(data, indices, axis=axis)
-    return jnp.take(data, indices, axis=axis, mode=mode)
+        return jnp.take(data, indices, **kw)
+    return jnp.take(data, indices, **kw, mode=mode)
 
 
 def _take_batched(data: Any, indices: Any, *, axis: int, batch_dims: int) -> Any:
     # Gather with batch_dims, the JAX way: jnp.take on one batch element, vmapped once per batch dim.
     jax, jnp = _jax()
-    fn = partial(jnp.take, axis=axis)
+    fn = jnp.take if axis is _OMITTED else partial(jnp.take, axis=axis)
     for _ in range(batch_dims):
         fn = jax.vmap(fn)
     return fn(data, indices)
@@ -81,6 +85,8 @@ def _getitem(data: Any, indices: Any, *, axis: int, batch_dims: int) -> Any:
 
 def _take_along_axis(data: Any, indices: Any, *, axis: int) -> Any:
     _, jnp = _jax()
+    if axis is _OMITTED:
+        return jnp.take_along_axis(data, indices)  # jnp.take_along_axis's default axis=-1
     return jnp.take_along_axis(data, indices, axis=axis)
 
 
@@ -189,23 +195,34 @@ class JaxAdapter(Adapter):
     def _translate(self, case: CaseData, variant: str) -> tuple[tuple[Any, ...], Callable[..., Any], str]:
         """(cache key, pure function of the input arrays, api string of the eager call) for a case."""
         a, op = case.attrs, case.op
+        # Attributes in case.omit are left out of the call so JAX's own default applies (the default-axis probe);
+        # batch_dims is no JAX argument, so leaving it out is the unbatched spelling.
+        omit_axis = "axis" in case.omit
         if op == "Take":
+            if omit_axis:
+                api = f"jnp.take(data, indices, mode={a['mode']!r})"
+                return ("take", _OMITTED, a["mode"]), partial(_take, axis=_OMITTED, mode=a["mode"]), api
             kw = {"axis": a["axis"], "mode": a["mode"]}
             return ("take", *kw.values()), partial(_take, **kw), f"jnp.take(data, indices, {fmt_attrs(**kw)})"
         if op == "Gather":
             return self._gather(case, variant)
         if op == "GatherElements":
+            if omit_axis:
+                fn = partial(_take_along_axis, axis=_OMITTED)
+                return ("take_along_axis", _OMITTED), fn, "jnp.take_along_axis(data, indices)"
             axis = int(a["axis"])
             api = f"jnp.take_along_axis(data, indices, axis={axis})"
             return ("take_along_axis", axis), partial(_take_along_axis, axis=axis), api
         if op == "GatherND":
-            b = int(a["batch_dims"])
+            b = 0 if "batch_dims" in case.omit else int(a["batch_dims"])
             if b < 0:
                 raise Unsupported(f"batch_dims={b} < 0: no number of batch aranges to spell")
             api = _gather_nd_api(b, case.inputs["indices"].ndim)
             return ("gather_nd", b), partial(_gather_nd, batch_dims=b), api
         method = AT_METHODS[a["reduction"]]
         if op == "ScatterElements":
+            if omit_axis:  # the coordinates put indices on a stated axis: there is no default to fall back on
+                raise Unsupported(f"data.at[<coordinates>].{method}(updates): axis is required (no default)")
             axis = int(a["axis"])
             # jnp.indices numbers dims from 0, so a negative axis is normalised here (attribute translation).
             rank = case.inputs["indices"].ndim
@@ -220,8 +237,11 @@ class JaxAdapter(Adapter):
     @staticmethod
     def _gather(case: CaseData, variant: str) -> tuple[tuple[Any, ...], Callable[..., Any], str]:
         data, indices = case.inputs["data"], case.inputs["indices"]
-        axis, batch_dims = int(case.attrs["axis"]), int(case.attrs["batch_dims"])
+        batch_dims = 0 if "batch_dims" in case.omit else int(case.attrs["batch_dims"])
         b = batch_dims + indices.ndim if batch_dims < 0 else batch_dims  # OpenVINO/TF rule for negative batch_dims
+        if "axis" in case.omit:
+            return JaxAdapter._gather_default_axis(variant, b, batch_dims)
+        axis = int(case.attrs["axis"])
         if b == 0 and variant != "indexing":
             return ("take", axis, None), partial(_take, axis=axis, mode=None), f"jnp.take(data, indices, axis={axis})"
         if b < 0:
@@ -240,6 +260,22 @@ class JaxAdapter(Adapter):
         fn = f"lambda d, i: jnp.take(d, i, axis={inner})"
         api = "jax.vmap(" * b + fn + ")" * b + "(data, indices)"
         return ("take_vmap", inner, b), partial(_take_batched, axis=inner, batch_dims=b), api
+
+    @staticmethod
+    def _gather_default_axis(variant: str, b: int, batch_dims: int) -> tuple[tuple[Any, ...], Callable[..., Any], str]:
+        """Gather with the axis left out: jnp.take's default (axis=None, flattened), vmapped per batch dim;
+        ``data[indices]`` (the first axis) for indexing, which cannot spell batch dims without a stated axis."""
+        if variant == "indexing":
+            if b:
+                raise Unsupported(f"data[...] with batch_dims={batch_dims} places indices at a stated axis: "
+                                  "axis is required (no default)")
+            return ("getitem", _OMITTED, 0), partial(_getitem, axis=0, batch_dims=0), "data[indices]"
+        if b < 0:
+            raise Unsupported(f"batch_dims={batch_dims} < -indices.ndim: no number of batch dims to spell")
+        if b == 0:
+            return ("take", _OMITTED, None), partial(_take, axis=_OMITTED, mode=None), "jnp.take(data, indices)"
+        api = "jax.vmap(" * b + "jnp.take" + ")" * b + "(data, indices)"
+        return ("take_vmap", _OMITTED, b), partial(_take_batched, axis=_OMITTED, batch_dims=b), api
 
 
 ADAPTER = JaxAdapter()

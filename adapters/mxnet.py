@@ -73,7 +73,8 @@ def plan_inputs(case: CaseData, ns: str) -> tuple[list[str], dict[str, Callable[
         if kind in MX_DTYPES:
             makers[name] = _maker(ns, arr, kind)
         elif name == "indices" and kind in dtypes.INDEX_DTYPES:
-            pre.append(f"indices = mx.{ns}.array(indices.astype('int64'), dtype='int64')  # MXNet has no {kind}")
+            # No comment in the statement: api is one line of "; "-joined statements, and a '#' would end it.
+            pre.append(f"indices = mx.{ns}.array(indices.astype('int64'), dtype='int64')")
             makers[name] = _maker(ns, arr.astype(np.int64), "int64")
         elif kind == "bfloat16":
             conv = ".as_np_ndarray()" if ns == "np" else ""

@@ -45,26 +45,45 @@ class NumpyAdapter(Adapter):
     def prepare(self, case: CaseData, variant: str) -> Call:
         data, indices = case.inputs["data"], case.inputs["indices"]
         a = case.attrs
+        # An omitted attribute is left out of the call (case.omit): NumPy's own default applies where there is one.
+        # NumPy has no batch_dims anywhere; leaving it out is the plain, unbatched call.
+        omit_axis = "axis" in case.omit
+        batch_dims = 0 if "batch_dims" in case.omit else int(a.get("batch_dims", 0))
         if case.op == "Gather":
-            return self._gather(data, indices, int(a["axis"]), int(a["batch_dims"]))
+            return self._gather(data, indices, None if omit_axis else int(a["axis"]), batch_dims)
         if case.op == "Take":
             if a["mode"] == "fill":
                 raise Unsupported("np.take has no 'fill' mode (modes: raise, wrap, clip)")
+            if omit_axis:  # np.take's default axis=None: the flattened data
+                mode = a["mode"]
+                return Call(f"np.take(data, indices, mode={mode!r})", lambda: np.take(data, indices, mode=mode))
             kw = fmt_attrs(axis=a["axis"], mode=a["mode"])
             return Call(f"np.take(data, indices, {kw})", lambda: np.take(data, indices, axis=a["axis"], mode=a["mode"]))
         if case.op == "GatherElements":
+            if omit_axis:  # NumPy 2.x: take_along_axis(arr, indices, axis=-1)
+                return Call("np.take_along_axis(data, indices)", lambda: np.take_along_axis(data, indices))
             axis = int(a["axis"])
             return Call(
                 f"np.take_along_axis(data, indices, axis={axis})", lambda: np.take_along_axis(data, indices, axis=axis)
             )
         if case.op == "GatherND":
-            return self._gather_nd(data, indices, int(a["batch_dims"]))
+            return self._gather_nd(data, indices, batch_dims)
         updates = case.inputs["updates"]
         if case.op == "ScatterElements":
+            if omit_axis:
+                # put_along_axis(arr, indices, values, axis) has no default; ufunc.at needs the axis to build the index
+                reduction = a["reduction"]
+                api = "np.put_along_axis" if reduction == "none" else f"{_AT[reduction]} (index built per axis)"
+                raise Unsupported(f"{api}: axis is required (no default)")
             return self._scatter_elements(data, indices, updates, int(a["axis"]), a["reduction"])
         return self._scatter_nd(data, indices, updates, a["reduction"])
 
-    def _gather(self, data: np.ndarray, indices: np.ndarray, axis: int, batch_dims: int) -> Call:
+    def _gather(self, data: np.ndarray, indices: np.ndarray, axis: int | None, batch_dims: int) -> Call:
+        if axis is None:
+            if batch_dims:
+                # np.take has no batch_dims; the advanced-indexing translation places the indices at a stated axis.
+                raise Unsupported("advanced indexing with batch_dims (np.take has none): axis is required (no default)")
+            return Call("np.take(data, indices)", lambda: np.take(data, indices))  # axis=None: flattened data
         if batch_dims == 0:
             return Call(f"np.take(data, indices, axis={axis})", lambda: np.take(data, indices, axis=axis))
         # NumPy has no batch_dims; users write it as advanced indexing: aranges for the dims before `axis`,

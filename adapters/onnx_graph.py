@@ -27,8 +27,13 @@ IR_VERSION = 10  # accepted by onnxruntime 1.31 and OpenVINO 2026; onnx 1.23's d
 
 
 def onnx_op(case: CaseData, onnx_type: str | None = None) -> tuple[str, int, dict[str, Any]]:
-    """Map a case to (ONNX op type, opset version, node attributes); raise Unsupported where ONNX cannot say it."""
+    """Map a case to (ONNX op type, opset version, node attributes); raise Unsupported where ONNX cannot say it.
+
+    An attribute in ``case.omit`` is left off the node, so ONNX's own default applies (axis 0 for Gather,
+    GatherElements, ScatterElements and Scatter; batch_dims 0 for GatherND-12/13).
+    """
     a = case.attrs
+    omit_axis = "axis" in case.omit
     op = onnx_type or case.op
     if case.op == "Take":
         if a["mode"] != "raise":
@@ -41,15 +46,18 @@ def onnx_op(case: CaseData, onnx_type: str | None = None) -> tuple[str, int, dic
             raise Unsupported(f"{op} does not exist at opset {case.opset}")
     attrs: dict[str, Any] = {}
     if op == "Gather":
-        if case.op == "Gather" and a.get("batch_dims", 0):
+        if case.op == "Gather" and a.get("batch_dims", 0) and "batch_dims" not in case.omit:
             raise Unsupported("ONNX Gather has no batch_dims (OpenVINO and TensorFlow do)")
-        attrs["axis"] = 0 if case.op == "Take" and a["axis"] is None else int(a["axis"])
+        if not omit_axis:
+            attrs["axis"] = 0 if case.op == "Take" and a["axis"] is None else int(a["axis"])
     elif op in ("GatherElements", "ScatterElements", "Scatter"):
-        attrs["axis"] = int(a["axis"])
+        if not omit_axis:
+            attrs["axis"] = int(a["axis"])
     elif op == "GatherND":
-        if a["batch_dims"] and version < 12:
+        omit_batch = "batch_dims" in case.omit
+        if a["batch_dims"] and version < 12 and not omit_batch:
             raise Unsupported("GatherND-11 has no batch_dims (added in GatherND-12)")
-        if version >= 12:
+        if version >= 12 and not omit_batch:
             attrs["batch_dims"] = int(a["batch_dims"])
     reduction = a.get("reduction", "none")
     if op in ("ScatterElements", "ScatterND"):
@@ -60,6 +68,12 @@ def onnx_op(case: CaseData, onnx_type: str | None = None) -> tuple[str, int, dic
     elif op == "Scatter" and reduction != "none":
         raise Unsupported("Scatter-9/11 has no reduction")
     return op, version, attrs
+
+
+def flattens(case: CaseData) -> bool:
+    """True for Take with axis None (flattened data: Reshape, then Gather). Not when the axis is omitted: a Gather
+    node without ``axis`` uses ONNX's default 0, which is what a user relying on the default gets."""
+    return case.op == "Take" and case.attrs["axis"] is None and "axis" not in case.omit
 
 
 def build(case: CaseData, onnx_type: str | None = None) -> tuple[Any, list[str], str]:
@@ -75,7 +89,7 @@ def build(case: CaseData, onnx_type: str | None = None) -> tuple[Any, list[str],
     ]
     nodes = []
     node_inputs = list(names)
-    if case.op == "Take" and case.attrs["axis"] is None:
+    if flattens(case):
         # Take with no axis gathers from the flattened data: Reshape(data, [-1]) then Gather(axis=0).
         shape_init = helper.make_tensor("flat_shape", onnx.TensorProto.INT64, [1], [-1])
         nodes.append(helper.make_node("Reshape", ["data", "flat_shape"], ["flat"]))

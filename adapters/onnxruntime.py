@@ -94,7 +94,7 @@ def build_model(case: CaseData, onnx_type: str | None) -> tuple[Any, str, tuple[
     """(ModelProto, node description, the operator part of the cache key) for ``case``."""
     op, version, attrs = onnx_graph.onnx_op(case, onnx_type)
     model, _, text = onnx_graph.build(case, onnx_type)
-    flat = case.op == "Take" and case.attrs["axis"] is None
+    flat = onnx_graph.flattens(case)  # not when the axis is omitted: then the Gather node has no axis (default 0)
     if flat:
         # onnx_graph imports opset max(version, 13) for its Reshape, which silently turns Gather-1/11 into
         # Gather-13. Reshape has taken its shape as an input since version 5, so importing max(version, 5) keeps

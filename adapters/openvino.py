@@ -135,27 +135,38 @@ def native_spec(case: CaseData, variant: str) -> NodeSpec:
         raise Unsupported(f"unknown OpenVINO variant {variant!r} for {case.op}")
     opset, fn = _NODES[variant]
     a = case.attrs
+    # Attributes in case.omit are left out of the call, so OpenVINO's own default applies: Gather's and
+    # ScatterElementsUpdate's axis is an input with no default (Unsupported); gather_elements defaults to axis=0;
+    # batch_dims defaults to 0 (gather-7/8, gather_nd).
+    omit_axis, omit_batch = "axis" in case.omit, "batch_dims" in case.omit
+    required = f"ov.opset{opset}.{fn}: axis is required (no default)"
     # Positional node inputs in the operator's order, whatever order the case dict has.
     ins = {n: case.inputs[n] for n in ("data", "indices", "updates") if n in case.inputs}
     reduction = a.get("reduction", "none")
     if case.op == "Take":
         if a["mode"] != "raise":
             raise Unsupported(f"OpenVINO Gather has no mode {a['mode']!r} (out-of-range indices give zeros)")
+        if omit_axis:
+            raise Unsupported(required)
         axis = 0 if a["axis"] is None else int(a["axis"])
         return NodeSpec(variant, opset, fn, ins, {"axis": axis, "batch_dims": 0}, flatten=a["axis"] is None)
     if case.op == "Gather":
+        if omit_axis:
+            raise Unsupported(required)
         kwargs: dict[str, Any] = {"axis": int(a["axis"])}
         if variant == "Gather-1":
-            if a["batch_dims"]:
+            if a["batch_dims"] and not omit_batch:
                 raise Unsupported("Gather-1 has no batch_dims (added in Gather-7)")
-        else:
+        elif not omit_batch:
             kwargs["batch_dims"] = int(a["batch_dims"])
         return NodeSpec(variant, opset, fn, ins, kwargs)
     if case.op == "GatherElements":
-        return NodeSpec(variant, opset, fn, ins, {"axis": int(a["axis"])})
+        return NodeSpec(variant, opset, fn, ins, {} if omit_axis else {"axis": int(a["axis"])})
     if case.op == "GatherND":
-        return NodeSpec(variant, opset, fn, ins, {"batch_dims": int(a["batch_dims"])})
+        return NodeSpec(variant, opset, fn, ins, {} if omit_batch else {"batch_dims": int(a["batch_dims"])})
     if case.op == "ScatterElements":
+        if omit_axis:
+            raise Unsupported(required)
         kwargs = {"axis": int(a["axis"])}
         if variant == "ScatterElementsUpdate-3":
             if reduction != "none":

@@ -30,7 +30,7 @@ APIS: dict[str, tuple[str, ...]] = {
 }
 
 # (op, api) -> builder of the native call from the attributes
-_BUILDERS: dict[tuple[str, str], Callable[[Any, dict[str, Any]], calls.Spec]] = {
+_BUILDERS: dict[tuple[str, str], Callable[[Any, dict[str, Any], tuple[str, ...]], calls.Spec]] = {
     ("Gather", "gather"): calls.gather,
     ("GatherElements", "take_along_axis"): calls.take_along_axis,
     ("GatherND", "gather_nd"): calls.gather_nd,
@@ -134,7 +134,7 @@ class TensorFlowAdapter(Adapter):
         if api == "scatter_nd":
             spec = calls.scatter_nd(tf, case.attrs, case.inputs["data"], case.inputs["indices"])
         else:
-            spec = _BUILDERS[(case.op, api)](tf, case.attrs)
+            spec = _BUILDERS[(case.op, api)](tf, case.attrs, case.omit)  # omitted attributes: TF's defaults
         text = render(spec, mode)
         fn = compiled(spec, mode, text)
         inputs = [case.inputs[name] for name in spec.args]

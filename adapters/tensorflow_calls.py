@@ -3,6 +3,9 @@
 This module imports no framework itself; the builders receive the ``tensorflow`` module. Each builder returns a
 :class:`Spec` whose ``fn`` is a plain Python function of tensors, so the adapter can run it eagerly or wrap it
 in ``tf.function`` (optionally with XLA) without any change to what is computed.
+
+Every builder takes ``omit``, the attributes the case leaves to TensorFlow's own default (the default-axis probe):
+they are left out of the call and its text; where the API has no default the builder raises Unsupported.
 """
 
 from __future__ import annotations
@@ -34,17 +37,29 @@ class Spec:
     prelude: str = ""  # statements that must run before ``body`` (the ScatterElements coordinate grid)
 
 
-def gather(tf: Any, attrs: dict[str, Any]) -> Spec:
-    """Gather -> tf.gather(data, indices, axis=, batch_dims=): TensorFlow's own batch_dims, negative ones too."""
-    axis, batch_dims = int(attrs["axis"]), int(attrs["batch_dims"])
+def required(api: str) -> Unsupported:
+    """The Unsupported an omitted axis gets where ``api`` has no default for it."""
+    return Unsupported(f"{api}: axis is required (no default)")
+
+
+def _kwargs(attrs: dict[str, Any], omit: tuple[str, ...], *names: str) -> dict[str, Any]:
+    """The named attributes that are not omitted (axis None stays None: it is a value, not an omission)."""
+    return {n: attrs[n] if attrs[n] is None else int(attrs[n]) for n in names if n not in omit}
+
+
+def gather(tf: Any, attrs: dict[str, Any], omit: tuple[str, ...] = ()) -> Spec:
+    """Gather -> tf.gather(data, indices, axis=, batch_dims=): TensorFlow's own batch_dims, negative ones too.
+
+    An omitted axis defaults to batch_dims (the first non-batch dimension); an omitted batch_dims to 0."""
+    kw = _kwargs(attrs, omit, "axis", "batch_dims")
     return Spec(
         ("data", "indices"),
-        f"tf.gather(data, indices, {fmt_attrs(axis=axis, batch_dims=batch_dims)})",
-        lambda data, indices: tf.gather(data, indices, axis=axis, batch_dims=batch_dims),
+        f"tf.gather(data, indices{', ' if kw else ''}{fmt_attrs(**kw)})",
+        lambda data, indices: tf.gather(data, indices, **kw),
     )
 
 
-def take(tf: Any, attrs: dict[str, Any]) -> Spec:
+def take(tf: Any, attrs: dict[str, Any], omit: tuple[str, ...] = ()) -> Spec:
     """Take -> tf.experimental.numpy.take(data, indices, axis=, mode=) for modes 'clip' and 'wrap'.
 
     tnp.take accepts mode 'raise' in its signature but raises ValueError("The 'raise' mode to take is not
@@ -59,21 +74,26 @@ def take(tf: Any, attrs: dict[str, Any]) -> Spec:
     if mode not in ("clip", "wrap"):
         raise Unsupported(f"{TNP}.take has no mode={mode!r} (modes: 'clip', 'wrap'; 'raise' is rejected)")
     tnp = tf.experimental.numpy
+    kw = {"mode": mode} if "axis" in omit else {"axis": axis, "mode": mode}  # tnp.take's default axis=None flattens
     return Spec(
         ("data", "indices"),
-        f"{TNP}.take(data, indices, {fmt_attrs(axis=axis, mode=mode)})",
-        lambda data, indices: tnp.take(data, indices, axis=axis, mode=mode),
+        f"{TNP}.take(data, indices, {fmt_attrs(**kw)})",
+        lambda data, indices: tnp.take(data, indices, **kw),
     )
 
 
-def take_as_gather(tf: Any, attrs: dict[str, Any]) -> Spec:
-    """Take with mode='raise' -> tf.gather (which raises on out-of-range indices on CPU); axis None flattens first."""
+def take_as_gather(tf: Any, attrs: dict[str, Any], omit: tuple[str, ...] = ()) -> Spec:
+    """Take with mode='raise' -> tf.gather (which raises on out-of-range indices on CPU); axis None flattens first.
+
+    An omitted axis is tf.gather's own default (batch_dims, here 0), not Take's flattening."""
     axis, mode = attrs["axis"], attrs["mode"]
     if mode != "raise":
         raise Unsupported(
             f"tf.gather has no mode argument, so only Take mode='raise' maps to it; mode={mode!r} is"
             + (" run by the take/* variants (tf.experimental.numpy.take)" if mode in ("clip", "wrap") else " not")
         )
+    if "axis" in omit:
+        return Spec(("data", "indices"), "tf.gather(data, indices)", lambda data, indices: tf.gather(data, indices))
     if axis is None:
         return Spec(
             ("data", "indices"),
@@ -88,8 +108,10 @@ def take_as_gather(tf: Any, attrs: dict[str, Any]) -> Spec:
     )
 
 
-def take_along_axis(tf: Any, attrs: dict[str, Any]) -> Spec:
-    """GatherElements -> tf.experimental.numpy.take_along_axis(data, indices, axis=)."""
+def take_along_axis(tf: Any, attrs: dict[str, Any], omit: tuple[str, ...] = ()) -> Spec:
+    """GatherElements -> tf.experimental.numpy.take_along_axis(data, indices, axis=) (axis has no default)."""
+    if "axis" in omit:
+        raise required(f"{TNP}.take_along_axis")
     axis = int(attrs["axis"])
     tnp = tf.experimental.numpy
     return Spec(
@@ -99,17 +121,17 @@ def take_along_axis(tf: Any, attrs: dict[str, Any]) -> Spec:
     )
 
 
-def gather_nd(tf: Any, attrs: dict[str, Any]) -> Spec:
-    """GatherND -> tf.gather_nd(data, indices, batch_dims=)."""
-    batch_dims = int(attrs["batch_dims"])
+def gather_nd(tf: Any, attrs: dict[str, Any], omit: tuple[str, ...] = ()) -> Spec:
+    """GatherND -> tf.gather_nd(data, indices, batch_dims=) (an omitted batch_dims defaults to 0)."""
+    kw = _kwargs(attrs, omit, "batch_dims")
     return Spec(
         ("data", "indices"),
-        f"tf.gather_nd(data, indices, batch_dims={batch_dims})",
-        lambda data, indices: tf.gather_nd(data, indices, batch_dims=batch_dims),
+        f"tf.gather_nd(data, indices{', ' if kw else ''}{fmt_attrs(**kw)})",
+        lambda data, indices: tf.gather_nd(data, indices, **kw),
     )
 
 
-def tensor_scatter_nd(tf: Any, attrs: dict[str, Any]) -> Spec:
+def tensor_scatter_nd(tf: Any, attrs: dict[str, Any], omit: tuple[str, ...] = ()) -> Spec:
     """ScatterND -> tf.tensor_scatter_nd_{update,add,max,min}(data, indices, updates)."""
     name = _scatter_name(attrs["reduction"])
     scatter = getattr(tf, name)
@@ -120,7 +142,7 @@ def tensor_scatter_nd(tf: Any, attrs: dict[str, Any]) -> Spec:
     )
 
 
-def scatter_elements(tf: Any, attrs: dict[str, Any]) -> Spec:
+def scatter_elements(tf: Any, attrs: dict[str, Any], omit: tuple[str, ...] = ()) -> Spec:
     """ScatterElements -> tf.tensor_scatter_nd_* with the full coordinate of every element of ``indices``.
 
     TensorFlow has no element-wise scatter along an axis; users build coordinates from aranges over the
@@ -129,6 +151,8 @@ def scatter_elements(tf: Any, attrs: dict[str, Any]) -> Spec:
     it accepts; ``indices`` is never cast.
     """
     name = _scatter_name(attrs["reduction"])
+    if "axis" in omit:  # the coordinates put indices on a stated axis: there is no default to fall back on
+        raise required(f"tf.{name} with per-axis coordinates")
     scatter = getattr(tf, name)
     axis = int(attrs["axis"])
 

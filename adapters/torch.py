@@ -113,7 +113,8 @@ class TorchAdapter(Adapter):
         base = variant.removesuffix(COMPILE_SUFFIX)
         names = ("data", "indices", "updates") if "updates" in case.inputs else ("data", "indices")
         arrays = tuple(case.inputs[n] for n in names)
-        expr = expression(case.op, base, {n: a.shape for n, a in zip(names, arrays, strict=True)}, case.attrs)
+        shapes = {n: a.shape for n, a in zip(names, arrays, strict=True)}
+        expr = expression(case.op, base, shapes, case.attrs, case.omit)  # omitted attributes: left out of the call
         if compiled and (problem := _toolchain_problem()):
             raise Unsupported(problem)
         tensors = tuple(to_tensor(a) for a in arrays)

@@ -30,22 +30,44 @@ SCATTER_REDUCE = {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}
 Shapes = dict[str, tuple[int, ...]]
 
 
-def expression(op: str, variant: str, shapes: Shapes, attrs: dict[str, Any]) -> str:
-    """The torch expression for ``op`` in eager ``variant``; raise Unsupported where torch's API cannot say it."""
+def required(api: str) -> Unsupported:
+    """The Unsupported an omitted axis gets: torch's dim arguments have no default."""
+    return Unsupported(f"{api}: axis is required (no default)")
+
+
+def expression(op: str, variant: str, shapes: Shapes, attrs: dict[str, Any], omit: tuple[str, ...] = ()) -> str:
+    """The torch expression for ``op`` in eager ``variant``; raise Unsupported where torch's API cannot say it.
+
+    Attributes in ``omit`` are left out as a user relying on the default would: torch.take is always flat,
+    ``data[indices]`` indexes the first dim, and index_select / gather / scatter* have no default dim (Unsupported).
+    batch_dims is no torch argument, so leaving it out is the unbatched spelling.
+    """
+    omit_axis = "axis" in omit
+    batch_dims = 0 if "batch_dims" in omit else int(attrs.get("batch_dims", 0))
     if op == "Gather":
         if variant == "index_select":
-            if _batch_dims(attrs["batch_dims"], len(shapes["indices"])) != 0:
+            if _batch_dims(batch_dims, len(shapes["indices"])) != 0:
                 raise Unsupported("torch.index_select has no batch_dims (see the 'indexing' variant)")
+            if omit_axis:
+                raise required("torch.index_select(input, dim, index)")
             return index_select(int(attrs["axis"]), len(shapes["indices"]))
-        return gather_indexing(int(attrs["axis"]), int(attrs["batch_dims"]), shapes)
+        if omit_axis:
+            if _batch_dims(batch_dims, len(shapes["indices"])) != 0:
+                raise required(f"advanced indexing with batch_dims={batch_dims} (indices at a stated dim)")
+            return "data[indices]"
+        return gather_indexing(int(attrs["axis"]), batch_dims, shapes)
     if op == "Take":
+        if omit_axis:
+            return take(None, attrs["mode"], len(shapes["indices"]))  # torch.take has no dim: always flattened
         return take(attrs["axis"], attrs["mode"], len(shapes["indices"]))
     if op == "GatherElements":
+        if omit_axis:
+            raise required("torch.gather(input, dim, index)")
         return f"torch.gather(data, {int(attrs['axis'])}, indices)"
     if op == "GatherND":
-        return gather_nd(int(attrs["batch_dims"]), len(shapes["indices"]))
+        return gather_nd(batch_dims, len(shapes["indices"]))
     if op == "ScatterElements":
-        return scatter_elements(variant, int(attrs["axis"]), attrs["reduction"])
+        return scatter_elements(variant, None if omit_axis else int(attrs["axis"]), attrs["reduction"])
     if op == "ScatterND":
         return scatter_nd(attrs["reduction"])
     raise ValueError(f"unknown operator {op!r}")
@@ -121,10 +143,13 @@ def take(axis: int | None, mode: str, indices_rank: int) -> str:
     return index_select(int(axis), indices_rank)
 
 
-def scatter_elements(variant: str, axis: int, reduction: str) -> str:
+def scatter_elements(variant: str, axis: int | None, reduction: str) -> str:
     """ScatterElements: Tensor.scatter (none), scatter_add (add), scatter_reduce (the other reductions; the
-    'scatter_reduce' variant uses it for add too). include_self=True: ONNX combines with the data's value."""
+    'scatter_reduce' variant uses it for add too). include_self=True: ONNX combines with the data's value.
+    ``axis`` None: the case omits it, and none of these has a default dim."""
     if variant == "scatter":
+        if reduction in ("none", "add") and axis is None:
+            raise required(f"Tensor.{'scatter' if reduction == 'none' else 'scatter_add'}(dim, index, src)")
         if reduction == "none":
             return f"data.scatter({axis}, indices, updates)"
         if reduction == "add":
@@ -132,6 +157,8 @@ def scatter_elements(variant: str, axis: int, reduction: str) -> str:
     elif reduction == "none":
         raise Unsupported("Tensor.scatter_reduce has no plain assignment (reduce is sum|prod|mean|amax|amin); "
                           "the 'scatter' variant uses Tensor.scatter")
+    if axis is None:
+        raise required("Tensor.scatter_reduce(dim, index, src, reduce)")
     return f"data.scatter_reduce({axis}, indices, updates, reduce={SCATTER_REDUCE[reduction]!r}, include_self=True)"
 
 

@@ -62,6 +62,10 @@ class Adapter:
         """The API variants this adapter has for ``op``; the first is the default. Must not import the framework."""
         return ["default"]
 
+    def is_slow(self, variant: str) -> bool:
+        """True for variants that compile per input shape (seconds per case); runs limit them to focus cases."""
+        return False
+
     def prepare(self, case: CaseData, variant: str) -> Call:
         """Return the native call for ``case`` in ``variant``; raise Unsupported if the API cannot express it."""
         raise NotImplementedError

@@ -106,6 +106,9 @@ class TorchAdapter(Adapter):
     def variants(self, op: str) -> list[str]:
         return list(VARIANTS[op])
 
+    def is_slow(self, variant: str) -> bool:
+        return variant.endswith(COMPILE_SUFFIX)  # inductor compiles each new shape: 1.5-5 s per case here
+
     def prepare(self, case: CaseData, variant: str) -> Call:
         if variant not in VARIANTS[case.op]:
             raise ValueError(f"torch has no variant {variant!r} for {case.op}; known: {', '.join(VARIANTS[case.op])}")

@@ -117,13 +117,15 @@ class Isolated:
     def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
         """Run one case in the framework's worker; a dead or stuck worker becomes a crash or timeout result.
 
-        With ``payload["fresh"]`` the worker is stopped after the case and its exit status checked: an
-        out-of-range write can corrupt the heap and kill the process only at exit, and that crash belongs to
-        this case, not to whichever case would have run next.
+        With ``payload["fresh"]`` and a returned value, the worker is stopped after the case and its exit status
+        checked: an out-of-range write can corrupt the heap and kill the process only at exit, and that crash
+        belongs to this case, not to whichever case would have run next.
         """
         result = self._run(framework, variant, payload)
         worker = self._workers.get(self.python_for(framework))
-        if payload.get("fresh") and worker is not None and result.get("outcome") not in ("crash", "timeout"):
+        # A call that raised checked its indices; one that returned a value on a risky input may have written
+        # out of bounds, so only then is the worker retired and its exit status checked.
+        if payload.get("fresh") and worker is not None and result.get("outcome") == "ok":
             del self._workers[worker.python]
             name = signal_name(worker.close())
             if name:

@@ -26,6 +26,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--variants", default="all", choices=("all", "default"), help="run every API variant or the first")
     group.addoption("--resume", action="store_true", help="skip the tests already recorded in --results")
     group.addoption(
+        "--slow-variants",
+        default="focus",
+        choices=("all", "focus"),
+        help="variants that compile per shape (torch.compile): on every case, or only on probe, seed and "
+        "regression cases (default)",
+    )
+    group.addoption(
         "--isolation",
         default="process",
         choices=("process", "none"),
@@ -59,6 +66,7 @@ class _State:
         self.isolation = config.getoption("isolation")
         self.timeout = config.getoption("case_timeout")
         self.all_variants = config.getoption("variants") == "all"
+        self.all_slow = config.getoption("slow_variants") == "all"
         path = config.getoption("results")
         resume = config.getoption("resume")
         is_xdist_worker = hasattr(config, "workerinput")
@@ -137,6 +145,9 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
+_FOCUS_TAGS = {"seed", "probe", "regression"}
+
+
 class CaseFile(pytest.File):
     """One YAML case file: yields an item per case × framework × variant, or an error item per bad case."""
 
@@ -148,9 +159,13 @@ class CaseFile(pytest.File):
                 name = f"{entry.field or 'file'}@line{entry.line or 0}"
                 yield CaseErrorItem.from_parent(self, name=name, error=entry)
                 continue
+            focus = entry.spec.dimension is not None or bool(_FOCUS_TAGS & set(entry.spec.tags))
             for framework in state.frameworks:
-                variants = adapters.get(framework).variants(entry.op)
+                adapter = adapters.get(framework)
+                variants = adapter.variants(entry.op)
                 for i, variant in enumerate(variants if state.all_variants else variants[:1]):
+                    if i and adapter.is_slow(variant) and not (focus or state.all_slow):
+                        continue
                     label = framework if i == 0 else f"{framework}:{variant}"
                     yield CaseItem.from_parent(
                         self, name=f"{entry.id}[{label}]", case=entry, framework=framework, variant=variant

@@ -84,7 +84,7 @@ def render(ctx: dict[str, Any]) -> str:
 
 
 def matrix_csv(records: list[dict[str, Any]], path: Path) -> None:
-    """case × framework:variant[@device] → pass | deviates | error | crash | timeout | n/a (empty: not run)."""
+    """case × framework:variant[@device] → conforms | deviates | error | crash | timeout | n/a (empty: not run)."""
     df = build.frame(records)
     if df.empty:
         path.write_text("case,op\n")

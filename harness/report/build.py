@@ -22,8 +22,8 @@ FAMILIES = (
     ("Table 2: Gather / Take", ("Gather", "Take")),
     ("Table 3: GatherElements / ScatterElements", ("GatherElements", "ScatterElements")),
 )
-STATUSES = ("pass", "deviates", "error", "crash", "timeout", "n/a")
-GLYPH = {"pass": "✓", "deviates": "✗", "error": "E", "crash": "C", "timeout": "T", "n/a": "·"}
+STATUSES = ("conforms", "deviates", "error", "crash", "timeout", "n/a")
+GLYPH = {"conforms": "✓", "deviates": "✗", "error": "E", "crash": "C", "timeout": "T", "n/a": "·"}
 DTYPE_PREFIXES = ("data-dtype:", "index-dtype:")
 
 WORDS = {
@@ -68,14 +68,14 @@ def column(rec: dict[str, Any]) -> str:
 
 
 def status(rec: dict[str, Any]) -> str:
-    """pass | deviates | error | crash | timeout | n/a — what a matrix cell shows."""
+    """conforms | deviates | error | crash | timeout | n/a — what a matrix cell shows."""
     outcome = rec.get("outcome")
     if outcome == "unsupported" or rec.get("verdict") == "n/a":
         return "n/a"
     if outcome in ("crash", "timeout"):
         return outcome
     if rec.get("verdict") == "conforms":
-        return "pass"
+        return "conforms"
     return "error" if outcome == "error" else "deviates"
 
 
@@ -166,21 +166,31 @@ def _groups(leaves: list[tuple[str, str, str]]) -> dict[str, list[dict[str, Any]
     return {"ops": ops, "frameworks": fws}
 
 
+def shown_label(label: str) -> str:
+    """The label a cell shows: probes the API cannot express (``unsupported``) drop out when others were measured."""
+    parts = label.split("|")
+    return "|".join(p for p in parts if p != "unsupported") or label if len(parts) > 1 else label
+
+
 def _beh_cell(row: dict[str, Any], b: int) -> dict[str, Any]:
-    label = row["label"]
-    if label == "unsupported":
+    from harness.behaviour import conforms
+
+    label, shown = row["label"], shown_label(row["label"])
+    if shown == "unsupported":
         cls = "na"
-    elif label.startswith("crash:") or "|crash:" in label:
+    elif any(p.startswith("crash:") for p in shown.split("|")):
         cls = "crash"
-    else:
+    elif shown == label:
         cls = "pass" if row["conforms"] else "dev"
+    else:
+        cls = "pass" if all(conforms(row["op"], row["dimension"], p) for p in shown.split("|")) else "dev"
     title = [f"Measured: {words(label, row['dimension'])} [{label}]",
              f"Canonical (ONNX): {words(row.get('canonical') or 'any single order', row['dimension'])}"]
     if row.get("documented"):
         title.append(f"Documented: {words(row['documented'], row['dimension'])} — {row.get('documented_source')}")
     if row.get("blog_2020"):
         title.append(f"Blog 2020: {words(row['blog_2020'], row['dimension'])} — {row.get('blog_2020_source')}")
-    return {"b": b, "text": words(label, row["dimension"]), "cls": cls, "title": "\n".join(title),
+    return {"b": b, "text": words(shown, row["dimension"]), "cls": cls, "title": "\n".join(title),
             "doc": row.get("agrees_with_docs") is False, "blog": row.get("agrees_with_blog") is False}
 
 
@@ -191,15 +201,12 @@ def matrices(df: pd.DataFrame, col_index: dict[str, int]) -> list[dict[str, Any]
         part = df[df["op"] == op]
         cases = list(dict.fromkeys(part["case"]))
         cols = sorted(set(part["col"]), key=lambda c: col_index.get(c, 1 << 30))
-        grid = part.pivot_table(index="case", columns="col", values="rid", aggfunc="last")
-        st = dict(zip(part["rid"], part["status"], strict=True))
+        grid = {(case, col): (st, int(rid)) for case, col, st, rid in
+                part[["case", "col", "status", "rid"]].itertuples(index=False)}
         rows = []
         for case in cases:
-            cells = []
-            for c in cols:
-                rid = grid.at[case, c] if c in grid.columns else math.nan
-                cells.append(None if pd.isna(rid) else (st[int(rid)], int(rid)))
-            bad = any(c and c[0] not in ("pass", "n/a") for c in cells)
+            cells = [grid.get((case, c)) for c in cols]
+            bad = any(c and c[0] not in ("conforms", "n/a") for c in cells)
             rows.append({"case": case, "cells": cells, "bad": bad})
         foot = [dict(part[part["col"] == c]["status"].value_counts()) for c in cols]
         fws = [c.split(":", 1)[0] for c in cols]
@@ -314,9 +321,9 @@ def changes(cur_rows: list[dict[str, Any]], base_rows: list[dict[str, Any]], cur
             continue
         item = {"rid": i, "case": r["case"], "col": column(r), "was": was, "now": now}
         failing = ("deviates", "error", "crash", "timeout")
-        if was in ("pass", "n/a") and now in failing:
+        if was in ("conforms", "n/a") and now in failing:
             started.append(item)
-        elif was in failing and now == "pass":
+        elif was in failing and now == "conforms":
             stopped.append(item)
         else:
             other.append(item)

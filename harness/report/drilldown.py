@@ -35,7 +35,10 @@ def _finite(x: Any) -> Any:
 
 def embed_json(obj: Any) -> Markup:
     """JSON text that is safe inside a ``<script type="application/json">`` element (no ``<``, ``>`` or ``&``)."""
-    text = json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":"), default=str)
+    try:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False)
+    except ValueError:  # a NaN or infinity somewhere
+        text = json.dumps(_finite(obj), ensure_ascii=False, separators=(",", ":"), default=str)
     for ch, esc in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"), ("\u2028", "\\u2028"),
                     ("\u2029", "\\u2029")):
         text = text.replace(ch, esc)
@@ -79,7 +82,7 @@ class Strings:
 
 def case_entry(nodeid: str, op: str, case: Case | None, first: dict[str, Any]) -> dict[str, Any]:
     """What every cell of one case shares: inputs, attributes, provenance, expected value, repro prefix."""
-    entry: dict[str, Any] = {"id": nodeid, "op": op, "exp": first.get("expected")}
+    entry: dict[str, Any] = {"id": nodeid, "op": op, "exp": _finite(first.get("expected"))}
     if case is None:
         entry["missing"] = "case file not found in this checkout: inputs and repro unavailable"
         return entry
@@ -90,7 +93,7 @@ def case_entry(nodeid: str, op: str, case: Case | None, first: dict[str, Any]) -
     except Exception as exc:  # a case that no longer builds still shows its records
         entry["missing"] = f"inputs unavailable: {exc}"
     entry.update({
-        "attrs": case.attrs, "source": case.spec.source, "desc": case.spec.description, "line": case.line,
+        "attrs": _finite(case.attrs), "source": case.spec.source, "desc": case.spec.description, "line": case.line,
         "tags": list(case.spec.tags), "omit": list(case.spec.omit),
         "caveat": f"{case.spec.caveat.kind}: {case.spec.caveat.why}" if case.spec.caveat else None,
     })
@@ -117,31 +120,38 @@ def blob(records: list[dict[str, Any]], cols: list[str], behaviour: list[dict[st
             "c": case_ix[nodeid], "k": col_index.get(column(rec)), "s": status(rec), "o": rec.get("outcome"),
             "v": rec.get("verdict"), "ver": strings(rec.get("framework_version")), "api": strings(rec.get("api")),
             "r": strings(rec.get("reason")), "et": strings(rec.get("error_type")),
-            "em": strings(rec.get("error_message")), "sig": rec.get("signal"), "obs": rec.get("observed"),
+            "em": strings(rec.get("error_message")), "sig": rec.get("signal"), "obs": _finite(rec.get("observed")),
             "od": rec.get("observed_dtype"), "osh": rec.get("observed_shape"), "mm": rec.get("mismatches"),
-            "mae": rec.get("max_abs_err"), "fm": rec.get("first_mismatches") or None,
+            "mae": _finite(rec.get("max_abs_err")), "fm": _finite(rec.get("first_mismatches")) or None,
             "kd": strings(rec.get("known_deviation")), "dim": rec.get("dimension"), "lab": rec.get("label"),
             "dur": rec.get("duration_s"),
         }
         recs.append({k: v for k, v in item.items() if v is not None})
+    rec_of = {(r["case"], column(r)): i for i, r in enumerate(records)}
+    beh = [_behaviour_entry(r, col_index.get(column(r)), strings,
+                            [rec_of[(c, column(r))] for c in r.get("cases", []) if (c, column(r)) in rec_of])
+           for r in behaviour]
+    return {"cols": cols, "cases": case_list, "recs": recs, "beh": beh, "str": strings.items,
+            "fws": agreement["frameworks"], "agree": [row["cells"] for row in agreement["rows"]]}
+
+
+def _behaviour_entry(r: dict[str, Any], k: int | None, strings: Strings, recs: list[int]) -> dict[str, Any]:
+    """A behaviour cell's evidence: measured, canonical, documented and blog labels (with citations), its probes."""
     from harness.report.build import words
 
-    rec_of = {(r["case"], column(r)): i for i, r in enumerate(records)}
-    beh = [{
-        "op": r["op"], "dim": r["dimension"], "q": r.get("question", ""), "k": col_index.get(column(r)),
-        "ver": r.get("framework_version"), "api": strings(r.get("api")), "lab": r["label"],
-        "w": words(r["label"], r["dimension"]), "can": r.get("canonical"),
-        "cw": words(r.get("canonical"), r["dimension"]) if r.get("canonical") else "Any single order",
-        "conf": r.get("conforms"), "doc": r.get("documented"), "dw": words(r.get("documented"), r["dimension"]),
+    dim = r["dimension"]
+    return {
+        "op": r["op"], "dim": dim, "q": r.get("question", ""), "k": k, "ver": r.get("framework_version"),
+        "api": strings(r.get("api")), "lab": r["label"], "w": words(r["label"], dim), "can": r.get("canonical"),
+        "cw": words(r.get("canonical"), dim) if r.get("canonical") else "Any single order",
+        "conf": r.get("conforms"),
+        "doc": r.get("documented"), "dw": words(r.get("documented"), dim), "dtext": r.get("documented_text"),
         "dsrc": r.get("documented_source"), "dhref": citation_url(r.get("documented_source")),
-        "adoc": r.get("agrees_with_docs"), "blog": r.get("blog_2020"), "bw": words(r.get("blog_2020"), r["dimension"]),
+        "adoc": r.get("agrees_with_docs"),
+        "blog": r.get("blog_2020"), "bw": words(r.get("blog_2020"), dim), "btext": r.get("blog_2020_text"),
         "bsrc": r.get("blog_2020_source"), "bhref": citation_url(r.get("blog_2020_source")),
-        "ablog": r.get("agrees_with_blog"),
-        "recs": [rec_of[(c, column(r))] for c in r.get("cases", []) if (c, column(r)) in rec_of],
-    } for r in behaviour]
-    return {"cols": cols, "cases": case_list, "recs": recs, "beh": beh, "str": strings.items,
-            "fws": agreement["frameworks"],
-            "agree": [[c for c in row["cells"]] for row in agreement["rows"]]}
+        "ablog": r.get("agrees_with_blog"), "recs": recs,
+    }
 
 
 def citation_url(source: str | None) -> str | None:

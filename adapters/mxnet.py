@@ -73,7 +73,7 @@ def plan_inputs(case: CaseData, ns: str) -> tuple[list[str], dict[str, Callable[
         if kind in MX_DTYPES:
             makers[name] = _maker(ns, arr, kind)
         elif name == "indices" and kind in dtypes.INDEX_DTYPES:
-            # No comment in the statement: api is one line of "; "-joined statements, and a '#' would end it.
+            # MXNet has no such type: the cast a user has to write (lossless, bar uint64 above 2**63 - 1).
             pre.append(f"indices = mx.{ns}.array(indices.astype('int64'), dtype='int64')")
             makers[name] = _maker(ns, arr.astype(np.int64), "int64")
         elif kind == "bfloat16":
@@ -104,8 +104,9 @@ def element_coords(shape: tuple[int, ...], axis: int) -> list[tuple[int, ...] | 
 
 def _coords(mx: Any, indices: Any, axis: int) -> tuple[Any, ...]:
     shapes = element_coords(tuple(indices.shape), axis)
-    return tuple(indices if s is None else mx.np.arange(indices.shape[d], dtype="int64").reshape(s)
-                 for d, s in enumerate(shapes))
+    return tuple(
+        indices if s is None else mx.np.arange(indices.shape[d], dtype="int64").reshape(s) for d, s in enumerate(shapes)
+    )
 
 
 def _coords_api(shape: tuple[int, ...], axis: int) -> str:
@@ -113,8 +114,9 @@ def _coords_api(shape: tuple[int, ...], axis: int) -> str:
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
 
-def batched_index_shapes(data_shape: tuple[int, ...], idx_shape: tuple[int, ...], axis: int,
-                         b: int) -> list[tuple[int, ...]]:
+def batched_index_shapes(
+    data_shape: tuple[int, ...], idx_shape: tuple[int, ...], axis: int, b: int
+) -> list[tuple[int, ...]]:
     """Gather with batch_dims b as advanced indexing: broadcast shapes of the aranges over data dims [0, axis),
     then (last) the shape the indices are reshaped to (their batch dims first, their other dims at ``axis``)."""
     lead = axis + len(idx_shape) - b
@@ -164,14 +166,20 @@ class MxnetAdapter(Adapter):
         if mode == "fill":
             raise Unsupported(f"{fn} has no 'fill' mode (modes: raise, clip, wrap)")
         if variant == "np.take":
-            return (f"mx.np.take(data, indices, {fmt_attrs(axis=axis, mode=mode)})",
-                    lambda mx, data, indices: mx.np.take(data, indices, axis=axis, mode=mode))
+            return (
+                f"mx.np.take(data, indices, {fmt_attrs(axis=axis, mode=mode)})",
+                lambda mx, data, indices: mx.np.take(data, indices, axis=axis, mode=mode),
+            )
         if axis is None:
             # mx.nd.take has no axis=None; taking from the flattened array is data.reshape(-1) along axis 0.
-            return (f"mx.nd.take(data.reshape(-1), indices, axis=0, mode={mode!r})",
-                    lambda mx, data, indices: mx.nd.take(data.reshape(-1), indices, axis=0, mode=mode))
-        return (f"mx.nd.take(data, indices, {fmt_attrs(axis=axis, mode=mode)})",
-                lambda mx, data, indices: mx.nd.take(data, indices, axis=axis, mode=mode))
+            return (
+                f"mx.nd.take(data.reshape(-1), indices, axis=0, mode={mode!r})",
+                lambda mx, data, indices: mx.nd.take(data.reshape(-1), indices, axis=0, mode=mode),
+            )
+        return (
+            f"mx.nd.take(data, indices, {fmt_attrs(axis=axis, mode=mode)})",
+            lambda mx, data, indices: mx.nd.take(data, indices, axis=axis, mode=mode),
+        )
 
     def _gather(self, case: CaseData, variant: str) -> tuple[str, Body]:
         axis, given = int(case.attrs["axis"]), int(case.attrs["batch_dims"])
@@ -185,22 +193,26 @@ class MxnetAdapter(Adapter):
         if variant == "take":  # MXNet's default mode, 'clip': what a user gets without naming one
             return f"mx.nd.take(data, indices, axis={axis})", lambda mx, data, indices: mx.nd.take(data, indices, axis)
         if variant == "take-raise":
-            return (f"mx.nd.take(data, indices, axis={axis}, mode='raise')",
-                    lambda mx, data, indices: mx.nd.take(data, indices, axis=axis, mode="raise"))
+            return (
+                f"mx.nd.take(data, indices, axis={axis}, mode='raise')",
+                lambda mx, data, indices: mx.nd.take(data, indices, axis=axis, mode="raise"),
+            )
         # mx.np.take's default mode is 'raise'.
         return f"mx.np.take(data, indices, axis={axis})", lambda mx, data, indices: mx.np.take(data, indices, axis)
 
     @staticmethod
-    def _gather_indexing(data_shape: tuple[int, ...], idx_shape: tuple[int, ...], axis: int, given: int,
-                         b: int) -> tuple[str, Body]:
+    def _gather_indexing(
+        data_shape: tuple[int, ...], idx_shape: tuple[int, ...], axis: int, given: int, b: int
+    ) -> tuple[str, Body]:
         # Advanced indexing places dims by position, so it needs a non-negative axis.
         ax = _normalized(axis, len(data_shape))
         if ax is None or not 0 <= b <= min(ax, len(idx_shape)):
-            raise Unsupported(f"axis={axis}, batch_dims={given}: no data[...] spelling for data of rank "
-                              f"{len(data_shape)} and indices of rank {len(idx_shape)}")
+            raise Unsupported(
+                f"axis={axis}, batch_dims={given}: no data[...] spelling for data of rank "
+                f"{len(data_shape)} and indices of rank {len(idx_shape)}"
+            )
         if b == 0:
-            return ("data[" + ":, " * ax + "indices]",
-                    lambda mx, data, indices: data[(slice(None),) * ax + (indices,)])
+            return ("data[" + ":, " * ax + "indices]", lambda mx, data, indices: data[(slice(None),) * ax + (indices,)])
         *grids, ishape = batched_index_shapes(data_shape, idx_shape, ax, b)
         parts = [_arange_api(data_shape[i], s) for i, s in enumerate(grids)]
         api = "data[" + ", ".join([*parts, f"indices.reshape({_shape_str(ishape)})"]) + "]"
@@ -217,16 +229,19 @@ class MxnetAdapter(Adapter):
         ax = _normalized(axis, data.ndim)
         if variant == "np-indexing":
             if ax is None or indices.ndim != data.ndim:
-                raise Unsupported(f"axis={axis}, indices rank {indices.ndim}, data rank {data.ndim}: "
-                                  "no per-element coordinates to index with")
-            return (f"data[{_coords_api(indices.shape, ax)}]",
-                    lambda mx, data, indices: data[_coords(mx, indices, ax)])
+                raise Unsupported(
+                    f"axis={axis}, indices rank {indices.ndim}, data rank {data.ndim}: "
+                    "no per-element coordinates to index with"
+                )
+            return (f"data[{_coords_api(indices.shape, ax)}]", lambda mx, data, indices: data[_coords(mx, indices, ax)])
         mode = {"pick": "", "pick-wrap": ", mode='wrap'"}[variant]
         view, sl = "data", None
         if ax is not None and indices.ndim == data.ndim:
             if indices.shape[ax] != 1:
-                raise Unsupported(f"mx.nd.pick picks one element per position along the axis: it expresses "
-                                  f"GatherElements only when indices.shape[axis] == 1 (here {indices.shape[ax]})")
+                raise Unsupported(
+                    f"mx.nd.pick picks one element per position along the axis: it expresses "
+                    f"GatherElements only when indices.shape[axis] == 1 (here {indices.shape[ax]})"
+                )
             if any(i < n for d, (i, n) in enumerate(zip(indices.shape, data.shape, strict=True)) if d != ax):
                 # GatherElements reads the leading part of data where indices are smaller; pick wants equal shapes.
                 sl = tuple(slice(None) if d == ax else slice(0, i) for d, i in enumerate(indices.shape))
@@ -247,9 +262,18 @@ class MxnetAdapter(Adapter):
             trailing = len(shape) - 1 - b
             grid_shapes = [(-1,) + (1,) * (b - 1 - i + trailing) for i in range(b)]
             tup = "tuple(mx.np.moveaxis(indices, -1, 0))"
-            api = f"data[{tup}]" if b == 0 else (
-                "data[(" + ", ".join(f"mx.np.arange(data.shape[{i}], dtype='int64').reshape({_shape_str(s)})"
-                                     for i, s in enumerate(grid_shapes)) + f",) + {tup}]")
+            api = (
+                f"data[{tup}]"
+                if b == 0
+                else (
+                    "data[("
+                    + ", ".join(
+                        f"mx.np.arange(data.shape[{i}], dtype='int64').reshape({_shape_str(s)})"
+                        for i, s in enumerate(grid_shapes)
+                    )
+                    + f",) + {tup}]"
+                )
+            )
 
             def index(mx: Any, data: Any, indices: Any) -> Any:
                 grid = tuple(mx.np.arange(data.shape[i], dtype="int64").reshape(s) for i, s in enumerate(grid_shapes))
@@ -258,11 +282,15 @@ class MxnetAdapter(Adapter):
             return api, index
         # mx.nd.gather_nd reads index tuples along the FIRST axis of its indices: ONNX's last axis moved to the front.
         if b == 0:
-            return ("mx.nd.gather_nd(data, mx.nd.moveaxis(indices, -1, 0))",
-                    lambda mx, data, indices: mx.nd.gather_nd(data, mx.nd.moveaxis(indices, -1, 0)))
+            return (
+                "mx.nd.gather_nd(data, mx.nd.moveaxis(indices, -1, 0))",
+                lambda mx, data, indices: mx.nd.gather_nd(data, mx.nd.moveaxis(indices, -1, 0)),
+            )
         # Batch dims become explicit leading coordinates: row i holds the batch-i position of every index tuple.
-        api = (f"mx.nd.gather_nd(data, mx.nd.concat(mx.nd.array(np.indices({_shape_str(shape[:-1])})[:{b}], "
-               f"dtype=indices.dtype), mx.nd.moveaxis(indices, -1, 0), dim=0))")
+        api = (
+            f"mx.nd.gather_nd(data, mx.nd.concat(mx.nd.array(np.indices({_shape_str(shape[:-1])})[:{b}], "
+            f"dtype=indices.dtype), mx.nd.moveaxis(indices, -1, 0), dim=0))"
+        )
 
         def batched(mx: Any, data: Any, indices: Any) -> Any:
             grid = mx.nd.array(np.indices(shape[:-1])[:b], dtype=indices.dtype)
@@ -274,22 +302,31 @@ class MxnetAdapter(Adapter):
         data, indices = case.inputs["data"], case.inputs["indices"]
         reduction = case.attrs["reduction"]
         if reduction != "none":
-            raise Unsupported(f"reduction={reduction!r}: MXNet 1.9 has no scatter-{reduction} (scatter_nd, "
-                              "index_copy and item assignment only assign)")
+            raise Unsupported(
+                f"reduction={reduction!r}: MXNet 1.9 has no scatter-{reduction} (scatter_nd, "
+                "index_copy and item assignment only assign)"
+            )
         if variant == "scatter_nd":
             if np.any(data):
                 raise Unsupported("mx.nd.scatter_nd has no data input: it scatters into zeros (data is not all zeros)")
             shape = tuple(data.shape)
-            return (f"mx.nd.scatter_nd(updates, mx.nd.moveaxis(indices, -1, 0), shape={shape})",
-                    lambda mx, data, indices, updates: mx.nd.scatter_nd(updates, mx.nd.moveaxis(indices, -1, 0), shape))
+            return (
+                f"mx.nd.scatter_nd(updates, mx.nd.moveaxis(indices, -1, 0), shape={shape})",
+                lambda mx, data, indices, updates: mx.nd.scatter_nd(updates, mx.nd.moveaxis(indices, -1, 0), shape),
+            )
         if variant == "index_copy":
             if indices.ndim == 0 or indices.shape[-1] != 1:
-                raise Unsupported("mx.nd.contrib.index_copy copies whole rows of axis 0: it expresses ScatterND only "
-                                  f"for index tuples of length 1 (indices shape {indices.shape})")
+                raise Unsupported(
+                    "mx.nd.contrib.index_copy copies whole rows of axis 0: it expresses ScatterND only "
+                    f"for index tuples of length 1 (indices shape {indices.shape})"
+                )
             rows = (-1, *data.shape[1:])
-            return (f"mx.nd.contrib.index_copy(data, indices.reshape(-1), updates.reshape({_shape_str(rows)}))",
-                    lambda mx, data, indices, updates: mx.nd.contrib.index_copy(
-                        data, indices.reshape(-1), updates.reshape(rows)))
+            return (
+                f"mx.nd.contrib.index_copy(data, indices.reshape(-1), updates.reshape({_shape_str(rows)}))",
+                lambda mx, data, indices, updates: mx.nd.contrib.index_copy(
+                    data, indices.reshape(-1), updates.reshape(rows)
+                ),
+            )
 
         def assign(mx: Any, data: Any, indices: Any, updates: Any) -> Any:
             out = data.copy()
@@ -301,8 +338,10 @@ class MxnetAdapter(Adapter):
     def _scatterelements(self, case: CaseData, variant: str) -> tuple[str, Body]:
         reduction, axis = case.attrs["reduction"], int(case.attrs["axis"])
         if reduction != "none":
-            raise Unsupported(f"reduction={reduction!r}: MXNet 1.9 has no scatter-{reduction} (item assignment only "
-                              "assigns; mx.np has no ufunc.at or put_along_axis)")
+            raise Unsupported(
+                f"reduction={reduction!r}: MXNet 1.9 has no scatter-{reduction} (item assignment only "
+                "assigns; mx.np has no ufunc.at or put_along_axis)"
+            )
         shape = case.inputs["indices"].shape
         ax = _normalized(axis, len(shape))
         if ax is None:

@@ -41,7 +41,7 @@ def payload(case: Case) -> dict[str, Any]:
         "opset": case.spec.opset,
         "omit": list(case.spec.omit),
         "repeat": case.spec.repeat,
-        "fresh": is_risky(case.spec.dimension, case.spec.tags),
+        "fresh": is_risky(case.op, case.spec.dimension, case.spec.tags),
     }
 
 

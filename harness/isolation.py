@@ -96,7 +96,8 @@ class _Worker:
 
 
 class Isolated:
-    """An executor whose workers run in separate interpreters; one per interpreter path, kept warm."""
+    """An executor whose workers run in separate processes: one per framework (so one framework's crash does not
+    cost the others their warm state), each in that framework's interpreter, kept warm across cases."""
 
     def __init__(self, pythons: dict[str, str] | None = None, timeout: float = 120.0) -> None:
         self.pythons = pythons or {}
@@ -109,9 +110,9 @@ class Isolated:
 
     def _worker(self, framework: str) -> _Worker:
         python = self.python_for(framework)
-        worker = self._workers.get(python)
+        worker = self._workers.get(framework)
         if worker is None:
-            worker = self._workers[python] = _Worker(python)
+            worker = self._workers[framework] = _Worker(python)
         return worker
 
     def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -122,11 +123,11 @@ class Isolated:
         belongs to this case, not to whichever case would have run next.
         """
         result = self._run(framework, variant, payload)
-        worker = self._workers.get(self.python_for(framework))
+        worker = self._workers.get(framework)
         # A call that raised checked its indices; one that returned a value on a risky input may have written
         # out of bounds, so only then is the worker retired and its exit status checked.
         if payload.get("fresh") and worker is not None and result.get("outcome") == "ok":
-            del self._workers[worker.python]
+            del self._workers[framework]
             name = signal_name(worker.close())
             if name:
                 result = {**result, "outcome": "crash", "signal": name, "value": None,
@@ -150,7 +151,7 @@ class Isolated:
             return worker.channel.receive(timeout=self.timeout)
         except execnet.TimeoutError:
             worker.kill()
-            self._workers.pop(worker.python, None)
+            self._workers.pop(framework, None)
             return {
                 "outcome": "timeout",
                 "duration_s": time.perf_counter() - start,
@@ -158,7 +159,7 @@ class Isolated:
             }
         except execnet.RemoteError as exc:  # the worker loop itself failed: report it, start afresh next time
             worker.kill()
-            self._workers.pop(worker.python, None)
+            self._workers.pop(framework, None)
             return {
                 "outcome": "error",
                 "error_type": "RemoteError",
@@ -167,7 +168,7 @@ class Isolated:
             }
         except (EOFError, OSError, execnet.gateway_base.GatewayReceivedTerminate) as exc:
             code = worker.returncode()
-            self._workers.pop(worker.python, None)
+            self._workers.pop(framework, None)
             name = signal_name(code)
             what = f"worker died with {name}" if name else f"worker exited with status {code} ({exc!r})"
             return {

@@ -8,7 +8,7 @@ MXVENV ?= .venv-mxnet
 RESULTS ?= results/results.jsonl
 PYTEST_ARGS ?=
 
-.PHONY: report test lint schema clean mxnet-env
+.PHONY: report test lint schema clean mxnet-env browser
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,11 +24,21 @@ $(MXVENV)/.installed: pyproject.toml
 
 mxnet-env: $(MXVENV)/.installed
 
+# Two pytest-xdist workers (the machine's two cores); each keeps one warm worker process per framework.
 report: $(VENV)/.installed $(MXVENV)/.installed
-	$(PY) -m harness run --results $(RESULTS) $(PYTEST_ARGS)
+	$(PY) -m harness run --results $(RESULTS) -n 2 $(PYTEST_ARGS)
+	$(PY) -m harness behaviour $(RESULTS) --json results/behaviour.json
+	$(PY) -m harness report $(RESULTS) --out reports
+	@echo "report: reports/index.html"
+
+# The report's browser test drives Debian's headless Chromium; installed here when we may (root), else it skips.
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	{ [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; } || \
+	echo "note: chromium/chromedriver not installed; the browser test will skip"
 
 # pytest exits 5 when it collected no tests; that must not pass as green.
-test: $(VENV)/.installed $(MXVENV)/.installed
+test: $(VENV)/.installed $(MXVENV)/.installed browser
 	$(PY) -m ruff check .
 	$(PY) -m pytest tests $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; exit $$rc

@@ -191,7 +191,9 @@ def _beh_cell(row: dict[str, Any], b: int) -> dict[str, Any]:
     if row.get("blog_2020"):
         title.append(f"Blog 2020: {words(row['blog_2020'], row['dimension'])} — {row.get('blog_2020_source')}")
     return {"b": b, "text": words(shown, row["dimension"]), "cls": cls, "title": "\n".join(title),
-            "doc": row.get("agrees_with_docs") is False, "blog": row.get("agrees_with_blog") is False}
+            # An API that cannot express the probe neither agrees nor disagrees with what is written about it.
+            "doc": row.get("agrees_with_docs") is False and shown != "unsupported",
+            "blog": row.get("agrees_with_blog") is False and shown != "unsupported"}
 
 
 def matrices(df: pd.DataFrame, col_index: dict[str, int]) -> list[dict[str, Any]]:
@@ -232,11 +234,13 @@ def dtype_matrix(rows: list[dict[str, Any]]) -> dict[str, Any]:
     if beh.empty:
         return {"groups": [], "frameworks": [], "rows": []}
     beh["ok"] = beh["label"] == "ok"
+    beh["na"] = beh["label"] == "unsupported"  # the API cannot express the probe: says nothing about the dtype
     dims = [d for d in DIMENSIONS if d in set(beh["dimension"])] + sorted(set(beh["dimension"]) - set(DIMENSIONS))
     groups = [{"name": "data dtype" if p == "data-dtype:" else "index dtype",
                "dims": [d for d in dims if d.startswith(p)]} for p in DTYPE_PREFIXES]
     groups = [g for g in groups if g["dims"]]
-    agg = beh.groupby(["framework", "dimension"]).agg(ok=("ok", "sum"), n=("ok", "size"), b=("b", list))
+    agg = beh.groupby(["framework", "dimension"]).agg(ok=("ok", "sum"), na=("na", "sum"), n=("ok", "size"),
+                                                      b=("b", list))
     out = []
     for fw in sorted(set(beh["framework"])):
         cells = []
@@ -245,10 +249,13 @@ def dtype_matrix(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 if (fw, d) not in agg.index:
                     cells.append(None)
                     continue
-                ok, n, bs = int(agg.at[(fw, d), "ok"]), int(agg.at[(fw, d), "n"]), agg.at[(fw, d), "b"]
-                text, cls = ("Supported", "pass") if ok == n else ("Not supported", "dev") if ok == 0 else (
-                    f"Partial {ok}/{n}", "part")
-                cells.append({"text": text, "cls": cls, "bl": " ".join(map(str, bs)), "title": f"{ok} of {n} APIs"})
+                a = agg.loc[(fw, d)]
+                ok, n = int(a["ok"]), int(a["n"] - a["na"])
+                text, cls = ("Not expressible", "na") if n == 0 else ("Supported", "pass") if ok == n else (
+                    ("Not supported", "dev") if ok == 0 else (f"Partial {ok}/{n}", "part"))
+                title = f"{ok} of {n} APIs ran it correctly"
+                title += f"; {int(a['na'])} cannot express it" if a["na"] else ""
+                cells.append({"text": text, "cls": cls, "bl": " ".join(map(str, a["b"])), "title": title})
         out.append({"framework": fw, "cells": cells})
     return {"groups": groups, "frameworks": sorted(set(beh["framework"])), "rows": out}
 

@@ -1,0 +1,310 @@
+"""The compatibility report (harness/report): sections, counts, baseline changes, escaping, self-containment.
+
+The results files here are written by hand with the fields the runner produces (harness/runner.py: execute and
+judge); they are test input for the report, not a framework.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pandas")
+pytest.importorskip("jinja2")
+
+from harness.cli import main
+from harness.report import build, drilldown, generate
+
+GATHER6 = "cases/gather.yaml::ov-gather8-example-6"  # data [1..5], indices [0, -2, -1] -> [1, 4, 5]
+GATHERND1 = "cases/gather_nd.yaml::blog-gathernd-example-1"
+PROBE = "cases/probes/nonexistent.yaml::probe-oob"  # a probe the checkout lacks: evidence without inputs
+NO_CLAIMS = Path("/nonexistent-claims")  # the repository's claims/ would make cells depend on its contents
+EVIL = "bad </script><script>alert(1)</script> & <img src=x onerror=alert(2)>"
+
+
+def rec(case: str, op: str, fw: str, variant: str, outcome: str = "ok", verdict: str = "conforms",
+        **fields: Any) -> dict[str, Any]:
+    """A result record as harness.runner.execute writes it."""
+    file, _, cid = case.partition("::")
+    r: dict[str, Any] = {
+        "case": case, "case_file": file, "case_id": cid, "op": op, "tags": [], "framework": fw,
+        "framework_version": {"numpy": "2.4.6", "torch": "2.13.0", "tensorflow": "2.21.0"}.get(fw, "1.0"),
+        "variant": variant, "api": f"{fw}.{variant}(data, indices)", "device": "cpu", "outcome": outcome,
+        "error_type": None, "error_message": None, "signal": None, "duration_s": 0.001, "distinct_outputs": 1,
+        "expected": [1.0, 4.0, 5.0], "python": "3.11.7", "host": "testhost", "time": "2026-01-02T03:04:05+00:00",
+        "verdict": verdict, "reason": "",
+    }
+    if outcome == "ok":
+        r.update({"max_abs_err": 0.0, "mismatches": 0, "first_mismatches": [], "observed": [1.0, 4.0, 5.0],
+                  "observed_dtype": "float32", "observed_shape": [3]})
+    elif outcome == "error":
+        r.update({"error_type": "ValueError", "error_message": "index -2 is out of bounds", "distinct_outputs": None})
+    elif outcome == "unsupported":
+        r.update({"api": "", "reason": "cannot express", "distinct_outputs": None})
+    r.update(fields)
+    return r
+
+
+def sample_records() -> list[dict[str, Any]]:
+    """12 records: Gather on numpy, torch (2 variants), tensorflow; GatherND; two probes; a dtype probe."""
+    wrong = {"observed": [1.0, 0.0, 0.0], "max_abs_err": 5.0, "mismatches": 2, "reason": "2 of 3 element(s) differ",
+             "first_mismatches": [{"index": [1], "expected": 4.0, "observed": 0.0},
+                                  {"index": [2], "expected": 5.0, "observed": 0.0}]}
+    nd = {"expected": [[[1.0, 2.0]], [[5.0, 6.0]]], "observed": [[[1.0, 2.0]], [[5.0, 6.0]]],
+          "observed_shape": [2, 1, 2]}
+    return [
+        rec(GATHER6, "Gather", "numpy", "take"),
+        rec(GATHER6, "Gather", "torch", "indexing"),
+        rec(GATHER6, "Gather", "torch", "index_select", verdict="deviates", **wrong),
+        rec(GATHER6, "Gather", "tensorflow", "gather/eager", "error", "deviates", error_type="InvalidArgumentError",
+            error_message=EVIL, reason="raised where canonical semantics give a value"),
+        rec(GATHERND1, "GatherND", "numpy", "indexing", **nd),
+        rec(GATHERND1, "GatherND", "torch", "indexing", **nd),
+        rec(GATHERND1, "GatherND", "tensorflow", "gather_nd/eager", "crash", "deviates", signal="SIGSEGV",
+            error_message="worker died", distinct_outputs=None, expected=nd["expected"]),
+        rec(GATHERND1, "GatherND", "tensorflow", "gather_nd/xla", "unsupported", "n/a", expected=nd["expected"]),
+        rec(PROBE, "Gather", "numpy", "take", "error", "conforms", expected="error", dimension="oob-positive",
+            label="error"),
+        rec(PROBE, "Gather", "torch", "indexing", "ok", "deviates", expected="error", dimension="oob-positive",
+            label="wrap", observed=[30.0]),
+        rec(PROBE, "Gather", "tensorflow", "gather/eager", "crash", "deviates", expected="error",
+            dimension="oob-positive", label="crash:SIGFPE", signal="SIGFPE", distinct_outputs=None),
+        rec("cases/probes/nonexistent.yaml::probe-bf16", "Gather", "torch", "indexing", "error", "deviates",
+            dimension="data-dtype:bfloat16", label="error"),
+    ]
+
+
+def write(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+@pytest.fixture
+def report(tmp_path: Path) -> dict[str, Any]:
+    results = write(tmp_path / "results.jsonl", sample_records())
+    paths = generate([results], tmp_path / "out", claims_dir=NO_CLAIMS)
+    return {"paths": paths, "html": paths["index.html"].read_text(encoding="utf-8"), "tmp": tmp_path}
+
+
+def blob(html: str) -> dict[str, Any]:
+    m = re.search(r'<script type="application/json" id="data">(.*?)</script>', html, re.S)
+    assert m, "the evidence blob is missing"
+    return json.loads(m.group(1))
+
+
+def test_sections_and_files(report: dict[str, Any]) -> None:
+    html = report["html"]
+    for section in ("run", "legend", "behaviour", "conformance", "dtypes", "agreement"):
+        assert f'<section id="{section}">' in html
+    assert 'id="changes"' not in html  # only with --baseline
+    assert "Table 2: Gather / Take" in html and "Table 1: GatherND / ScatterND" in html
+    assert "testhost" in html and "2.13.0" in html and "3.11.7" in html  # header: machine, versions, Python
+    rows = json.loads(report["paths"]["behaviour.json"].read_text())
+    assert {(r["framework"], r["dimension"], r["label"]) for r in rows} >= {
+        ("numpy", "oob-positive", "error"), ("torch", "oob-positive", "wrap"),
+        ("tensorflow", "oob-positive", "crash:SIGFPE"), ("torch", "data-dtype:bfloat16", "error")}
+    # Blog-style words, coloured by conformance.
+    assert re.search(r'class="f\d o\d pass" data-b="\d+"[^>]*>Error<', html)
+    assert re.search(r'class="f\d o\d dev" data-b="\d+"[^>]*>Wrap \(supported\)<', html)
+    assert re.search(r'class="f\d o\d crash" data-b="\d+"[^>]*>Crash \(SIGFPE\)<', html)
+    assert "What happens to an index &gt;= s?" in html  # the dimension's question, escaped
+    assert re.search(r'<td class="dev" data-bl="\d+"[^>]*>Not supported</td>', html)  # dtype matrix
+
+
+def test_matrix_csv_and_counts(report: dict[str, Any]) -> None:
+    with open(report["paths"]["matrix.csv"], newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    by_case = {r["case"]: r for r in rows}
+    assert by_case[GATHER6]["torch:index_select"] == "deviates"
+    assert by_case[GATHER6]["tensorflow:gather/eager"] == "error"
+    assert by_case[GATHERND1]["tensorflow:gather_nd/eager"] == "crash"
+    assert by_case[GATHERND1]["tensorflow:gather_nd/xla"] == "n/a"
+    assert by_case[GATHERND1]["torch:index_select"] == ""  # not run
+    counts = {c["op"]: c for c in build.counts(build.frame(build.dedupe(sample_records())))}
+    assert {k: counts["Gather"][k] for k in build.STATUSES} == {
+        "conforms": 3, "deviates": 2, "error": 2, "crash": 1, "timeout": 0, "n/a": 0}
+    assert {k: counts["GatherND"][k] for k in build.STATUSES} == {
+        "conforms": 2, "deviates": 0, "error": 0, "crash": 1, "timeout": 0, "n/a": 1}
+    assert counts["all"]["total"] == 12
+    row = re.search(r'<tr class="o\d"><th>GatherND</th>(.*?)</tr>', report["html"]).group(1)
+    assert re.findall(r'data-status="[^"]+">(\d+)<', row) == ["2", "0", "0", "1", "0", "1"]
+
+
+def test_agreement() -> None:
+    records = build.dedupe(sample_records())
+    agree = build.agreement(records, build.frame(records))
+    fws = agree["frameworks"]
+    cell = agree["rows"][fws.index("numpy")]["cells"][fws.index("torch")]
+    # numpy vs torch: Gather6 ×2 torch variants (agree, disagree), GatherND (agree), probe (refused vs value).
+    assert (cell["n"], cell["agree"]) == (4, 2)
+    same = agree["rows"][fws.index("torch")]["cells"][fws.index("torch")]
+    assert (same["n"], same["agree"]) == (1, 0)  # indexing vs index_select on Gather6
+
+
+def test_injection_is_text(report: dict[str, Any], tmp_path: Path) -> None:
+    html = report["html"]
+    assert "<script>alert" not in html and "<img src=x" not in html
+    assert html.count("</script>") == 2  # the blob's and the page script's own closing tags only
+    m = re.search(r'<script type="application/json" id="data">(.*?)</script>', html, re.S)
+    assert "<" not in m.group(1) and ">" not in m.group(1) and "&" not in m.group(1)
+    assert "\\u003c/script\\u003e" in m.group(1)
+    assert EVIL in blob(html)["str"]  # the message survives, exactly, as data
+    # Framework-supplied text in attributes and cells is escaped too.
+    evil = sample_records()[:1]
+    evil[0]["variant"] = '"><script>alert(3)</script>'
+    evil[0]["framework_version"] = "<b>1</b>"
+    out = generate([write(tmp_path / "evil.jsonl", evil)], tmp_path / "evil", claims_dir=NO_CLAIMS)
+    text = out["index.html"].read_text()
+    assert "<script>alert" not in text and "<b>1</b>" not in text and "&lt;script&gt;alert(3)" in text
+
+
+def test_drilldown_evidence(report: dict[str, Any]) -> None:
+    from harness.cases import Case, load_file
+    from harness.repro import snippet
+
+    data = blob(report["html"])
+    cases = {c["id"]: c for c in data["cases"]}
+    g = cases[GATHER6]
+    assert g["inputs"] == [["data", "float32", [5]], ["indices", "int64", [3]]]
+    assert g["attrs"] == {"axis": 0, "batch_dims": 0} and g["exp"] == [1.0, 4.0, 5.0]
+    case = next(c for c in load_file(Path("cases/gather.yaml"), "cases/gather.yaml")
+                if isinstance(c, Case) and c.id == "ov-gather8-example-6")
+    api = "torch.index_select(data, 0, indices)"
+    assert g["repro"] + "\n" + api == snippet(case, api)  # the page's join equals harness.repro.snippet
+    assert "missing" in cases[PROBE]  # a case the checkout lacks still shows its record
+    dev = next(r for r in data["recs"] if r["s"] == "deviates" and data["cols"][r["k"]] == "torch:index_select")
+    assert dev["fm"][0] == {"index": [1], "expected": 4.0, "observed": 0.0} and dev["obs"] == [1.0, 0.0, 0.0]
+    assert data["str"][dev["api"]] == "torch.index_select(data, indices)"
+
+
+TORCH_CLAIMS = """\
+framework: torch
+title: test claims
+claims:
+  - op: Gather
+    dimension: oob-positive
+    label: error
+    text: "index <must> be in range"
+    source: https://docs.pytorch.org/docs/stable/generated/torch.index_select.html
+"""
+BLOG_CLAIMS = """\
+framework: blog-2020
+title: the 2020 blog
+defaults: {source: "https://www.pathpartnertech.com/gather-scatter-operation-in-deep-learning-framework/",
+           source_kind: secondary}
+claims:
+  - {op: Gather, dimension: oob-positive, label: wrap, text: "Supported with different modes", about: numpy}
+  - {op: Gather, dimension: oob-positive, label: wrap, text: "Supported", about: torch}
+"""
+
+
+def test_documented_and_blog_marks(tmp_path: Path) -> None:
+    claims = tmp_path / "claims"
+    claims.mkdir()
+    (claims / "torch.yaml").write_text(TORCH_CLAIMS)
+    (claims / "blog-2020.yaml").write_text(BLOG_CLAIMS)
+    out = generate([write(tmp_path / "r.jsonl", sample_records())], tmp_path / "out", claims_dir=claims)
+    html = out["index.html"].read_text()
+    # torch measured wrap: contradicts its docs (error) but not the blog (wrap).
+    cell = re.search(r'<td class="[^"]*dev" data-b="\d+" title="([^"]*)"[^>]*>Wrap \(supported\)(.*?)</td>', html)
+    assert cell and 'class="m-doc"' in cell.group(2) and 'class="m-blog"' not in cell.group(2)
+    assert "Documented: Error — https://docs.pytorch.org/docs/stable/generated/torch.index_select.html" in cell.group(1)
+    # numpy measured error: no documented claim here, but contradicts the blog (wrap).
+    numpy_cell = re.search(r'<td class="[^"]*pass" data-b="\d+" title="([^"]*)"[^>]*>Error(.*?)</td>', html)
+    assert numpy_cell and 'class="m-blog"' in numpy_cell.group(2) and 'class="m-doc"' not in numpy_cell.group(2)
+    assert "Blog 2020: Wrap (supported) — https://www.pathpartnertech.com/" in numpy_cell.group(1)
+    data = blob(html)
+    beh = {data["cols"][b["k"]]: b for b in data["beh"] if b["dim"] == "oob-positive"}
+    torch = beh["torch:indexing"]
+    assert torch["adoc"] is False and torch["ablog"] is True and torch["dtext"] == "index <must> be in range"
+    assert torch["dhref"] == "https://docs.pytorch.org/docs/stable/generated/torch.index_select.html"
+    assert beh["numpy:take"]["ablog"] is False
+
+
+def test_baseline_changes(tmp_path: Path) -> None:
+    base = sample_records()
+    now = sample_records()
+    now[2] = rec(GATHER6, "Gather", "torch", "index_select")  # deviated, now conforms
+    now[0] = rec(GATHER6, "Gather", "numpy", "take", "error", "deviates")  # conformed, now raises
+    now[9] = {**now[9], "label": "clamp", "framework_version": "2.14.0"}  # torch probe: wrap -> clamp
+    now.append(rec("cases/gather.yaml::new-case", "Gather", "numpy", "take"))
+    out = generate([write(tmp_path / "now.jsonl", now)], tmp_path / "out", [write(tmp_path / "base.jsonl", base)],
+                   claims_dir=NO_CLAIMS)
+    html = out["index.html"].read_text()
+    assert '<section id="changes">' in html
+    started = re.search(r'<table class="plain" id="changes-started">(.*?)</table>', html, re.S).group(1)
+    stopped = re.search(r'<table class="plain" id="changes-stopped">(.*?)</table>', html, re.S).group(1)
+    labels = re.search(r'<table class="plain" id="changed-labels">(.*?)</table>', html, re.S).group(1)
+    assert "numpy:take" in started and "torch:index_select" not in started
+    assert "torch:index_select" in stopped
+    assert "Wrap (supported)" in labels and "Clamp" in labels and "2.14.0" in labels
+    assert "1 new, 0 no longer present" in html
+
+
+def test_self_contained(tmp_path: Path) -> None:
+    """Nothing is fetched: no src/href resources, no url()/@import, no network calls; <a href> links are allowed."""
+    resource_attrs = {"src", "srcset", "href", "data", "poster", "action", "formaction", "background", "xlink:href"}
+
+    class Resources(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bad: list[str] = []
+            self.code: list[str] = []
+            self.tag = ""
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            self.tag = tag if tag != "script" or ("type", "application/json") not in attrs else "json"
+            for name, value in attrs:
+                if (name in resource_attrs and not (tag == "a" and name == "href")) or (
+                        name == "style" and value and re.search(r"url\(|@import", value)):
+                    self.bad.append(f"<{tag} {name}={value!r}>")
+
+        def handle_data(self, data: str) -> None:
+            if self.tag in ("style", "script"):
+                self.code.append(data)
+
+    # Citations (URLs) in the claims make the check meaningful: they must appear only as text or <a href>.
+    records = sample_records()
+    records[1]["error_message"] = "see https://example.com/x.png"
+    out = generate([write(tmp_path / "r.jsonl", records)], tmp_path / "out")
+    parser = Resources()
+    parser.feed(out["index.html"].read_text())
+    assert parser.bad == []
+    code = "\n".join(parser.code)
+    assert "function" in code  # the page's own script was seen
+    assert not re.search(r"https?://|url\(|@import|\bfetch\(|XMLHttpRequest|\bimport\(|\.src\s*=", code)
+
+
+def test_words() -> None:
+    assert build.words("wrap") == "Wrap (supported)"
+    assert build.words("crash:SIGFPE") == "Crash (SIGFPE)"
+    assert build.words("skip") == "Dropped" and build.words("alias") == "Reads neighbour"
+    assert build.words("keep-data") == "Same as data" and build.words("fill-nan") == "Fill (NaN/min)"
+    assert build.words("error", "negative-axis") == "Not supported (error)"
+    assert build.words("error|wrap", "oob-positive") == "Error / Wrap (supported)"
+
+
+def test_embed_json_escapes() -> None:
+    text = str(drilldown.embed_json({"m": "</script><!-- & \u2028", "x": float("nan")}))
+    assert not set(text) & set("<>&\u2028")
+    assert json.loads(text) == {"m": "</script><!-- & \u2028", "x": "NaN"}
+
+
+def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results = write(tmp_path / "r.jsonl", sample_records())
+    assert main(["report", str(results), "--out", str(tmp_path / "o"), "--baseline", str(results)]) == 0
+    assert {p.name for p in (tmp_path / "o").iterdir()} == {"index.html", "behaviour.json", "matrix.csv"}
+    assert "index.html" in capsys.readouterr().out
+
+
+def test_empty_results(tmp_path: Path) -> None:
+    out = generate([write(tmp_path / "r.jsonl", [])], tmp_path / "out", claims_dir=NO_CLAIMS)
+    html = out["index.html"].read_text()
+    assert '<section id="conformance">' in html and "No probe results" in html
+    assert json.loads(out["behaviour.json"].read_text()) == []

@@ -1,0 +1,118 @@
+"""The report page in a real browser: headless Chromium (Debian's chromium + chromium-driver) driven by selenium.
+
+Opens the generated index.html via file://, checks the tables render, that a click opens a cell's evidence (the
+native call and the repro), that filters hide columns, that injected markup stays text, and saves a screenshot.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+    pytest.skip("needs /usr/bin/chromium and /usr/bin/chromedriver (apt-get install chromium chromium-driver)",
+                allow_module_level=True)
+webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (pip install selenium)")
+
+from selenium.common.exceptions import NoAlertPresentException  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
+from test_report import EVIL, GATHER6, NO_CLAIMS, sample_records, write  # noqa: E402
+
+from harness.report import generate  # noqa: E402
+
+
+@pytest.fixture
+def browser(tmp_path: Path):
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+                f"--user-data-dir={tmp_path / 'chromium-profile'}", "--window-size=1400,1000"):
+        opts.add_argument(arg)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+    shutil.rmtree(tmp_path / "chromium-profile", ignore_errors=True)
+
+
+def click(browser, element) -> None:
+    """A real click (through the page's event handling), on the element scrolled to the middle of the view."""
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'center'})", element)
+    element.click()
+
+
+def test_report_in_chromium(browser, tmp_path: Path) -> None:
+    out = generate([write(tmp_path / "results.jsonl", sample_records())], tmp_path / "out", claims_dir=NO_CLAIMS)
+    browser.get(out["index.html"].resolve().as_uri())
+    wait = WebDriverWait(browser, 10)
+    panel = browser.find_element(By.ID, "panel")
+    assert browser.find_elements(By.CSS_SELECTOR, "table.beh td[data-b]")
+    assert browser.find_elements(By.CSS_SELECTOR, "table.mx td[data-r]")
+    assert not panel.is_displayed()
+
+    # A deviating matrix cell opens its evidence: the native call and a repro that ends with it.
+    click(browser, browser.find_element(By.CSS_SELECTOR, f'tr[data-case="{GATHER6}"] td.s-dev'))
+    wait.until(ec.visibility_of(panel))
+    api = browser.find_element(By.CSS_SELECTOR, "#panel pre.api").text
+    repro = browser.find_element(By.CSS_SELECTOR, "#panel pre.repro").text
+    assert api == "torch.index_select(data, indices)"
+    assert repro.startswith("import numpy as np") and repro.endswith(api)
+    assert "indices = np.array([0, -2, -1], dtype=np.int64)" in repro
+    assert "2 of 3 element(s) differ" in panel.text
+    browser.save_screenshot(str(tmp_path / "report-drilldown.png"))
+
+    # The error cell whose message holds markup shows it as text; no script ran.
+    browser.find_element(By.ID, "p-close").click()
+    assert not panel.is_displayed()
+    click(browser, browser.find_element(By.CSS_SELECTOR, f'tr[data-case="{GATHER6}"] td.s-err'))
+    wait.until(ec.visibility_of(panel))
+    assert EVIL in browser.find_element(By.CSS_SELECTOR, "#panel pre.err").text
+    with pytest.raises(NoAlertPresentException):
+        browser.switch_to.alert.text  # noqa: B018
+    assert not browser.find_elements(By.CSS_SELECTOR, "#panel img, #panel script")
+
+    # A behaviour cell: measured words, canonical, and its probe's evidence.
+    browser.find_element(By.ID, "p-close").click()
+    beh = browser.find_element(By.XPATH, "//table[contains(@class,'beh')]//td[contains(., 'Wrap (supported)')]")
+    click(browser, beh)
+    wait.until(ec.visibility_of(panel))
+    assert "oob-positive" in panel.text and "torch.indexing(data, indices)" in panel.text
+    browser.find_element(By.ID, "p-close").click()
+
+    # Filters: a framework's columns disappear; an operator hides the other operators' matrices.
+    torch_header = browser.find_element(By.XPATH, "//table[contains(@class,'mx')]//th[@title='torch:index_select']")
+    assert torch_header.is_displayed()
+    browser.find_element(By.XPATH, "//label[normalize-space()='torch']/input").click()
+    assert not torch_header.is_displayed()
+    assert browser.find_element(By.CSS_SELECTOR, f'tr[data-case="{GATHER6}"] td.s-pass').is_displayed()  # numpy
+    Select(browser.find_element(By.ID, "f-op")).select_by_visible_text("GatherND")
+    assert not browser.find_element(By.CSS_SELECTOR, 'table.mx[data-op="Gather"]').is_displayed()
+    assert browser.find_element(By.CSS_SELECTOR, 'table.mx[data-op="GatherND"]').is_displayed()
+    Select(browser.find_element(By.ID, "f-op")).select_by_visible_text("all")
+    browser.find_element(By.ID, "f-all").click()
+    nd_row = browser.find_element(By.CSS_SELECTOR, 'tr[data-case="cases/gather_nd.yaml::blog-gathernd-example-1"]')
+    browser.find_element(By.XPATH, "//label[normalize-space()='tensorflow']/input").click()
+    browser.find_element(By.ID, "f-bad").click()  # failing only: GatherND failed only on (hidden) tensorflow
+    assert not nd_row.is_displayed()
+    assert browser.find_element(By.CSS_SELECTOR, f'tr[data-case="{GATHER6}"]').is_displayed()
+    browser.find_element(By.ID, "f-bad").click()
+    assert nd_row.is_displayed()
+    browser.find_element(By.ID, "f-all").click()
+    Select(browser.find_element(By.ID, "f-op")).select_by_visible_text("all")
+    assert torch_header.is_displayed()
+
+    browser.save_screenshot(str(tmp_path / "report.png"))
+    assert (tmp_path / "report.png").stat().st_size > 10_000
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert errors == []

@@ -40,7 +40,7 @@ browser:
 # pytest exits 5 when it collected no tests; that must not pass as green.
 test: $(VENV)/.installed $(MXVENV)/.installed browser
 	$(PY) -m ruff check .
-	$(PY) -m pytest tests $(PYTEST_ARGS); rc=$$?; \
+	$(PY) -m pytest tests -n 2 $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 lint: $(VENV)/.installed

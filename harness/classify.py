@@ -102,6 +102,7 @@ def _axis_label(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, Any], o
     data = inputs["data"]
     flat = dict(inputs, data=data.reshape(-1))
     b = int(attrs.get("batch_dims", 0) or 0)
+    b = b + inputs["indices"].ndim if b < 0 else b
     base = "Gather" if op == "Take" else op
     if op == "Take":  # Gather has no mode; on in-range indices Take's mode changes nothing
         attrs = {k: v for k, v in attrs.items() if k != "mode"}
@@ -109,6 +110,11 @@ def _axis_label(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, Any], o
         ("axis-0", _try(base, inputs, {**attrs, "axis": 0})),
         ("first-non-batch", _try(base, inputs, {**attrs, "axis": b}) if b else None),
         ("flatten", _try(base, flat, {**attrs, "axis": 0, "batch_dims": 0})),
+        # Flattening within each batch (jax.vmap over jnp.take): data reshaped to batch dims + (-1,).
+        (
+            "flatten",
+            _try(base, dict(inputs, data=data.reshape(data.shape[:b] + (-1,))), {**attrs, "axis": b}) if b else None,
+        ),
         ("last", _try(base, inputs, {**attrs, "axis": data.ndim - 1})),
     ]
     for label, candidate in tries:
@@ -117,8 +123,14 @@ def _axis_label(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, Any], o
     return "other"
 
 
-def label(dimension: str, op: str, inputs: dict[str, np.ndarray], attrs: dict[str, Any], record: dict[str, Any],
-          observed: np.ndarray | None) -> str:
+def label(
+    dimension: str,
+    op: str,
+    inputs: dict[str, np.ndarray],
+    attrs: dict[str, Any],
+    record: dict[str, Any],
+    observed: np.ndarray | None,
+) -> str:
     """The behaviour label for one probe result (see harness/dimensions.py for the vocabulary)."""
     outcome = record["outcome"]
     if outcome == "crash":

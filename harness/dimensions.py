@@ -62,6 +62,8 @@ def canonical_label(op: str, dimension: str) -> str | None:
         return "keep-data"
     if k == "axis":
         return "flatten" if op == "Take" else "axis-0"
+    if dimension == "batch-dims-negative" and op == "GatherND":
+        return "error"  # GatherND-13: batch_dims is a non-negative integer
     return "ok"
 
 

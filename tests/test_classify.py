@@ -110,3 +110,11 @@ def test_support_dimensions() -> None:
         )
         == "wrong"
     )
+
+
+def test_default_axis_flattening_within_each_batch() -> None:
+    # jax.vmap(jnp.take) flattens each batch element: row 0 of [[1..4],[5..8],[9..12]] gives 3 and 1 for [2, 0].
+    data = np.arange(1, 25, dtype=F).reshape(2, 3, 4)
+    inputs = {"data": data, "indices": np.array([[2, 0], [1, 2]])}
+    attrs = {"axis": 1, "batch_dims": 1}
+    assert label("default-axis", "Gather", inputs, attrs, *_ok(np.array([[3, 1], [14, 15]], F))) == "flatten"

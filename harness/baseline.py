@@ -65,3 +65,17 @@ def check(baseline: dict[str, Any], key: str, observed: str, version: str) -> st
         return (f"behaviour changed: baseline says {known!r} (measured on {baseline.get('version')}), "
                 f"observed {observed!r} on {version}")
     return None
+
+
+def from_records(root: Path, records: list[dict[str, Any]]) -> dict[str, int]:
+    """Write baseline files from result records (every probe record's label); returns labels per framework."""
+    by_fw: dict[str, dict[str, str]] = {}
+    versions: dict[str, str] = {}
+    for rec in records:
+        if rec.get("label"):
+            key = item_key(rec["case"], rec.get("variant", ""), rec.get("device", "cpu"))
+            by_fw.setdefault(rec["framework"], {})[key] = rec["label"]
+            versions[rec["framework"]] = rec.get("framework_version", "")
+    for framework, labels in by_fw.items():
+        update(root, framework, versions[framework], labels)
+    return {fw: len(labels) for fw, labels in by_fw.items()}

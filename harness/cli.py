@@ -111,6 +111,16 @@ def _report(args: argparse.Namespace) -> int:
     return report_main(args)
 
 
+def _baseline(args: argparse.Namespace) -> int:
+    from harness.baseline import from_records
+    from harness.records import read
+
+    counts = from_records(Path(args.dir), list(read(args.files)))
+    for fw, n in sorted(counts.items()):
+        print(f"{fw}: {n} label(s) -> {Path(args.dir) / (fw + '.yaml')}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__)
@@ -137,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--out", required=True, help="output directory")
     rep.add_argument("--baseline", nargs="+", default=[], help="previous results files to show changes against")
     rep.add_argument("--claims", default="", help="claims directory (default: claims/)")
+    bas = sub.add_parser("baseline", help="write baselines/<framework>.yaml from the probe labels in results files")
+    bas.add_argument("files", nargs="+")
+    bas.add_argument("--dir", default=str(ROOT / "baselines"))
     args, extra = parser.parse_known_args(argv)
     if args.cmd != "run" and extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -150,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         return _merge(args)
     if args.cmd == "behaviour":
         return _behaviour(args)
+    if args.cmd == "baseline":
+        return _baseline(args)
     if args.cmd == "report":
         return _report(args)
     print(summary_text(args.files))

@@ -50,11 +50,25 @@ def test_behaviour_table_marks_canonical_and_documented_differences() -> None:
     claims = Path(__file__).resolve().parent.parent / "claims"
 
     def rec(fw: str, variant: str, api: str, label: str) -> dict:
-        return {"case": f"cases/g.yaml::{fw}", "op": "Gather", "framework": fw, "framework_version": "x",
-                "variant": variant, "api": api, "device": "cpu", "dimension": "oob-positive", "label": label}
+        return {
+            "case": f"cases/g.yaml::{fw}",
+            "op": "Gather",
+            "framework": fw,
+            "framework_version": "x",
+            "variant": variant,
+            "api": api,
+            "device": "cpu",
+            "dimension": "oob-positive",
+            "label": label,
+        }
 
-    rows = table([rec("numpy", "take", "np.take(data, indices, axis=0)", "error"),
-                  rec("jax", "eager", "jnp.take(data, indices, axis=0)", "fill-nan")], claims)
+    rows = table(
+        [
+            rec("numpy", "take", "np.take(data, indices, axis=0)", "error"),
+            rec("jax", "eager", "jnp.take(data, indices, axis=0)", "fill-nan"),
+        ],
+        claims,
+    )
     by_fw = {r["framework"]: r for r in rows}
     assert by_fw["numpy"]["conforms"] is True and by_fw["numpy"]["documented"] == "error"
     assert by_fw["numpy"]["agrees_with_docs"] is True and by_fw["numpy"]["documented_source"]
@@ -64,3 +78,27 @@ def test_behaviour_table_marks_canonical_and_documented_differences() -> None:
     assert contradicting["agrees_with_docs"] is False
     text = render_text([contradicting, by_fw["jax"]])
     assert "clamp!*" in text and "fill-nan!" in text
+
+
+def test_baseline_from_results_file(tmp_path: Path) -> None:
+    from harness.cli import main
+
+    results = tmp_path / "r.jsonl"
+    results.write_text(
+        json.dumps(
+            {
+                "case": "cases/p.yaml::probe",
+                "framework": "numpy",
+                "framework_version": "2.4",
+                "variant": "take",
+                "device": "cpu",
+                "label": "wrap",
+            }
+        )
+        + "\n"
+        + json.dumps({"case": "cases/p.yaml::plain", "framework": "numpy", "variant": "take"})
+        + "\n"
+    )
+    assert main(["baseline", str(results), "--dir", str(tmp_path / "b")]) == 0
+    saved = baseline.load(tmp_path / "b", "numpy")
+    assert saved["labels"] == {"cases/p.yaml::probe[take]": "wrap"} and saved["version"] == "2.4"

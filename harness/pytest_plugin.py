@@ -126,17 +126,23 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_KEY] = _State(config)
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # Here and not in unconfigure: a pytest-xdist worker may be torn down right after its session ends.
+    state = session.config.stash.get(_KEY, None)
+    if state and state.update_baseline and state.new_labels:
+        from harness import baseline
+
+        for framework, labels in state.new_labels.items():
+            baseline.update(state.baseline_dir, framework, state.versions[framework], labels)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(_KEY, None)
     if state and state.writer:
         state.writer.close()
     if state and state.executor is not None and hasattr(state.executor, "close"):
         state.executor.close()
-    if state and state.update_baseline and state.new_labels:
-        from harness import baseline
 
-        for framework, labels in state.new_labels.items():
-            baseline.update(state.baseline_dir, framework, state.versions[framework], labels)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -13,11 +13,12 @@ import pytest
 pytest.importorskip("jax")
 
 import ml_dtypes
+from _shipped import shipped_cases
 
 from adapters import jax as jax_adapter
 from adapters.base import CaseData, Unsupported
 from harness import wire
-from harness.cases import Case, load_file
+from harness.cases import Case
 from harness.compare import compare
 from harness.ops import with_defaults
 from harness.reference import compute
@@ -39,13 +40,6 @@ KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
 }
 
 
-def _shipped_cases() -> list[Case]:
-    cases: list[Case] = []
-    for path in sorted((ROOT / "cases").glob("*.yaml")):
-        for entry in load_file(path, path.relative_to(ROOT).as_posix()):
-            if isinstance(entry, Case) and "crash" not in entry.spec.tags:
-                cases.append(entry)
-    return cases
 
 
 # Every case compiles anew (JAX compiles per shape/dtype: each eager op, each jitted function), about 0.2 s of
@@ -65,7 +59,7 @@ def test_shipped_cases_deviate_only_where_known() -> None:
     executor = InProcess()
     deviating: dict[tuple[str, str], str] = {}
     unexplained_na: list[tuple[str, str]] = []
-    for case in _shipped_cases():
+    for case in shipped_cases():
         for variant in _variants_for(case):
             record = execute(case, "jax", variant, executor)
             if record["verdict"] == "deviates":

@@ -20,10 +20,12 @@ if not MXNET_PYTHON.exists():
     pytest.skip("MXNet's environment is not built (make mxnet-env)", allow_module_level=True)
 pytest.importorskip("execnet")
 
+from _shipped import shipped_cases  # noqa: E402
+
 from adapters.base import CaseData, Unsupported  # noqa: E402
 from adapters.mxnet import ADAPTER, element_coords  # noqa: E402
 from harness import dtypes, wire  # noqa: E402
-from harness.cases import Case, load_file  # noqa: E402
+from harness.cases import Case  # noqa: E402
 from harness.isolation import Isolated  # noqa: E402
 from harness.ops import GATHER_OPS, SCATTER_OPS, with_defaults  # noqa: E402
 from harness.runner import execute  # noqa: E402
@@ -102,13 +104,6 @@ KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
 OUTSIDE_TIMEOUT = 30.0
 
 
-def _cases() -> list[Case]:
-    out = []
-    for path in sorted((ROOT / "cases").glob("*.yaml")):
-        for entry in load_file(path, f"cases/{path.name}"):
-            if isinstance(entry, Case) and "crash" not in entry.spec.tags:
-                out.append(entry)
-    return out
 
 
 def _case_data(case: Case) -> CaseData:
@@ -169,7 +164,7 @@ def executor() -> Any:
 
 
 def test_every_shipped_case(executor: WarmMxnet) -> None:
-    runs = [(case, variant) for case in _cases() for variant in ADAPTER.variants(case.op)]
+    runs = [(case, variant) for case in shipped_cases() for variant in ADAPTER.variants(case.op)]
     records: dict[tuple[str, str], dict[str, Any]] = {}
     # The throwaway workers (MXNet's import is most of their cost) run two at a time beside the warm one.
     with ThreadPoolExecutor(max_workers=2) as pool:

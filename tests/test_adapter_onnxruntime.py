@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("onnxruntime")
 
 import ml_dtypes
+from _shipped import shipped_cases
 
 from adapters.base import CaseData, Unsupported
 from adapters.onnxruntime import (
@@ -23,7 +24,6 @@ from adapters.onnxruntime import (
     threads,
     variant_target,
 )
-from harness.cases import Case, load_file
 from harness.runner import InProcess, execute
 from harness.worker import run_case
 
@@ -153,20 +153,13 @@ KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
 }
 
 
-def _shipped_cases() -> list[Case]:
-    cases: list[Case] = []
-    for path in sorted((ROOT / "cases").glob("*.yaml")):
-        for entry in load_file(path, path.relative_to(ROOT).as_posix()):
-            if isinstance(entry, Case) and "crash" not in entry.spec.tags:
-                cases.append(entry)
-    return cases
 
 
 def test_shipped_cases_deviate_only_where_known() -> None:
     executor = InProcess()
     deviating: dict[tuple[str, str], str] = {}
     unexplained_na: list[tuple[str, str]] = []
-    for case in _shipped_cases():
+    for case in shipped_cases():
         for variant in ADAPTER.variants(case.op):
             record = execute(case, "onnxruntime", variant, executor)
             if record["verdict"] == "deviates":

@@ -12,6 +12,7 @@ import pytest
 pytest.importorskip("openvino")
 
 import ml_dtypes
+from _shipped import shipped_cases
 
 from adapters.base import CaseData, Unsupported
 from adapters.openvino import (
@@ -125,18 +126,13 @@ def crash_risk(case: Case, variant: str) -> str | None:
     return None
 
 
-def _shipped_cases() -> list[Case]:
-    cases: list[Case] = []
-    for path in sorted((ROOT / "cases").glob("*.yaml")):
-        cases.extend(e for e in load_file(path, path.relative_to(ROOT).as_posix()) if isinstance(e, Case))
-    return cases
 
 
 def test_shipped_cases_deviate_only_where_known() -> None:
     executor = InProcess()
     deviating: dict[tuple[str, str], str] = {}
     unexplained_na: list[tuple[str, str]] = []
-    for case in _shipped_cases():
+    for case in shipped_cases():
         for variant in ADAPTER.variants(case.op):
             if crash_risk(case, variant):
                 continue

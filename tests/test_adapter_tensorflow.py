@@ -13,11 +13,12 @@ import pytest
 pytest.importorskip("tensorflow")
 
 import ml_dtypes
+from _shipped import shipped_cases
 
 import adapters.tensorflow as tf_adapter
 from adapters.base import CaseData, Unsupported
 from adapters.tensorflow import ADAPTER, from_tensor, split_variant, to_tensor
-from harness.cases import Case, load_file
+from harness.cases import Case
 from harness.reference import compute
 from harness.runner import InProcess, execute
 
@@ -113,13 +114,6 @@ KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
 }
 
 
-def _shipped_cases() -> list[Case]:
-    out = []
-    for path in sorted((ROOT / "cases").glob("*.yaml")):
-        for entry in load_file(path, f"cases/{path.name}"):
-            if isinstance(entry, Case) and "crash" not in entry.spec.tags:
-                out.append(entry)
-    return out
 
 
 def _selected(case: Case) -> list[str]:
@@ -130,7 +124,7 @@ def _selected(case: Case) -> list[str]:
 
 
 def test_shipped_cases_deviate_exactly_where_known() -> None:
-    cases = _shipped_cases()
+    cases = shipped_cases()
     possible = {(c.nodeid, v) for c in cases for v in ADAPTER.variants(c.op)}
     stale = sorted(set(KNOWN_DEVIATIONS) - possible)
     assert not stale, f"KNOWN_DEVIATIONS names cases/variants that do not exist: {stale}"

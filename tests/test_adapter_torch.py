@@ -13,12 +13,12 @@ pytest.importorskip("torch")
 
 import ml_dtypes
 import torch
+from _shipped import shipped_cases
 
 import adapters.torch as torch_adapter
 from adapters.base import CaseData, Unsupported
 from adapters.torch import ADAPTER, COMPILED, to_tensor
 from adapters.torch_calls import VARIANTS
-from harness.cases import Case, load_file
 from harness.reference import compute
 from harness.runner import InProcess, execute
 from harness.worker import run_case
@@ -115,20 +115,13 @@ KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
 }
 
 
-def _shipped_cases() -> list[Case]:
-    cases: list[Case] = []
-    for path in sorted((ROOT / "cases").glob("*.yaml")):
-        for entry in load_file(path, path.relative_to(ROOT).as_posix()):
-            if isinstance(entry, Case) and "crash" not in entry.spec.tags:
-                cases.append(entry)
-    return cases
 
 
 def test_shipped_cases_deviate_only_where_known() -> None:
     executor = InProcess()
     deviating: dict[tuple[str, str], str] = {}
     unexplained_na: list[tuple[str, str]] = []
-    for case in _shipped_cases():
+    for case in shipped_cases():
         for variant in ADAPTER.variants(case.op):
             if variant.endswith("/compile") and case.nodeid not in COMPILE_SUBSET:
                 continue

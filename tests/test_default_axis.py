@@ -191,8 +191,8 @@ EXPECTED: dict[tuple[str, str], dict[str, str]] = {
     # jnp.take: "axis ... If not specified, a is flattened"
     # https://docs.jax.dev/en/latest/_autosummary/jax.numpy.take.html
     ("jax", "gather"): {"eager": "flatten", "jit": "flatten", "indexing": "axis-0"},  # data[indices]: first axis
-    # jax.vmap(jnp.take): each batch element is flattened, which no single-axis reading reproduces
-    ("jax", "gather-batch-dims"): {"eager": "other", "jit": "other", "indexing": R},
+    # jax.vmap(jnp.take): each batch element is flattened (the classifier's per-batch flatten candidate)
+    ("jax", "gather-batch-dims"): {"eager": "flatten", "jit": "flatten", "indexing": R},
     # jnp.take_along_axis(arr, indices, axis=-1, ...): the signature's default is -1 (the prose says "flattened").
     # https://docs.jax.dev/en/latest/_autosummary/jax.numpy.take_along_axis.html
     ("jax", "gather-elements"): {"eager": "last", "jit": "last"},

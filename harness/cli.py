@@ -58,6 +58,11 @@ def summary_text(paths: list[str]) -> str:
     return "\n".join(lines)
 
 
+def _summary(args: argparse.Namespace) -> int:
+    print(summary_text(args.files))
+    return 0
+
+
 def _validate(args: argparse.Namespace) -> int:
     from harness.cases import load_file
     from harness.errors import CaseFileError
@@ -155,17 +160,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.cmd == "run":
         return _run(args, extra)
-    if args.cmd == "validate":
-        return _validate(args)
-    if args.cmd == "schema":
-        return _schema(args)
-    if args.cmd == "merge":
-        return _merge(args)
-    if args.cmd == "behaviour":
-        return _behaviour(args)
-    if args.cmd == "baseline":
-        return _baseline(args)
-    if args.cmd == "report":
-        return _report(args)
-    print(summary_text(args.files))
-    return 0
+    commands = {
+        "validate": _validate,
+        "schema": _schema,
+        "merge": _merge,
+        "behaviour": _behaviour,
+        "baseline": _baseline,
+        "report": _report,
+        "summary": _summary,
+    }
+    return commands[args.cmd](args)

@@ -20,12 +20,20 @@ class Unsupported(Exception):
     """The case cannot be expressed in this framework's API at all (not: the framework rejects the input)."""
 
 
+class NoDevice(Exception):
+    """The requested device does not exist here (no GPU, no CUDA build): the test is skipped, nothing is recorded."""
+
+
+DEVICES = ("cpu", "gpu")  # what ``--device`` can ask for; a record's ``device`` is one of these
+
+
 @dataclass
 class CaseData:
     """What an adapter sees of a case: the operator, its input arrays, attributes (defaults filled), ONNX opset.
 
     ``omit`` names attributes the adapter must NOT pass, so the framework's own default applies (the
-    default-axis probe); an adapter whose API has no default for one raises Unsupported.
+    default-axis probe); an adapter whose API has no default for one raises Unsupported. ``device`` is where the
+    call must run ("cpu" or "gpu"); an adapter that cannot reach it here raises NoDevice.
     """
 
     op: str
@@ -33,15 +41,20 @@ class CaseData:
     attrs: dict[str, Any]
     opset: int | None = None
     omit: tuple[str, ...] = ()
+    device: str = "cpu"
 
 
 @dataclass
 class Call:
-    """A prepared native call: ``api`` is the exact call as a user would type it; ``run`` performs it."""
+    """A prepared native call: ``api`` is the exact call as a user would type it; ``run`` performs it.
+
+    ``device`` is where it runs ("cpu" or "gpu"); ``device_name`` says which one (e.g. the GPU's model).
+    """
 
     api: str
     run: Callable[[], Any]
     device: str = "cpu"
+    device_name: str = ""
 
 
 class Adapter:
@@ -49,6 +62,7 @@ class Adapter:
 
     name: str = ""
     module: str = ""  # the importable top-level module that must exist for this adapter to be available
+    devices: tuple[str, ...] = ("cpu",)  # the devices this adapter can target (known without importing anything)
 
     def version(self) -> str:
         """The framework's version string."""

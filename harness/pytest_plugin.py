@@ -26,6 +26,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--variants", default="all", choices=("all", "default"), help="run every API variant or the first")
     group.addoption("--resume", action="store_true", help="skip the tests already recorded in --results")
     group.addoption(
+        "--device",
+        default="cpu",
+        help="cpu | gpu | cpu,gpu: where to run (default cpu). GPU tests of a framework that sees no GPU here are "
+        "skipped with the reason; ids of GPU tests end in @gpu",
+    )
+    group.addoption(
         "--slow-variants",
         default="focus",
         choices=("all", "focus"),
@@ -66,6 +72,7 @@ class _State:
         self.isolation = config.getoption("isolation")
         self.timeout = config.getoption("case_timeout")
         self.all_variants = config.getoption("variants") == "all"
+        self.devices = _devices(config.getoption("device"))
         self.all_slow = config.getoption("slow_variants") == "all"
         path = config.getoption("results")
         resume = config.getoption("resume")
@@ -102,6 +109,16 @@ class _State:
 
                 self.executor = Isolated(self.pythons, self.timeout)
         return self.executor
+
+
+def _devices(option: str) -> list[str]:
+    from adapters.base import DEVICES
+
+    wanted = [d.strip() for d in option.replace("all", ",".join(DEVICES)).split(",") if d.strip()]
+    bad = [d for d in wanted if d not in DEVICES]
+    if bad or not wanted:
+        raise pytest.UsageError(f"--device: unknown {', '.join(bad) or '(none)'}; known: {', '.join(DEVICES)}")
+    return list(dict.fromkeys(wanted))
 
 
 def _pythons(config: pytest.Config) -> dict[str, str]:
@@ -169,13 +186,18 @@ class CaseFile(pytest.File):
             for framework in state.frameworks:
                 adapter = adapters.get(framework)
                 variants = adapter.variants(entry.op)
-                for i, variant in enumerate(variants if state.all_variants else variants[:1]):
-                    if i and adapter.is_slow(variant) and not (focus or state.all_slow):
+                for device in state.devices:
+                    if device not in adapter.devices:
                         continue
-                    label = framework if i == 0 else f"{framework}:{variant}"
-                    yield CaseItem.from_parent(
-                        self, name=f"{entry.id}[{label}]", case=entry, framework=framework, variant=variant
-                    )
+                    at = "" if device == "cpu" else f"@{device}"
+                    for i, variant in enumerate(variants if state.all_variants else variants[:1]):
+                        if i and adapter.is_slow(variant) and not (focus or state.all_slow):
+                            continue
+                        label = (framework if i == 0 else f"{framework}:{variant}") + at
+                        yield CaseItem.from_parent(
+                            self, name=f"{entry.id}[{label}]", case=entry, framework=framework, variant=variant,
+                            device=device,
+                        )
 
 
 class Deviation(AssertionError):
@@ -202,21 +224,24 @@ class CaseErrorItem(pytest.Item):
 class CaseItem(pytest.Item):
     """One case on one framework variant."""
 
-    def __init__(self, *, case: Case, framework: str, variant: str, **kwargs: Any) -> None:
+    def __init__(self, *, case: Case, framework: str, variant: str, device: str = "cpu", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case = case
         self.framework = framework
         self.variant = variant
+        self.device = device
         self.record: dict[str, Any] | None = None
 
     def runtest(self) -> None:
         from harness.runner import execute
 
         state = self.config.stash[_KEY]
-        key = (self.case.nodeid, self.framework, self.variant, "cpu")
+        key = (self.case.nodeid, self.framework, self.variant, self.device)
         if key in state.done:
             pytest.skip("already recorded (--resume)")
-        record = execute(self.case, self.framework, self.variant, state.executor_for(self.config))
+        record = execute(self.case, self.framework, self.variant, state.executor_for(self.config), self.device)
+        if record["outcome"] == "skipped":
+            pytest.skip(f"{self.device}: {record['reason']}")
         self.record = record
         if state.writer:
             state.writer.write(record)
@@ -251,7 +276,8 @@ class CaseItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, self.case.line - 1, f"{self.case.nodeid} [{self.framework}:{self.variant}]"
+        at = "" if self.device == "cpu" else f"@{self.device}"
+        return self.path, self.case.line - 1, f"{self.case.nodeid} [{self.framework}:{self.variant}{at}]"
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

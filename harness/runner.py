@@ -32,9 +32,10 @@ class InProcess:
         return run_case(framework, variant, payload)
 
 
-def payload(case: Case) -> dict[str, Any]:
-    """The builtins-only description of a case that travels to a worker."""
+def payload(case: Case, device: str = "cpu") -> dict[str, Any]:
+    """The builtins-only description of a case that travels to a worker, to run on ``device``."""
     return {
+        "device": device,
         "op": case.op,
         "inputs": {k: wire.encode(v) for k, v in case.inputs().items()},
         "attrs": case.attrs,
@@ -120,10 +121,15 @@ def judge(case: Case, res: dict[str, Any], expected: Any) -> dict[str, Any]:
     return {**fields, "verdict": "conforms", "reason": ""}
 
 
-def execute(case: Case, framework: str, variant: str, executor: Executor) -> dict[str, Any]:
-    """Run ``case`` on ``framework``/``variant`` through ``executor`` and return the full result record."""
+def execute(case: Case, framework: str, variant: str, executor: Executor, device: str = "cpu") -> dict[str, Any]:
+    """Run ``case`` on ``framework``/``variant`` on ``device`` through ``executor``; return the full result record.
+
+    Where the device is absent here the record is only ``{"outcome": "skipped", "reason": ...}``: not a result.
+    """
     expected = case.reference()
-    res = executor.run(framework, variant, payload(case))
+    res = executor.run(framework, variant, payload(case, device))
+    if res["outcome"] == "skipped":
+        return {"outcome": "skipped", "reason": res.get("reason", ""), "device": device}
     record: dict[str, Any] = {
         "case": case.nodeid,
         "case_file": case.file,
@@ -135,6 +141,7 @@ def execute(case: Case, framework: str, variant: str, executor: Executor) -> dic
         "variant": variant,
         "api": res.get("api", ""),
         "device": res.get("device", "cpu"),
+        "device_name": res.get("device_name") or None,
         "outcome": res["outcome"],
         "error_type": res.get("error_type"),
         "error_message": res.get("error_message"),

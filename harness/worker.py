@@ -26,11 +26,12 @@ def describe(adapter_name: str) -> dict[str, Any]:
 def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
     """Run one case through one adapter variant; never raises for framework errors, it reports them.
 
-    Returns a dict of builtins: outcome (ok | error | unsupported), api, device, framework_version,
-    duration_s, and either ``value`` (an encoded array) or ``error_type``/``error_message``.
+    Returns a dict of builtins: outcome (ok | error | unsupported | skipped), api, device, framework_version,
+    duration_s, and either ``value`` (an encoded array) or ``error_type``/``error_message``. ``skipped`` (with a
+    ``reason``) means the requested device is absent here: no result at all, not a framework's answer.
     """
     import adapters
-    from adapters.base import CaseData, Unsupported
+    from adapters.base import CaseData, NoDevice, Unsupported
 
     adapter = adapters.get(adapter_name)
     case = CaseData(
@@ -39,20 +40,25 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
         attrs=payload["attrs"],
         opset=payload.get("opset"),
         omit=tuple(payload.get("omit") or ()),
+        device=payload.get("device") or "cpu",
     )
     result: dict[str, Any] = {
         "api": "",
-        "device": "cpu",
+        "device": case.device,
         "framework_version": str(adapter.version()),
         "python": platform.python_version(),
     }
+    if case.device not in adapter.devices:
+        return {**result, "outcome": "skipped", "reason": f"{adapter_name} has no {case.device} path"}
     try:
         call = adapter.prepare(case, variant)
+    except NoDevice as exc:
+        return {**result, "outcome": "skipped", "reason": str(exc)}
     except Unsupported as exc:
         return {**result, "outcome": "unsupported", "reason": str(exc), "duration_s": 0.0}
     except Exception as exc:  # a framework that rejects the case while building it: a result, not a crash
         return {**result, **_error(exc), "duration_s": 0.0}
-    result.update(api=call.api, device=call.device)
+    result.update(api=call.api, device=call.device, device_name=call.device_name)
     start = time.perf_counter()
     distinct = 1
     try:
@@ -63,6 +69,8 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
         for _ in range(int(payload.get("repeat") or 1) - 1):
             seen.add(_digest(adapter.to_numpy(call.run())))
         distinct = len(seen)
+    except NoDevice as exc:
+        return {**result, "outcome": "skipped", "reason": str(exc)}
     except Unsupported as exc:
         return {**result, "outcome": "unsupported", "reason": str(exc), "duration_s": time.perf_counter() - start}
     except Exception as exc:

@@ -307,8 +307,8 @@ def test_providers_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert providers() == ["CPUExecutionProvider"]
     monkeypatch.setenv(PROVIDERS_ENV, "NoSuchExecutionProvider, CPUExecutionProvider")
     assert providers() == ["CPUExecutionProvider"]  # not installed: dropped
-    assert device_of("CUDAExecutionProvider") == "cuda"
-    assert device_of("DmlExecutionProvider") == "dml"
+    assert device_of("CUDAExecutionProvider") == "gpu"
+    assert device_of("DmlExecutionProvider") == "gpu"
     assert device_of("OpenVINOExecutionProvider") == "openvino"
     assert device_of("CPUExecutionProvider") == "cpu"
 

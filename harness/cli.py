@@ -103,7 +103,7 @@ def _behaviour(args: argparse.Namespace) -> int:
     from harness.behaviour import render_text, table
     from harness.records import read
 
-    rows = table(read(args.files), Path(args.claims) if args.claims else None)
+    rows = table(read(args.files), Path(args.claims) if args.claims else None, with_documented=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
     print(render_text(rows))

@@ -186,9 +186,11 @@ class CaseFile(pytest.File):
             for framework in state.frameworks:
                 adapter = adapters.get(framework)
                 variants = adapter.variants(entry.op)
-                for device in state.devices:
-                    if device not in adapter.devices:
-                        continue
+                # A GPU-only system (TensorRT, DirectML) runs on its device whatever --device says: where that
+                # device is absent, its tests are skipped with the reason instead of silently missing.
+                devices = [d for d in state.devices if d in adapter.devices] or (
+                    [] if "cpu" in adapter.devices else list(adapter.devices))
+                for device in devices:
                     at = "" if device == "cpu" else f"@{device}"
                     for i, variant in enumerate(variants if state.all_variants else variants[:1]):
                         if i and adapter.is_slow(variant) and not (focus or state.all_slow):

@@ -216,6 +216,9 @@ class CaseItem(pytest.Item):
         key = (self.case.nodeid, self.framework, self.variant, "cpu")
         if key in state.done:
             pytest.skip("already recorded (--resume)")
+        reason = adapters.get(self.framework).unavailable()
+        if reason:  # no device or platform for the framework here: not a result, so nothing is recorded
+            pytest.skip(reason)
         record = execute(self.case, self.framework, self.variant, state.executor_for(self.config))
         self.record = record
         if state.writer:

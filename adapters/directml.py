@@ -93,7 +93,10 @@ class DirectMLAdapter(OnnxruntimeAdapter):
         return platform_problem()
 
     def version(self) -> str:
-        return metadata.version(DISTRIBUTION)
+        try:
+            return metadata.version(DISTRIBUTION)
+        except metadata.PackageNotFoundError:
+            return f"{DISTRIBUTION} not installed"
 
     def variants(self, op: str) -> list[str]:
         return dml_variants(op)

@@ -68,6 +68,14 @@ class Adapter:
         """The framework's version string."""
         raise NotImplementedError
 
+    def unavailable(self) -> str | None:
+        """Why this framework cannot run on this machine at all (no GPU, wrong OS), as one line; None when it can.
+
+        Must import no framework and be cheap: the pytest plugin asks it before each case, in its own process, and
+        skips the case with this reason, so a missing device is neither a result record nor a deviation.
+        """
+        return None
+
     def warm(self) -> None:
         """Import whatever the framework needs to run a case, so that a case's time is the case's alone."""
         self.version()

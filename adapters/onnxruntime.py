@@ -102,7 +102,7 @@ def threads() -> int:
 
 
 def device_of(provider: str) -> str:
-    """The device name recorded for results run on ``provider`` ("cpu", "cuda", "dml", "openvino", ...)."""
+    """The device name recorded for results run on ``provider`` ("cpu", "gpu", "openvino", ...)."""
     return _DEVICES.get(provider, provider.removesuffix("ExecutionProvider").lower())
 
 

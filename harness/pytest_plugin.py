@@ -241,6 +241,9 @@ class CaseItem(pytest.Item):
         key = (self.case.nodeid, self.framework, self.variant, self.device)
         if key in state.done:
             pytest.skip("already recorded (--resume)")
+        reason = adapters.get(self.framework).unavailable()
+        if reason:  # no device or platform for the framework here: not a result, so nothing is recorded
+            pytest.skip(reason)
         record = execute(self.case, self.framework, self.variant, state.executor_for(self.config), self.device)
         if record["outcome"] == "skipped":
             pytest.skip(f"{self.device}: {record['reason']}")

@@ -133,3 +133,11 @@ def test_long_strings_fold_back_to_the_same_text() -> None:
     assert "\n" in folded
     data, _ = yamlsrc.load(f"description: {folded}\n", "<test>")
     assert data["description"] == text
+
+
+def test_out_must_be_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.cli import main
+
+    assert main(["import", "onnx-node", "--out", str(tmp_path / "onnx_node.yaml")]) == 2
+    assert "give a directory" in capsys.readouterr().err
+    assert not (tmp_path / "onnx_node.yaml").exists()

@@ -7,6 +7,7 @@ Everything here writes deterministic text, so generated files can be committed a
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,6 +21,11 @@ def cli_main(args: argparse.Namespace) -> int:
     from harness.importers import onnx_node
 
     out = Path(args.out) if args.out else ROOT / "cases" / "imported"
+    if out.suffix in (".yaml", ".yml"):
+        # A case file holds one operator, so the import writes one file per operator into a directory.
+        print(f"--out {out}: give a directory; the import writes onnx_node_<op>.yaml, one file per operator",
+              file=sys.stderr)
+        return 2
     files, report = onnx_node.import_files()
     for line in report:
         print(line)

@@ -180,9 +180,9 @@ def convert(t: NodeTest, onnx_version: str) -> Imported:
     fields: dict[str, Any] = {
         "id": t.name,
         "source": f"onnx {onnx_version} backend node test {t.name}",
-        "description": (f"{_signature(t, names)}; {how}. Inputs and expected output are ONNX's own (its seeded "
-                        "generator for random data); " + ("the reference engine agrees." if note is None else
-                                                          f"NOTE: the reference engine disagrees: {note}.")),
+        "description": (f"{_signature(t, names)}; {how}. Inputs and expected output are ONNX's own (its exports "
+                        "seed NumPy with 0); " + ("the reference engine agrees." if note is None else
+                                                  f"NOTE: the reference engine disagrees: {note}.")),
         "tags": _tags(op, inputs, attrs),
         "opset": opset,
         "inputs": inputs,

@@ -30,7 +30,7 @@ def cli_main(args: argparse.Namespace) -> int:
     for line in report:
         print(line)
     if args.check:
-        stale = [name for name, text in files.items() if not (out / name).exists() or (out / name).read_text() != text]
+        stale = [n for n, text in files.items() if not (out / n).exists() or (out / n).read_bytes() != text.encode()]
         for name in stale:
             print(f"stale: {out / name} differs from a fresh import")
         return 1 if stale else 0

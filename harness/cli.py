@@ -126,6 +126,12 @@ def _baseline(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import(args: argparse.Namespace) -> int:
+    from harness.importers import cli_main
+
+    return cli_main(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__)
@@ -155,6 +161,10 @@ def main(argv: list[str] | None = None) -> int:
     bas = sub.add_parser("baseline", help="write baselines/<framework>.yaml from the probe labels in results files")
     bas.add_argument("files", nargs="+")
     bas.add_argument("--dir", default=str(ROOT / "baselines"))
+    imp = sub.add_parser("import", help="case files from another project's tests (onnx-node: ONNX's node tests)")
+    imp.add_argument("source", choices=["onnx-node"])
+    imp.add_argument("--out", default="", help="output directory (default: cases/imported)")
+    imp.add_argument("--check", action="store_true", help="compare with the files in --out instead of writing")
     args, extra = parser.parse_known_args(argv)
     if args.cmd != "run" and extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -168,5 +178,6 @@ def main(argv: list[str] | None = None) -> int:
         "baseline": _baseline,
         "report": _report,
         "summary": _summary,
+        "import": _import,
     }
     return commands[args.cmd](args)

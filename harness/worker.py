@@ -6,12 +6,16 @@ environment, e.g. MXNet's with numpy<1.24). It only needs numpy and the adapters
 
 from __future__ import annotations
 
+import os
 import platform
 import time
 import traceback
 from typing import Any
 
 from harness import wire
+
+_VERSIONS: dict[str, str] = {}  # adapter -> framework version: asked once per process, not once per case
+_TEMPLATES: dict[str, Any] = {}  # adapter -> harness.forkrun.Template of this worker
 
 
 def describe(adapter_name: str) -> dict[str, Any]:
@@ -20,7 +24,57 @@ def describe(adapter_name: str) -> dict[str, Any]:
 
     adapter = adapters.get(adapter_name)
     adapter.warm()
-    return {"framework_version": str(adapter.version()), "python": platform.python_version()}
+    return {"framework_version": _version(adapter_name), "python": platform.python_version()}
+
+
+def _version(adapter_name: str) -> str:
+    if adapter_name not in _VERSIONS:
+        import adapters
+
+        _VERSIONS[adapter_name] = str(adapters.get(adapter_name).version())
+    return _VERSIONS[adapter_name]
+
+
+def start_template(adapter_name: str, close_fds: tuple[int, ...] = ()) -> bool:
+    """Fork the template that runs this adapter's risky cases (see harness.forkrun); False where there is no fork.
+
+    Must be called after :func:`describe` and before this process runs any case: a framework that has started
+    its thread pools cannot run in a forked child.
+    """
+    if not hasattr(os, "fork") or adapter_name in _TEMPLATES:
+        return adapter_name in _TEMPLATES
+    from harness.forkrun import Template
+
+    _TEMPLATES[adapter_name] = Template(close_fds)
+    return True
+
+
+def run_forked(adapter_name: str, variant: str, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """Run one case in a forked child of the adapter's template (harness.forkrun.Template.run's answer).
+
+    ``{"fallback": reason}`` when there is no usable template; the caller then runs the case another way.
+    """
+    template = _TEMPLATES.get(adapter_name)
+    if template is None:
+        return {"fallback": "no template process"}
+    answer = template.run((adapter_name, variant, payload), timeout)
+    if answer is None:
+        _TEMPLATES.pop(adapter_name).close()
+        return {"fallback": "the template process is gone"}
+    return answer
+
+
+def stop_templates() -> None:
+    """Stop every template this worker forked."""
+    while _TEMPLATES:
+        _TEMPLATES.popitem()[1].close()
+
+
+def release(adapter_name: str) -> None:
+    """Drop what the adapter keeps between cases (compiled models, sessions), so their memory is freed now."""
+    import adapters
+
+    adapters.get(adapter_name).release()
 
 
 def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -43,7 +97,7 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
     result: dict[str, Any] = {
         "api": "",
         "device": "cpu",
-        "framework_version": str(adapter.version()),
+        "framework_version": _version(adapter_name),
         "python": platform.python_version(),
     }
     try:
@@ -58,11 +112,13 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
     try:
         raw = call.run()
         value = adapter.to_numpy(raw)
-        # Repeated runs compared bitwise: a scatter with duplicate targets may answer differently each time.
-        seen = {_digest(value)}
-        for _ in range(int(payload.get("repeat") or 1) - 1):
-            seen.add(_digest(adapter.to_numpy(call.run())))
-        distinct = len(seen)
+        repeat = int(payload.get("repeat") or 1)
+        if repeat > 1:
+            # Repeated runs compared bitwise: a scatter with duplicate targets may answer differently each time.
+            seen = {_digest(value)}
+            for _ in range(repeat - 1):
+                seen.add(_digest(adapter.to_numpy(call.run())))
+            distinct = len(seen)
     except Unsupported as exc:
         return {**result, "outcome": "unsupported", "reason": str(exc), "duration_s": time.perf_counter() - start}
     except Exception as exc:

@@ -121,6 +121,9 @@ def _wait(pid: int, timeout: float) -> int | None:
 
 def _serve(requests: int, replies: int) -> None:
     """The template's loop: fork a child per request and report its result and exit status."""
+    # Everything that exists now is the framework's, not a case's: frozen, it is left out of the children's
+    # collections (which then walk only what the case made) and their pages are not copied just to be walked.
+    gc.freeze()
     while True:
         args = _recv(requests)
         if args is None:  # the worker closed its end (it stopped or died): so does the template

@@ -49,9 +49,10 @@ class Case:
     id: str
     tags: list[str]
     dimension: str | None
-    _spec: CaseSpec | None = field(default=None, repr=False)
-    _inputs: dict[str, np.ndarray] | None = field(default=None, repr=False)
-    _reference: Any = field(default=None, repr=False)
+    # Derived lazily, so not part of what makes two cases equal (arrays do not compare to one bool anyway).
+    _spec: CaseSpec | None = field(default=None, repr=False, compare=False)
+    _inputs: dict[str, np.ndarray] | None = field(default=None, repr=False, compare=False)
+    _reference: Any = field(default=None, repr=False, compare=False)
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # values derived by the runner
 
     @property

@@ -96,6 +96,13 @@ class Adapter:
         """Convert the framework's output to a NumPy array."""
         return np.asarray(out)
 
+    def release(self) -> None:
+        """Drop whatever the adapter keeps between cases (compiled models, sessions); the next case rebuilds it.
+
+        A forked child calls this after its risky case, so memory the case corrupted is freed, and the corruption
+        shows, while the child is still the case's own (harness.forkrun).
+        """
+
 
 def fmt_attrs(**kwargs: Any) -> str:
     """Render keyword arguments as they appear in a repro call: ``axis=0, batch_dims=1``."""

@@ -255,5 +255,8 @@ class OnnxruntimeAdapter(Adapter):
     def to_numpy(self, out: Any) -> np.ndarray:
         return np.asarray(out)
 
+    def release(self) -> None:
+        self.cache.clear()
+
 
 ADAPTER = OnnxruntimeAdapter()

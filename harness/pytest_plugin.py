@@ -6,6 +6,7 @@ Test ids read ``cases/gather.yaml::ov-gather8-example-6[numpy]``; a non-default 
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -162,6 +163,32 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Any:
+    # Collection allocates tens of thousands of long-lived objects (one item per case x framework x variant):
+    # the cyclic collector's passes over them while they are being made find nothing to free.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if not session.items or not all(isinstance(i, CaseItem | CaseErrorItem) for i in session.items):
+        return
+    # Hypothesis's pytest plugin imports all of hypothesis in its terminal summary whether or not a test used it
+    # (half a second, a third of collecting the suite); a session of case items has no hypothesis test.
+    plugin = session.config.pluginmanager.get_plugin("hypothesispytest")
+    if plugin is not None:
+        session.config.pluginmanager.unregister(plugin)
+    # The items live until the session ends: keep later collections (pytest runs two full ones at exit) from
+    # walking them again.
+    gc.freeze()
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if file_path.suffix == ".yaml" and "cases" in file_path.parts:
         return CaseFile.from_parent(parent, path=file_path)
@@ -182,7 +209,7 @@ class CaseFile(pytest.File):
                 name = f"{entry.field or 'file'}@line{entry.line or 0}"
                 yield CaseErrorItem.from_parent(self, name=name, error=entry)
                 continue
-            focus = entry.spec.dimension is not None or bool(_FOCUS_TAGS & set(entry.spec.tags))
+            focus = entry.dimension is not None or bool(_FOCUS_TAGS & set(entry.tags))
             for framework in state.frameworks:
                 adapter = adapters.get(framework)
                 variants = adapter.variants(entry.op)

@@ -155,6 +155,10 @@ def main(argv: list[str] | None = None) -> int:
     bas = sub.add_parser("baseline", help="write baselines/<framework>.yaml from the probe labels in results files")
     bas.add_argument("files", nargs="+")
     bas.add_argument("--dir", default=str(ROOT / "baselines"))
+    fuz = sub.add_parser("fuzz", help="differential fuzzing: random cases on every framework, findings shrunk to cases")
+    from harness import fuzz
+
+    fuzz.add_arguments(fuz)
     args, extra = parser.parse_known_args(argv)
     if args.cmd != "run" and extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -168,5 +172,6 @@ def main(argv: list[str] | None = None) -> int:
         "baseline": _baseline,
         "report": _report,
         "summary": _summary,
+        "fuzz": fuzz.main,
     }
     return commands[args.cmd](args)

@@ -4,6 +4,9 @@ real disagreement shrunk and written as a case file. Real frameworks only (onnxr
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -116,7 +119,7 @@ def test_fuzzing_finds_shrinks_and_writes_deterministically(differ: Differ, tmp_
     assert minimal.size() <= original and minimal.size() <= 6
     assert minimal.attrs["reduction"] != "none" and minimal.inputs["data"].dtype.name in ("float16", "bool")
     assert first.specs == second.specs  # same seed -> same cases, same shrinking, same files
-    a, b = tmp_path / "a", tmp_path / "b"
+    a, b = tmp_path / "cases" / "found", tmp_path / "b"
     write_found(a, "ScatterElements", first.specs)
     write_found(b, "ScatterElements", second.specs)
     text = (a / "scatter_elements.yaml").read_text()
@@ -131,6 +134,14 @@ def test_fuzzing_finds_shrinks_and_writes_deterministically(differ: Differ, tmp_
     # The written case, run the normal way, still shows the disagreement.
     (again,) = differ.run(GenCase(case.op, case.inputs(), case.attrs), [("onnxruntime", "opset18")]).runs
     assert (again.api, again.verdict.kind) == target
+    # ... and the conformance run collects it like any case file: it fails there with the repro.
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "cases/found/scatter_elements.yaml", "-p", "harness.pytest_plugin",
+         "-p", "no:cacheprovider", "--framework", "onnxruntime", "--isolation", "none", "-q", "-k", case.id],
+        cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300,
+    )
+    assert f"cases/found/scatter_elements.yaml::{case.id}[onnxruntime]" in done.stdout, done.stdout[-2000:]
+    assert " failed" in done.stdout.splitlines()[-1], done.stdout[-2000:]
     agree = agreement(first.runs)
     numpy = agree[REFERENCE]["numpy:put_along_axis"]
     assert numpy["agree"] == numpy["n"] > 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import numpy as np
 
@@ -29,14 +30,15 @@ def show(value: np.ndarray) -> str:
     return json.dumps(to_jsonable(value)).replace("NaN", "nan").replace("Infinity", "inf")
 
 
-def _message(rec: dict) -> str:
+def _message(rec: dict[str, Any]) -> str:
     lines = [ln.strip() for ln in (rec.get("error_message") or "").splitlines() if ln.strip()]
     # C++ frameworks prepend a traceback: the line naming the error is the one that explains it.
     telling = [ln for ln in lines if "rror" in ln or "failed" in ln] or lines or [""]
-    text = re.sub(r"\{\{[^}]*\}\}\s*", "", telling[0])
+    text = telling[0].split("Status Message: ", 1)[-1]  # onnxruntime: the rest is boilerplate
+    text = re.sub(r"\{\{[^}]*\}\}\s*", "", text)
     text = re.sub(r"0x[0-9a-fA-F]+", "0x...", text)
     short = (rec.get("error_type") or "").rsplit(".", 1)[-1]
-    return text.removeprefix(f"{short}: ").strip()[:160]
+    return text.removeprefix(f"{short}: ").strip()[:200]
 
 
 def what(run: ApiRun, cr: CaseRun) -> str:

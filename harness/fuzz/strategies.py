@@ -5,7 +5,7 @@ reductions always fit the operator, so the reference engine gives a value, or an
 index values. Draws are ordered simplest-first (float32 before other dtypes, in-range indices before other
 patterns, small ranks and dims), so that Hypothesis's shrinker moves a finding towards a readable case.
 
-Deliberately left out (see docs/fuzzing.md): empty tensors (OpenVINO dies of SIGFPE in-process), strings and
+Deliberately left out (see docs/fuzzing.md): empty tensors (OpenVINO dies of SIGFPE; probes cover them), strings and
 complex data, index dtypes other than int32/int64, GatherElements/ScatterElements indices smaller than data
 outside the axis (an extension of ONNX that the reference engine documents), negative batch_dims.
 """

@@ -105,6 +105,9 @@ def table(op: str, agree: dict[str, dict[str, dict[str, int]]], apis: list[str])
             c = agree.get(a, {}).get(b)
             cells.append(f"{100 * c['agree'] / c['n']:>{width}.0f}" if c and c["n"] else f"{'-':>{width}}")
         lines.append(f"{a[:27]:<28}" + "".join(cells))
+    counts = [agree[a][b]["n"] for a in apis for b in apis if a != b and agree.get(a, {}).get(b)]
+    if counts:
+        lines.append(f"(each pair over the cases both ran: {min(counts)} to {max(counts)}; --json has every API)")
     return "\n".join(lines)
 
 

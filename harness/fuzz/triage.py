@@ -149,8 +149,9 @@ def touched(gc: GenCase) -> list[str]:
 
 
 def _as_gather(gc: GenCase) -> tuple[str, dict[str, np.ndarray], dict[str, Any]]:
-    """Take in mode raise is Gather (on the flattened data when axis is None): policies apply to that form."""
-    if gc.op != "Take":
+    """Take in mode raise is Gather (on the flattened data when axis is None): policies apply to that form.
+    Take's other modes define every index value themselves, so they stay Take."""
+    if gc.op != "Take" or gc.attrs.get("mode") != "raise":
         return gc.op, gc.inputs, gc.attrs
     data, axis = gc.inputs["data"], gc.attrs["axis"]
     if axis is None:

@@ -44,10 +44,15 @@ def risk_tags(gc: GenCase) -> list[str]:
     return tags
 
 
+def case_id(gc: GenCase) -> str:
+    """The id a generated case is written under: operator and a digest of its content."""
+    return f"fuzz-{gc.op.lower()}-{gc.key[:10]}"
+
+
 def to_spec(gc: GenCase, source: str, description: str = "", expected: Any = None) -> dict[str, Any]:
     """The case-file entry (a dict for CaseSpec) of a generated case; ``expected`` is written when given."""
     spec: dict[str, Any] = {
-        "id": f"fuzz-{gc.op.lower()}-{gc.key[:10]}",
+        "id": case_id(gc),
         "source": source,
         "description": description,
         "tags": ["found", "fuzz", *risk_tags(gc)],
@@ -115,13 +120,14 @@ def _dump(op: str, entries: list[dict[str, Any]]) -> str:
 
 
 def write_found(out_dir: Path, op: str, specs: list[dict[str, Any]]) -> tuple[Path, int]:
-    """Merge ``specs`` into ``out_dir``/<op file>: same id replaces, new ids append. Returns (path, new count)."""
+    """Merge ``specs`` into ``out_dir``/<op file>: same id replaces, new ids append in id order (so the file does
+    not depend on the order findings were met in). Returns (path, number of new entries)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / FILE_NAMES[op]
     entries = _load(path)
     index = {e.get("id"): i for i, e in enumerate(entries)}
     added = 0
-    for spec in specs:
+    for spec in sorted(specs, key=lambda sp: sp["id"]):
         if spec["id"] in index:
             entries[index[spec["id"]]] = spec
         else:

@@ -243,7 +243,8 @@ class OnnxruntimeAdapter(Adapter):
 
         session = self._session(plan)
         # OrtValues alias their arrays (no copy): `arrays` keeps every buffer alive until the run returns.
-        arrays = {n: np.ascontiguousarray(v) for n, v in inputs.items()}
+        # np.ascontiguousarray makes 0-d arrays 1-d (scalar indices became shape (1,)): keep the shape.
+        arrays = {n: np.ascontiguousarray(v).reshape(v.shape) for n, v in inputs.items()}
         feeds = {
             n: ort.OrtValue.ortvalue_from_numpy_with_onnx_type(v.view(np.uint16), TensorProto.BFLOAT16)
             if _is_bfloat16(v) else ort.OrtValue.ortvalue_from_numpy(v)

@@ -165,6 +165,10 @@ def main(argv: list[str] | None = None) -> int:
     imp.add_argument("source", choices=["onnx-node"])
     imp.add_argument("--out", default="", help="output directory (default: cases/imported)")
     imp.add_argument("--check", action="store_true", help="compare with the files in --out instead of writing")
+    fuz = sub.add_parser("fuzz", help="differential fuzzing: random cases on every framework, findings shrunk to cases")
+    from harness import fuzz
+
+    fuzz.add_arguments(fuz)
     args, extra = parser.parse_known_args(argv)
     if args.cmd != "run" and extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -179,5 +183,6 @@ def main(argv: list[str] | None = None) -> int:
         "report": _report,
         "summary": _summary,
         "import": _import,
+        "fuzz": fuzz.main,
     }
     return commands[args.cmd](args)

@@ -36,9 +36,10 @@ def _version(adapter_name: str) -> str:
 
 
 # Frameworks whose forked children run cases correctly even when the parent has already run one (checked on the
-# pinned releases: a child of a process that ran a case ran cases in it). For these the template first runs a tiny
-# case, so each child starts with the runtime initialised (onnxruntime's environment, OpenVINO's CPU plugin:
-# 0.15-0.2 s per child otherwise). TensorFlow's and JAX's children deadlock on thread pools such a parent started.
+# pinned releases: a child of a process that ran a case ran cases in it). For these the worker first runs a tiny
+# case through every Gather variant, so each child starts with the runtime initialised: onnxruntime's environment
+# cost 0.15 s per child, torch.compile's inductor 9-11 s (0.2 s warm). TensorFlow's and JAX's children deadlock on
+# thread pools such a parent started; an OpenVINO child of one hung (1 in 5) releasing its compiled model.
 FORK_AFTER_RUN = frozenset({"numpy", "onnx-reference", "onnxruntime", "torch", "mxnet"})
 
 
@@ -59,17 +60,19 @@ def start_template(adapter_name: str, close_fds: tuple[int, ...] = ()) -> bool:
 
 
 def _warm_up(adapter_name: str) -> None:
-    """Run one tiny in-range Gather, so the framework's runtime is initialised before the template is forked."""
+    """Run one tiny in-range Gather through every Gather variant (eager, compiled...), so the framework's
+    runtime and compilers are initialised before the template is forked."""
     import numpy as np
 
     import adapters
 
     tiny = {"op": "Gather", "attrs": {"axis": 0, "batch_dims": 0},
             "inputs": {"data": wire.encode(np.arange(3, dtype=np.float32)), "indices": wire.encode(np.array([0]))}}
-    try:
-        run_case(adapter_name, adapters.get(adapter_name).variants("Gather")[0], tiny)
-    except Exception:
-        pass  # a warm-up is an optimisation: the template works without it
+    for variant in adapters.get(adapter_name).variants("Gather"):
+        try:
+            run_case(adapter_name, variant, tiny)
+        except Exception:
+            pass  # a warm-up is an optimisation: the template works without it
 
 
 def run_forked(adapter_name: str, variant: str, payload: dict[str, Any], timeout: float) -> dict[str, Any]:

@@ -123,7 +123,14 @@ def _shrink_all(res: OpResult, differ: Differ, apis: list[tuple[str, str]], sour
         shown = [target] + [sig for sig in full.findings() if sig != target and sig not in res.findings]
         for sig in shown:
             res.findings[sig] = minimal
-        groups.append((full, shown))
+        same = next((g for g in groups if g[0].gen.key == minimal.key), None)
+        if same is not None:  # shrunk to a case already written (its first run did not show this): one entry
+            same[1].extend(sig for sig in shown if sig not in same[1])
+            fresh = {r.api: r for r in full.runs}
+            apis_shown = {api for api, _ in shown}
+            same[0].runs = [fresh[r.api] if r.api in apis_shown else r for r in same[0].runs]
+        else:
+            groups.append((full, shown))
         say(f"  {res.op}: shrunk {target[0]} {target[1]} in {calls} call(s) to {minimal.size()} element(s)")
     for target in list(res.unreproduced):  # a later finding's minimal case may show it after all
         home = next((g for g in groups if target in g[0].findings()), None)

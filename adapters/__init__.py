@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import importlib.util
 from functools import cache
 
@@ -18,7 +19,14 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "torch": ("adapters.torch", "torch"),
     "jax": ("adapters.jax", "jax"),
     "mxnet": ("adapters.mxnet", "mxnet"),
+    # These two also need hardware or an OS (an NVIDIA GPU; Windows): without it, Adapter.unavailable() says why
+    # and every case skips. onnxruntime-directml installs the same `onnxruntime` module as onnxruntime.
+    "tensorrt": ("adapters.tensorrt", "tensorrt"),
+    "directml": ("adapters.directml", "onnxruntime"),
 }
+# Adapters whose module is shared with another distribution: available only where this one is installed, so that
+# plain onnxruntime does not bring in a DirectML column of skips.
+_DISTRIBUTION = {"directml": "onnxruntime-directml"}
 
 
 def names() -> list[str]:
@@ -31,6 +39,11 @@ def is_available(name: str) -> bool:
     if name not in REGISTRY:
         return False
     mod, framework = REGISTRY[name]
+    if name in _DISTRIBUTION:
+        try:
+            importlib.metadata.distribution(_DISTRIBUTION[name])
+        except importlib.metadata.PackageNotFoundError:
+            return False
     try:
         return importlib.util.find_spec(mod) is not None and importlib.util.find_spec(framework) is not None
     except (ImportError, ValueError):

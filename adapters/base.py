@@ -20,12 +20,20 @@ class Unsupported(Exception):
     """The case cannot be expressed in this framework's API at all (not: the framework rejects the input)."""
 
 
+class NoDevice(Exception):
+    """The requested device does not exist here (no GPU, no CUDA build): the test is skipped, nothing is recorded."""
+
+
+DEVICES = ("cpu", "gpu")  # what ``--device`` can ask for; a record's ``device`` is one of these
+
+
 @dataclass
 class CaseData:
     """What an adapter sees of a case: the operator, its input arrays, attributes (defaults filled), ONNX opset.
 
     ``omit`` names attributes the adapter must NOT pass, so the framework's own default applies (the
-    default-axis probe); an adapter whose API has no default for one raises Unsupported.
+    default-axis probe); an adapter whose API has no default for one raises Unsupported. ``device`` is where the
+    call must run ("cpu" or "gpu"); an adapter that cannot reach it here raises NoDevice.
     """
 
     op: str
@@ -33,15 +41,20 @@ class CaseData:
     attrs: dict[str, Any]
     opset: int | None = None
     omit: tuple[str, ...] = ()
+    device: str = "cpu"
 
 
 @dataclass
 class Call:
-    """A prepared native call: ``api`` is the exact call as a user would type it; ``run`` performs it."""
+    """A prepared native call: ``api`` is the exact call as a user would type it; ``run`` performs it.
+
+    ``device`` is where it runs ("cpu" or "gpu"); ``device_name`` says which one (e.g. the GPU's model).
+    """
 
     api: str
     run: Callable[[], Any]
     device: str = "cpu"
+    device_name: str = ""
 
 
 class Adapter:
@@ -49,10 +62,19 @@ class Adapter:
 
     name: str = ""
     module: str = ""  # the importable top-level module that must exist for this adapter to be available
+    devices: tuple[str, ...] = ("cpu",)  # the devices this adapter can target (known without importing anything)
 
     def version(self) -> str:
         """The framework's version string."""
         raise NotImplementedError
+
+    def unavailable(self) -> str | None:
+        """Why this framework cannot run on this machine at all (no GPU, wrong OS), as one line; None when it can.
+
+        Must import no framework and be cheap: the pytest plugin asks it before each case, in its own process, and
+        skips the case with this reason, so a missing device is neither a result record nor a deviation.
+        """
+        return None
 
     def warm(self) -> None:
         """Import whatever the framework needs to run a case, so that a case's time is the case's alone."""
@@ -73,6 +95,13 @@ class Adapter:
     def to_numpy(self, out: Any) -> np.ndarray:
         """Convert the framework's output to a NumPy array."""
         return np.asarray(out)
+
+    def release(self) -> None:
+        """Drop whatever the adapter keeps between cases (compiled models, sessions); the next case rebuilds it.
+
+        A forked child calls this after its risky case, so memory the case corrupted is freed, and the corruption
+        shows, while the child is still the case's own (harness.forkrun).
+        """
 
 
 def fmt_attrs(**kwargs: Any) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from adapters.base import Adapter, Call, CaseData, Unsupported, fmt_attrs
+from adapters.base import Adapter, Call, CaseData, NoDevice, Unsupported, fmt_attrs
 
 _VARIANTS = {
     "Gather": ["eager", "jit", "indexing"],
@@ -39,6 +39,14 @@ def _jax() -> tuple[Any, Any]:
         jax.config.update("jax_enable_x64", True)
         _READY = True
     return jax, jnp
+
+
+def _target(jax: Any, device: str) -> Any:
+    """The jax.Device a run on ``device`` ("cpu" | "gpu") uses; NoDevice when this jaxlib has no such backend."""
+    try:
+        return jax.devices(device)[0]
+    except RuntimeError as exc:  # "Unknown backend gpu" / "Backend 'gpu' failed to initialize"
+        raise NoDevice(f"jax {jax.__version__} has no {device} backend: {str(exc).splitlines()[0]}") from exc
 
 
 # --- the native computations (pure functions of arrays; keyword arguments are the static attributes) -----------
@@ -150,6 +158,7 @@ def _scatter_elements_api(axis: int, method: str) -> str:
 class JaxAdapter(Adapter):
     name = "jax"
     module = "jax"
+    devices = ("cpu", "gpu")
 
     def version(self) -> str:
         jax, _ = _jax()
@@ -172,23 +181,27 @@ class JaxAdapter(Adapter):
             if key not in _JITTED:
                 _JITTED[key] = jax.jit(fn)
             fn = _JITTED[key]
-        call = self._runner(case, fn)
-        return Call(api, call, device=jax.devices()[0].platform)
+        target = _target(jax, case.device)
+        call = self._runner(case, fn, target)
+        note = "" if case.device == "cpu" else f"  # under jax.default_device({target})"
+        return Call(api + note, call, device=case.device, device_name=str(getattr(target, "device_kind", target)))
 
     @staticmethod
-    def _runner(case: CaseData, fn: Callable[..., Any]) -> Callable[[], Any]:
+    def _runner(case: CaseData, fn: Callable[..., Any], target: Any) -> Callable[[], Any]:
         def run() -> Any:
-            _, jnp = _jax()
-            # The inputs become jax arrays as a user would make them; .at[] needs one.
-            args = [jnp.asarray(case.inputs[n]) for n in case.inputs]
-            try:
-                return fn(*args)
-            except NotImplementedError as exc:
-                # jnp.take rejects mode='raise' whatever the input ("we have no way to report out of bounds
-                # errors yet"): the API cannot express that mode. Anything else JAX raises is a result.
-                if case.op == "Take" and case.attrs["mode"] == "raise":
-                    raise Unsupported(f"jnp.take has no working mode='raise': NotImplementedError: {exc}") from exc
-                raise
+            jax, jnp = _jax()
+            # Pinned: JAX would otherwise put a CPU run on a visible GPU. The inputs become jax arrays as a user
+            # would make them; .at[] needs one.
+            with jax.default_device(target):
+                args = [jnp.asarray(case.inputs[n]) for n in case.inputs]
+                try:
+                    return fn(*args)
+                except NotImplementedError as exc:
+                    # jnp.take rejects mode='raise' whatever the input ("we have no way to report out of bounds
+                    # errors yet"): the API cannot express that mode. Anything else JAX raises is a result.
+                    if case.op == "Take" and case.attrs["mode"] == "raise":
+                        raise Unsupported(f"jnp.take has no working mode='raise': NotImplementedError: {exc}") from exc
+                    raise
 
         return run
 

@@ -6,7 +6,9 @@ Sessions are cached by signature (op, version, attributes, input shapes and dtyp
 differ only in values reuse one session; the session is created lazily inside ``Call.run`` so that a model
 onnxruntime rejects is a recorded error with its ``api`` string, not an exception from ``prepare``.
 
-Execution providers: CPU by default; ``GSC_ORT_PROVIDERS`` (comma-separated) selects others where installed.
+Execution providers: CPU by default; ``GSC_ORT_PROVIDERS`` (comma-separated) selects others where installed. A
+``--device gpu`` run uses the CUDA (else ROCm) provider of an onnxruntime-gpu install, and never a silent CPU
+fallback: a session that would fall back skips the test (no GPU here).
 Sessions run with one intra-op thread (``GSC_ORT_THREADS`` overrides; 0 is onnxruntime's default, one per physical
 core): a per-session thread pool costs far more than the one-node model itself, 256 cached sessions would each hold
 one, and a single thread makes the order of duplicate-index writes deterministic.
@@ -23,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from adapters import onnx_graph
-from adapters.base import Adapter, Call, CaseData
+from adapters.base import Adapter, Call, CaseData, NoDevice
 
 PROVIDERS_ENV = "GSC_ORT_PROVIDERS"
 THREADS_ENV = "GSC_ORT_THREADS"
@@ -41,11 +43,11 @@ _SCATTER = ("Scatter-11", "Scatter-9")  # the deprecated Scatter op, ScatterElem
 # Provider -> the device recorded for results.
 _DEVICES = {
     "CPUExecutionProvider": "cpu",
-    "CUDAExecutionProvider": "cuda",
-    "TensorrtExecutionProvider": "cuda",
-    "ROCMExecutionProvider": "rocm",
-    "MIGraphXExecutionProvider": "rocm",
-    "DmlExecutionProvider": "dml",
+    "CUDAExecutionProvider": "gpu",
+    "TensorrtExecutionProvider": "gpu",
+    "ROCMExecutionProvider": "gpu",
+    "MIGraphXExecutionProvider": "gpu",
+    "DmlExecutionProvider": "gpu",
     "OpenVINOExecutionProvider": "openvino",
     "CoreMLExecutionProvider": "coreml",
 }
@@ -66,11 +68,25 @@ def _variants(op: str) -> list[str]:
     return names + list(_SCATTER) if op == "ScatterElements" else names
 
 
-def providers() -> list[str]:
-    """The execution providers requested through GSC_ORT_PROVIDERS that are installed; CPU when none is."""
+_GPU_PROVIDERS = ("CUDAExecutionProvider", "ROCMExecutionProvider")  # what a --device gpu run picks, in order
+
+
+def providers(device: str = "cpu") -> list[str]:
+    """The execution providers for ``device``: those requested through GSC_ORT_PROVIDERS that are installed and
+    run on it; else CPU for "cpu", and the first installed of CUDA, ROCm for "gpu" (NoDevice when none is)."""
     requested = [p.strip() for p in os.environ.get(PROVIDERS_ENV, "").split(",") if p.strip()]
-    chosen = [p for p in requested if p in _available()]
-    return chosen or ["CPUExecutionProvider"]
+    chosen = [p for p in requested if p in _available() and (device_of(p) == "gpu") == (device == "gpu")]
+    if chosen:
+        return chosen
+    if device == "cpu":
+        return ["CPUExecutionProvider"]
+    gpu = [p for p in _GPU_PROVIDERS if p in _available()]
+    if not gpu:
+        import onnxruntime as ort
+
+        raise NoDevice(f"onnxruntime {ort.__version__} has no GPU execution provider (available: "
+                       f"{', '.join(sorted(_available()))}); install onnxruntime-gpu")
+    return gpu[:1]
 
 
 @functools.cache
@@ -86,7 +102,7 @@ def threads() -> int:
 
 
 def device_of(provider: str) -> str:
-    """The device name recorded for results run on ``provider`` ("cpu", "cuda", "dml", "openvino", ...)."""
+    """The device name recorded for results run on ``provider`` ("cpu", "gpu", "openvino", ...)."""
     return _DEVICES.get(provider, provider.removesuffix("ExecutionProvider").lower())
 
 
@@ -175,6 +191,8 @@ class OnnxruntimeAdapter(Adapter):
     name = "onnxruntime"
     module = "onnxruntime"
 
+    devices = ("cpu", "gpu")
+
     def __init__(self) -> None:
         self.cache = SessionCache()
 
@@ -191,7 +209,7 @@ class OnnxruntimeAdapter(Adapter):
         # The default variant honours a case's own opset; the others pin their version.
         target = case if variant == self.variants(case.op)[0] else dataclasses.replace(case, opset=version)
         model, text, op_key = build_model(target, onnx_type)  # raises Unsupported where ONNX cannot say the case
-        provider_list, n_threads = providers(), threads()
+        provider_list, n_threads = providers(case.device), threads()
         signature = tuple((n, tuple(v.shape), str(v.dtype)) for n, v in case.inputs.items())
         plan = _Plan((op_key, signature, tuple(provider_list), n_threads), model, provider_list, n_threads)
         inputs = dict(case.inputs)
@@ -213,6 +231,8 @@ class OnnxruntimeAdapter(Adapter):
         # onnxruntime falls back to CPU (with a warning) when a requested provider fails to initialise; the
         # recorded device would then be wrong, so that is reported as an error of this run.
         used = session.get_providers()[0]
+        if used != plan.providers[0] and device_of(plan.providers[0]) == "gpu" and device_of(used) == "cpu":
+            raise NoDevice(f"{plan.providers[0]} is installed but could not start (no GPU here?): fell back to {used}")
         if used != plan.providers[0]:
             raise RuntimeError(f"session runs on {used}, not the requested {plan.providers[0]}")
         return session
@@ -235,6 +255,9 @@ class OnnxruntimeAdapter(Adapter):
 
     def to_numpy(self, out: Any) -> np.ndarray:
         return np.asarray(out)
+
+    def release(self) -> None:
+        self.cache.clear()
 
 
 ADAPTER = OnnxruntimeAdapter()

@@ -269,6 +269,10 @@ class OpenVinoAdapter(Adapter):
         api = f"ov.Core().compile_model(core.read_model(model.SerializeToString()), 'CPU')  # model: {text}"
         return Call(api, lambda: self._infer(compiled, feeds))
 
+    def release(self) -> None:
+        self._compiled.clear()
+        self._core = None
+
     @staticmethod
     def _infer(compiled: Any, feeds: list[np.ndarray]) -> np.ndarray:
         request = compiled.create_infer_request()

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from adapters import tensorflow_calls as calls
-from adapters.base import Adapter, Call, CaseData
+from adapters.base import Adapter, Call, CaseData, NoDevice
 
 MODES = ("eager", "function", "xla")
 
@@ -118,6 +118,7 @@ def from_tensor(out: Any) -> np.ndarray:
 class TensorFlowAdapter(Adapter):
     name = "tensorflow"
     module = "tensorflow"
+    devices = ("cpu", "gpu")
 
     def version(self) -> str:
         return tf_module().__version__
@@ -138,24 +139,30 @@ class TensorFlowAdapter(Adapter):
         text = render(spec, mode)
         fn = compiled(spec, mode, text)
         inputs = [case.inputs[name] for name in spec.args]
+        place, device_name = _placement(tf, case.device)
 
         def run() -> Any:
-            return fn(*[to_tensor(tf, arr) for arr in inputs])
+            # Pinned: TensorFlow would otherwise put ops on a visible GPU even for a CPU run.
+            with tf.device(place):
+                return fn(*[to_tensor(tf, arr) for arr in inputs])
 
-        return Call(text, run, _device(tf))
+        note = "" if case.device == "cpu" else f"  # under tf.device({place!r})"
+        return Call(text + note, run, case.device, device_name)
 
     def to_numpy(self, out: Any) -> np.ndarray:
         return from_tensor(out)
 
 
-_DEVICE: list[str] = []
-
-
-def _device(tf: Any) -> str:
-    # TensorFlow places ops on the first GPU by default when one is visible.
-    if not _DEVICE:
-        _DEVICE.append("gpu" if tf.config.list_logical_devices("GPU") else "cpu")
-    return _DEVICE[0]
+def _placement(tf: Any, device: str) -> tuple[str, str]:
+    """(the tf.device string for ``device``, its description); NoDevice when TensorFlow sees no GPU."""
+    if device == "cpu":
+        return "/CPU:0", ""
+    gpus = tf.config.list_logical_devices("GPU")
+    if not gpus:
+        built = "built with CUDA" if tf.test.is_built_with_cuda() else "a build without CUDA"
+        raise NoDevice(f"tensorflow {tf.__version__} sees no GPU ({built})")
+    details = tf.config.experimental.get_device_details(tf.config.list_physical_devices("GPU")[0])
+    return gpus[0].name, str(details.get("device_name", gpus[0].name))
 
 
 ADAPTER = TensorFlowAdapter()

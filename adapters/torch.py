@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from adapters.base import Adapter, Call, CaseData, Unsupported
+from adapters.base import Adapter, Call, CaseData, NoDevice, Unsupported
 from adapters.torch_calls import COMPILE_SUFFIX, VARIANTS, expression
 
 _THREADS = 1  # the project's machines have 2 cores; a run should leave one to the harness and its neighbours
@@ -96,9 +96,19 @@ def _lambda(expr: str, names: tuple[str, ...]) -> Any:
 COMPILED = CompileCache()
 
 
+def cuda_device() -> tuple[Any, str]:
+    """(torch.device("cuda"), the GPU's name); NoDevice when this torch build or machine has no CUDA device."""
+    torch = _torch()
+    if not torch.cuda.is_available():
+        build = "a CPU build" if torch.version.cuda is None else f"CUDA {torch.version.cuda}, but no device is visible"
+        raise NoDevice(f"torch {torch.__version__} sees no CUDA device ({build})")
+    return torch.device("cuda"), torch.cuda.get_device_name(0)
+
+
 class TorchAdapter(Adapter):
     name = "torch"
     module = "torch"
+    devices = ("cpu", "gpu")
 
     def version(self) -> str:
         return _torch().__version__
@@ -124,12 +134,27 @@ class TorchAdapter(Adapter):
         note = ""
         if any(a.dtype.name == "bfloat16" for a in arrays):
             note = "  # bfloat16 inputs: torch.from_numpy(a.astype(np.float32)).to(torch.bfloat16)"
+        target, device_name = _torch().device("cpu"), ""
+        if case.device == "gpu":
+            target, device_name = cuda_device()
+            tensors = tuple(t.to(target) for t in tensors)
+            note += "  # inputs .to('cuda'), run under torch.device('cuda')"
         args = ", ".join(names)
         if not compiled:
             fn = _lambda(expr, names)
-            return Call(expr + note, lambda: fn(*tensors), device="cpu")
-        api = f"torch.compile(lambda {args}: {expr}, backend='inductor', dynamic=False)({args})"
-        return Call(api + note, lambda: COMPILED.get(expr, names, tensors)(*tensors), device="cpu")
+            api = expr
+        else:
+            api = f"torch.compile(lambda {args}: {expr}, backend='inductor', dynamic=False)({args})"
+
+            def fn(*ts: Any) -> Any:
+                return COMPILED.get(expr, names, ts)(*ts)
+
+        def run() -> Any:
+            # Factory calls inside an expression (torch.tensor, torch.arange) must land on the inputs' device.
+            with target:
+                return fn(*tensors)
+
+        return Call(api + note, run, device=case.device, device_name=device_name)
 
     def to_numpy(self, out: Any) -> np.ndarray:
         torch = _torch()

@@ -58,8 +58,13 @@ def conforms(op: str, dimension: str, label: str) -> bool:
     return label == want
 
 
-def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None) -> list[dict[str, Any]]:
-    """One row per (op, dimension, framework, version, variant, device), with labels combined across probes."""
+def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None,
+          with_documented: bool = False) -> list[dict[str, Any]]:
+    """One row per (op, dimension, framework, version, variant, device), with labels combined across probes.
+
+    With ``with_documented``, rows for documented-only columns follow (harness.documented: Caffe2, and TensorRT,
+    DirectML or a GPU where these results have none), marked ``measured: False``.
+    """
     groups: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
     for rec in records:
         if rec.get("dimension") and rec.get("label"):
@@ -96,7 +101,12 @@ def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None) -> 
             "blog_2020_source": blog.source if blog else None,
             "agrees_with_blog": _agrees(blog, labels),
             "cases": sorted({r["case"] for r in recs}),
+            "measured": True,
         })
+    if with_documented and claims:
+        from harness.documented import rows as documented_rows
+
+        rows += documented_rows(claims, rows)
     return rows
 
 
@@ -114,17 +124,19 @@ def render_text(rows: list[dict[str, Any]]) -> str:
         cols = sorted({(r["framework"], r["variant"], r["device"]) for r in op_rows})
         dims = [d for d in DIMENSIONS if any(r["dimension"] == d for r in op_rows)]
         cell = {(r["dimension"], r["framework"], r["variant"], r["device"]): r for r in op_rows}
-        names = [f"{fw}:{v}" + (f"@{dev}" if dev != "cpu" else "") for fw, v, dev in cols]
+        doc_only = {(r["framework"], r["variant"], r["device"]) for r in op_rows if r.get("measured") is False}
+        names = [f"{fw}:{v}" + (f"@{dev}" if dev != "cpu" else "") + (" (doc)" if (fw, v, dev) in doc_only else "")
+                 for fw, v, dev in cols]
         width = max(12, *(len(n) for n in names)) if names else 12
         out.append(f"\n{op}\n" + f"{'dimension':<22}" + "".join(f"{n[:width]:>{width + 1}}" for n in names))
         for dim in dims:
             line = f"{dim:<22}"
             for fw, v, dev in cols:
                 r = cell.get((dim, fw, v, dev))
-                text = "-" if r is None else r["label"] + ("!" if not r["conforms"] else "") + (
+                text = "-" if r is None else r["label"] + ("!" if r["conforms"] is False else "") + (
                     "*" if r["agrees_with_docs"] is False else "") + ("†" if r["agrees_with_blog"] is False else "")
                 line += f"{text[:width]:>{width + 1}}"
             out.append(line)
     out.append("\n! differs from canonical ONNX semantics   * contradicts the framework's documentation   "
-               "† contradicts the blog's 2020 table")
+               "† contradicts the blog's 2020 table   (doc) documented only, not measured")
     return "\n".join(out)

@@ -1,23 +1,27 @@
 """Loading case files into validated cases: every problem becomes a CaseFileError naming file, line and field.
 
 A file that cannot be parsed yields one error; otherwise each case is validated on its own, so one bad case
-leaves the rest of its file runnable.
+leaves the rest of its file runnable. What a load produced is kept in a parse cache keyed by the file's bytes and
+the harness's code (:mod:`harness.casecache`), so collecting an unchanged suite parses and validates nothing:
+its cases carry their parsed mapping and are validated into :class:`~harness.schema.CaseSpec` on first use.
+YAML, pydantic and the schema are imported only when something has to be parsed or validated.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pydantic import ValidationError
 
-from harness import dtypes, ops, yamlsrc
+from harness import casecache, dtypes, ops
 from harness.errors import CaseFileError, InputValueError
-from harness.generators import derived_updates_shape, generate_indices, random_array
-from harness.schema import CaseFileSpec, CaseSpec, ErrorExpected, GeneratedIndices, RandomInput, ValueSpec
-from harness.values import to_array
+
+if TYPE_CHECKING:
+    from harness.schema import CaseSpec
+
+LinePath = tuple[str | int, ...]
 
 
 @dataclass
@@ -29,30 +33,49 @@ class ExpectedError:
 
 @dataclass
 class Case:
-    """One validated case. Inputs are materialised on first use (generated inputs can be large)."""
+    """One validated case. Inputs are materialised on first use (generated inputs can be large).
+
+    ``raw`` is the case's mapping as parsed; ``spec`` is it validated (done on first access for a case read from
+    the parse cache, which was validated when the cache entry was made). ``id``, ``tags`` and ``dimension`` are
+    plain copies of the spec's, for collection, which must not need pydantic.
+    """
 
     file: str
     index: int
     op: str
-    spec: CaseSpec
+    raw: dict[str, Any]
     attrs: dict[str, Any]
-    lines: dict[yamlsrc.Path, int]
-    _inputs: dict[str, np.ndarray] | None = field(default=None, repr=False)
+    lines: dict[LinePath, int]
+    id: str
+    tags: list[str]
+    dimension: str | None
+    # Derived lazily, so not part of what makes two cases equal (arrays do not compare to one bool anyway).
+    _spec: CaseSpec | None = field(default=None, repr=False, compare=False)
+    _inputs: dict[str, np.ndarray] | None = field(default=None, repr=False, compare=False)
+    _reference: Any = field(default=None, repr=False, compare=False)
+    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # values derived by the runner
 
     @property
-    def id(self) -> str:
-        return self.spec.id
+    def spec(self) -> CaseSpec:
+        """The validated case (validated now if this case came from the parse cache)."""
+        if self._spec is None:
+            from harness.schema import CaseSpec
+
+            self._spec = CaseSpec.model_validate(self.raw)
+        return self._spec
 
     @property
     def nodeid(self) -> str:
-        return f"{self.file}::{self.spec.id}"
+        return f"{self.file}::{self.id}"
 
     @property
     def line(self) -> int:
         return self.lines.get(("cases", self.index), 0)
 
-    def error(self, path: yamlsrc.Path, message: str) -> CaseFileError:
+    def error(self, path: LinePath, message: str) -> CaseFileError:
         """A CaseFileError located at ``path`` inside this case."""
+        from harness import yamlsrc
+
         full = ("cases", self.index) + tuple(path)
         return CaseFileError(self.file, yamlsrc.line_of(self.lines, full), yamlsrc.format_path(full), message)
 
@@ -63,16 +86,24 @@ class Case:
         return self._inputs
 
     def reference(self) -> np.ndarray | Any:
-        """The canonical result from the reference engine: an array, AllowedOutputs, or ExpectedError."""
-        from harness.reference import CANONICAL, IndexOutOfRange, InvalidInput, compute
+        """The canonical result from the reference engine: an array, AllowedOutputs, or ExpectedError.
 
-        try:
-            return compute(self.op, self.inputs(), self.attrs, CANONICAL)
-        except (IndexOutOfRange, InvalidInput) as exc:
-            return ExpectedError(f"{type(exc).__name__}: {exc}")
+        Computed once per case and kept: every framework and variant of a run is judged against the same result.
+        Callers must treat it as read-only.
+        """
+        if self._reference is None:
+            from harness.reference import CANONICAL, IndexOutOfRange, InvalidInput, compute
+
+            try:
+                self._reference = compute(self.op, self.inputs(), self.attrs, CANONICAL)
+            except (IndexOutOfRange, InvalidInput) as exc:
+                self._reference = ExpectedError(f"{type(exc).__name__}: {exc}")
+        return self._reference
 
 
 def _input_dtype(name: str, spec: Any, data: np.ndarray | None) -> str:
+    from harness.schema import GeneratedIndices, RandomInput
+
     declared = getattr(spec, "dtype", None)
     if isinstance(spec, RandomInput):
         declared = spec.random.dtype
@@ -88,6 +119,10 @@ def _input_dtype(name: str, spec: Any, data: np.ndarray | None) -> str:
 
 
 def _one_input(case: Case, name: str, spec: Any, done: dict[str, np.ndarray]) -> np.ndarray:
+    from harness.generators import derived_updates_shape, generate_indices, random_array
+    from harness.schema import GeneratedIndices, RandomInput, ValueSpec
+    from harness.values import to_array
+
     data = done.get("data")
     dtype_name = _input_dtype(name, spec, data)
     if isinstance(spec, ValueSpec):
@@ -159,9 +194,11 @@ def _check_expected(case: Case) -> None:
     """A declared expected value (and each policy_expected value) must equal the reference engine's result."""
     from harness.compare import compare
     from harness.reference import IndexOutOfRange, InvalidInput, Policy, compute
+    from harness.schema import ErrorExpected
+    from harness.values import to_array
 
     spec = case.spec
-    checks: list[tuple[yamlsrc.Path, Any, Any]] = []
+    checks: list[tuple[LinePath, Any, Any]] = []
     if spec.expected is not None:
         checks.append((("expected",), spec.expected, None))
     for i, pe in enumerate(spec.policy_expected):
@@ -191,7 +228,12 @@ def _check_expected(case: Case) -> None:
             raise case.error(path, f"disagrees with the reference engine: {detail}")
 
 
-def _build(file: str, op: str, index: int, raw: Any, lines: dict[yamlsrc.Path, int]) -> Case:
+def _build(file: str, op: str, index: int, raw: Any, lines: dict[LinePath, int]) -> Case:
+    from pydantic import ValidationError
+
+    from harness import yamlsrc
+    from harness.schema import CaseSpec
+
     base = ("cases", index)
     try:
         spec = CaseSpec.model_validate(raw)
@@ -201,7 +243,8 @@ def _build(file: str, op: str, index: int, raw: Any, lines: dict[yamlsrc.Path, i
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         path = base + loc
         raise CaseFileError(file, yamlsrc.line_of(lines, path), yamlsrc.format_path(path), err["msg"] + more) from None
-    case = Case(file, index, op, spec, ops.with_defaults(op, spec.attrs), lines)
+    attrs = ops.with_defaults(op, spec.attrs)
+    case = Case(file, index, op, raw, attrs, lines, spec.id, list(spec.tags), spec.dimension, _spec=spec)
     _check_attrs(case)
     _check_probe(case)
     _check_inputs(case)
@@ -211,21 +254,23 @@ def _build(file: str, op: str, index: int, raw: Any, lines: dict[yamlsrc.Path, i
     return case
 
 
-def load_file(path: Path, display: str | None = None) -> list[Case | CaseFileError]:
-    """Load one case file: each entry is a valid Case or the CaseFileError that stopped that case (or the file)."""
-    file = display or str(path)
+def _load_text(text: str, file: str) -> tuple[list[Case | CaseFileError], dict[LinePath, int]]:
+    """Parse and validate a case file's text: (entries, line map)."""
+    from pydantic import ValidationError
+
+    from harness import yamlsrc
+    from harness.schema import CaseFileSpec
+
     try:
-        data, lines = yamlsrc.load(path.read_text(encoding="utf-8"), file)
+        data, lines = yamlsrc.load(text, file)
     except CaseFileError as exc:
-        return [exc]
-    except (OSError, UnicodeDecodeError) as exc:
-        return [CaseFileError(file, None, "", f"cannot read: {exc}")]
+        return [exc], {}
     try:
         head = CaseFileSpec.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         path = tuple(p for p in err["loc"] if isinstance(p, str | int))
-        return [CaseFileError(file, yamlsrc.line_of(lines, path), yamlsrc.format_path(path), err["msg"])]
+        return [CaseFileError(file, yamlsrc.line_of(lines, path), yamlsrc.format_path(path), err["msg"])], lines
     out: list[Case | CaseFileError] = []
     seen: dict[str, int] = {}
     for i, raw in enumerate(head.cases):
@@ -239,4 +284,51 @@ def load_file(path: Path, display: str | None = None) -> list[Case | CaseFileErr
             continue
         seen[case.id] = case.line
         out.append(case)
+    return out, lines
+
+
+def _to_cache(entries: list[Case | CaseFileError], lines: dict[LinePath, int]) -> dict[str, Any]:
+    """Builtins that rebuild ``entries`` (see :func:`_from_cache`); the line map is stored once per file."""
+    stored: list[tuple[str, tuple[Any, ...]]] = []
+    for e in entries:
+        if isinstance(e, CaseFileError):
+            stored.append(("error", (e.file, e.line, e.field, e.message)))
+        else:
+            stored.append(("case", (e.index, e.op, e.raw, e.attrs, e.id, e.tags, e.dimension)))
+    return {"lines": lines, "entries": stored}
+
+
+def _from_cache(value: dict[str, Any], file: str) -> list[Case | CaseFileError]:
+    lines = value["lines"]
+    out: list[Case | CaseFileError] = []
+    for kind, fields in value["entries"]:
+        if kind == "error":
+            out.append(CaseFileError(*fields))
+        else:
+            index, op, raw, attrs, case_id, tags, dimension = fields
+            out.append(Case(file, index, op, raw, attrs, lines, case_id, tags, dimension))
     return out
+
+
+def load_file(path: Path, display: str | None = None) -> list[Case | CaseFileError]:
+    """Load one case file: each entry is a valid Case or the CaseFileError that stopped that case (or the file).
+
+    An unchanged file under unchanged code is answered from the parse cache (:mod:`harness.casecache`) with the
+    same entries a fresh load would give; cases read from it are validated again only when their spec is used.
+    """
+    file = display or str(path)
+    try:
+        content = path.read_bytes()
+        text = content.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return [CaseFileError(file, None, "", f"cannot read: {exc}")]
+    entry_key = casecache.key(content, file)
+    hit = casecache.get(entry_key)
+    if hit is not None:
+        try:
+            return _from_cache(hit, file)
+        except (KeyError, TypeError, ValueError):
+            pass  # an entry of an unexpected shape is a miss
+    entries, lines = _load_text(text, file)
+    casecache.put(entry_key, _to_cache(entries, lines))
+    return entries

@@ -103,7 +103,7 @@ def _behaviour(args: argparse.Namespace) -> int:
     from harness.behaviour import render_text, table
     from harness.records import read
 
-    rows = table(read(args.files), Path(args.claims) if args.claims else None)
+    rows = table(read(args.files), Path(args.claims) if args.claims else None, with_documented=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
     print(render_text(rows))
@@ -124,6 +124,12 @@ def _baseline(args: argparse.Namespace) -> int:
     for fw, n in sorted(counts.items()):
         print(f"{fw}: {n} label(s) -> {Path(args.dir) / (fw + '.yaml')}")
     return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from harness.importers import cli_main
+
+    return cli_main(args)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -155,6 +161,10 @@ def main(argv: list[str] | None = None) -> int:
     bas = sub.add_parser("baseline", help="write baselines/<framework>.yaml from the probe labels in results files")
     bas.add_argument("files", nargs="+")
     bas.add_argument("--dir", default=str(ROOT / "baselines"))
+    imp = sub.add_parser("import", help="case files from another project's tests (onnx-node: ONNX's node tests)")
+    imp.add_argument("source", choices=["onnx-node"])
+    imp.add_argument("--out", default="", help="output directory (default: cases/imported)")
+    imp.add_argument("--check", action="store_true", help="compare with the files in --out instead of writing")
     fuz = sub.add_parser("fuzz", help="differential fuzzing: random cases on every framework, findings shrunk to cases")
     from harness import fuzz
 
@@ -172,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         "baseline": _baseline,
         "report": _report,
         "summary": _summary,
+        "import": _import,
         "fuzz": fuzz.main,
     }
     return commands[args.cmd](args)

@@ -6,10 +6,18 @@ channel that carries builtins, and a receive timeout. What it does not give is a
 module adds only that: when the channel breaks, the worker's exit status says which signal killed it; when the
 receive times out, the worker is killed and the case recorded as ``timeout``. Workers stay warm across cases (the
 framework is imported once), and a replacement starts on the next case after a crash.
+
+Risky cases (:func:`is_risky`: out-of-bounds, empty, negative scatter indices) may corrupt memory without dying on
+the spot. Each runs in a forked child of a template process that the worker forks right after importing its
+framework (:mod:`harness.forkrun`), so the child's death, during the case or on its way out, is charged to that
+case alone while the warm worker goes on. Where there is no fork (or ``GSC_ISOLATION_FORK=0``), such a case runs
+in the worker, which is then stopped and its exit status checked.
 """
 
 from __future__ import annotations
 
+import os
+import pickle
 import signal
 import sys
 import time
@@ -20,25 +28,44 @@ import execnet
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# Messages travel as one pickled blob each way: execnet's own serializer walks every object in Python, which costs
+# more than the case itself for small cases. Both ends are this project's interpreters (Python >= 3.10), so
+# protocol 5 is understood by both.
 _REMOTE = """
+import pickle
 import sys
 sys.path.insert(0, __ROOT__)
-from harness.worker import describe, run_case
+from harness.worker import describe, run_case, run_forked, start_template, stop_templates
+try:  # the channel's own descriptors: forked templates close them, so this worker's end stays visible
+    _FDS = (channel.gateway._io.infile.fileno(), channel.gateway._io.outfile.fileno())
+except Exception:
+    _FDS = ()
 while True:
     msg = channel.receive()
     if msg is None:
         break
     kind, args = msg
     try:
-        result = run_case(*args) if kind == "run" else describe(*args)
+        args = pickle.loads(args)
+        if kind == "run":
+            result = run_case(*args)
+        elif kind == "fork":
+            result = run_forked(*args)
+        else:
+            result = describe(*args[:1])
+            if len(args) > 1 and args[1]:
+                result["forks"] = start_template(args[0], _FDS)
     except BaseException as exc:  # the worker must answer every message, or the channel dies with it
         result = {"outcome": "error", "error_type": type(exc).__name__, "error_message": str(exc)[:2000]}
     try:
-        channel.send(result)
-    except Exception as exc:  # an adapter returned something execnet cannot carry
+        channel.send(pickle.dumps(result, 5))
+    except Exception as exc:  # an adapter returned something pickle cannot carry
         channel.send({"outcome": "error", "error_type": "WorkerError", "error_message": "unsendable result: %r" % exc})
+stop_templates()
 """
 STARTUP_TIMEOUT = 600.0  # importing a framework (TensorFlow, torch) takes seconds; it is not part of a case's time
+FORK_ENV = "GSC_ISOLATION_FORK"  # "0": risky cases retire their worker instead of running in a forked child
+EXIT_GRACE = 60.0  # beyond the case timeout: a forked child's clean-up and exit, and the fork itself
 
 
 def signal_name(returncode: int | None) -> str | None:
@@ -99,9 +126,12 @@ class Isolated:
     """An executor whose workers run in separate processes: one per framework (so one framework's crash does not
     cost the others their warm state), each in that framework's interpreter, kept warm across cases."""
 
-    def __init__(self, pythons: dict[str, str] | None = None, timeout: float = 120.0) -> None:
+    def __init__(self, pythons: dict[str, str] | None = None, timeout: float = 120.0, fork: bool | None = None) -> None:
         self.pythons = pythons or {}
         self.timeout = timeout
+        # Risky cases in forked children of a template (default where the OS can fork), else in retired workers.
+        self.fork = (os.environ.get(FORK_ENV, "1") != "0") if fork is None else fork
+        self.fork = self.fork and hasattr(os, "fork")
         self._workers: dict[str, _Worker] = {}
 
     def python_for(self, framework: str) -> str:
@@ -118,11 +148,18 @@ class Isolated:
     def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
         """Run one case in the framework's worker; a dead or stuck worker becomes a crash or timeout result.
 
-        With ``payload["fresh"]`` and a returned value, the worker is stopped after the case and its exit status
-        checked: an out-of-range write can corrupt the heap and kill the process only at exit, and that crash
-        belongs to this case, not to whichever case would have run next.
+        A risky case (``payload["fresh"]``) runs in a forked child of the worker's template: a child that dies
+        during the case is a crash, one that returns a value and dies on its way out corrupted memory (a crash
+        too), one that does not answer in time is a timeout; the worker itself stays warm. Without a template the
+        case runs in the worker, and when it returned a value the worker is stopped and its exit status checked:
+        an out-of-range write can corrupt the heap and kill the process only at exit, and that crash belongs to
+        this case, not to whichever case would have run next.
         """
-        result = self._run(framework, variant, payload)
+        if payload.get("fresh") and self.fork:
+            result = self._run_forked(framework, variant, payload)
+            if result is not None:
+                return result
+        result = self._run(framework, ("run", (framework, variant, payload)), self.timeout)
         worker = self._workers.get(framework)
         # A call that raised checked its indices; one that returned a value on a risky input may have written
         # out of bounds, so only then is the worker retired and its exit status checked.
@@ -135,27 +172,53 @@ class Isolated:
                           "on exit (memory corrupted by the call)"}
         return result
 
-    def _run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
+    def _run_forked(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """A risky case in a forked child (see run); None when the worker has no template to fork from."""
+        start = time.perf_counter()
+        message = ("fork", (framework, variant, payload, self.timeout))
+        reply = self._run(framework, message, self.timeout + EXIT_GRACE)
+        if "fallback" in reply:
+            return None  # no template to fork from
+        if "timed_out" not in reply:
+            return reply  # the worker itself failed (to warm up, or died): that result is this case's
+        elapsed = time.perf_counter() - start
+        result, code = reply.get("result"), reply.get("returncode")
+        name = signal_name(code)
+        if reply.get("timed_out"):
+            return {"outcome": "timeout", "duration_s": elapsed,
+                    "error_message": f"no result within {self.timeout:g} s; its process was killed"}
+        if result is None:
+            what = f"worker died with {name}" if name else f"worker exited with status {code}"
+            return {"outcome": "crash", "signal": name, "exit_code": code, "error_message": what,
+                    "duration_s": elapsed}
+        if name and result.get("outcome") == "ok":
+            return {**result, "outcome": "crash", "signal": name, "value": None,
+                    "error_message": f"returned ok, then its process died with {name} on exit (memory corrupted "
+                    "by the call)"}
+        return result
+
+    def _run(self, framework: str, message: tuple[str, tuple[Any, ...]], timeout: float) -> dict[str, Any]:
         worker = self._worker(framework)
         start = time.perf_counter()
         try:
             if framework not in worker.warm:
-                # Import the framework before the case's clock starts, so the timeout measures the case alone.
-                worker.channel.send(("warm", (framework,)))
-                info = worker.channel.receive(timeout=STARTUP_TIMEOUT)
+                # Import the framework before the case's clock starts, so the timeout measures the case alone;
+                # the template for risky cases is forked right then, before the worker runs any case.
+                worker.channel.send(("warm", _blob((framework, self.fork))))
+                info = _unblob(worker.channel.receive(timeout=STARTUP_TIMEOUT))
                 if info.get("outcome") == "error":
                     return {**info, "duration_s": 0.0}
                 worker.warm.add(framework)
                 start = time.perf_counter()
-            worker.channel.send(("run", (framework, variant, payload)))
-            return worker.channel.receive(timeout=self.timeout)
+            worker.channel.send((message[0], _blob(message[1])))
+            return _unblob(worker.channel.receive(timeout=timeout))
         except execnet.TimeoutError:
             worker.kill()
             self._workers.pop(framework, None)
             return {
                 "outcome": "timeout",
                 "duration_s": time.perf_counter() - start,
-                "error_message": f"no result within {self.timeout:g} s; worker killed",
+                "error_message": f"no result within {timeout:g} s; worker killed",
             }
         except execnet.RemoteError as exc:  # the worker loop itself failed: report it, start afresh next time
             worker.kill()
@@ -170,12 +233,12 @@ class Isolated:
             code = worker.returncode()
             self._workers.pop(framework, None)
             name = signal_name(code)
-            what = f"worker died with {name}" if name else f"worker exited with status {code} ({exc!r})"
+            what = f"worker died with {name}" if name else f"worker exited with status {code}"
             return {
                 "outcome": "crash",
                 "signal": name,
                 "exit_code": code,
-                "error_message": what,
+                "error_message": f"{what} ({exc!r})" if not name else what,
                 "duration_s": time.perf_counter() - start,
             }
 
@@ -184,6 +247,15 @@ class Isolated:
         for worker in self._workers.values():
             worker.close()
         self._workers.clear()
+
+
+def _blob(obj: Any) -> bytes:
+    return pickle.dumps(obj, 5)
+
+
+def _unblob(reply: Any) -> dict[str, Any]:
+    # A worker answers with a pickled dict, or (when pickling failed) a plain dict that execnet carried.
+    return pickle.loads(reply) if isinstance(reply, bytes) else reply
 
 
 def is_risky(op: str, dimension: str | None, tags: list[str]) -> bool:

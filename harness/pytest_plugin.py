@@ -6,6 +6,7 @@ Test ids read ``cases/gather.yaml::ov-gather8-example-6[numpy]``; a non-default 
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--results", default="", help="append one JSON record per test to this JSON Lines file")
     group.addoption("--variants", default="all", choices=("all", "default"), help="run every API variant or the first")
     group.addoption("--resume", action="store_true", help="skip the tests already recorded in --results")
+    group.addoption(
+        "--device",
+        default="cpu",
+        help="cpu | gpu | cpu,gpu: where to run (default cpu). GPU tests of a framework that sees no GPU here are "
+        "skipped with the reason; ids of GPU tests end in @gpu",
+    )
     group.addoption(
         "--slow-variants",
         default="focus",
@@ -66,6 +73,7 @@ class _State:
         self.isolation = config.getoption("isolation")
         self.timeout = config.getoption("case_timeout")
         self.all_variants = config.getoption("variants") == "all"
+        self.devices = _devices(config.getoption("device"))
         self.all_slow = config.getoption("slow_variants") == "all"
         path = config.getoption("results")
         resume = config.getoption("resume")
@@ -102,6 +110,16 @@ class _State:
 
                 self.executor = Isolated(self.pythons, self.timeout)
         return self.executor
+
+
+def _devices(option: str) -> list[str]:
+    from adapters.base import DEVICES
+
+    wanted = [d.strip() for d in option.replace("all", ",".join(DEVICES)).split(",") if d.strip()]
+    bad = [d for d in wanted if d not in DEVICES]
+    if bad or not wanted:
+        raise pytest.UsageError(f"--device: unknown {', '.join(bad) or '(none)'}; known: {', '.join(DEVICES)}")
+    return list(dict.fromkeys(wanted))
 
 
 def _pythons(config: pytest.Config) -> dict[str, str]:
@@ -145,6 +163,32 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Any:
+    # Collection allocates tens of thousands of long-lived objects (one item per case x framework x variant):
+    # the cyclic collector's passes over them while they are being made find nothing to free.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if not session.items or not all(isinstance(i, CaseItem | CaseErrorItem) for i in session.items):
+        return
+    # Hypothesis's pytest plugin imports all of hypothesis in its terminal summary whether or not a test used it
+    # (half a second, a third of collecting the suite); a session of case items has no hypothesis test.
+    plugin = session.config.pluginmanager.get_plugin("hypothesispytest")
+    if plugin is not None:
+        session.config.pluginmanager.unregister(plugin)
+    # The items live until the session ends: keep later collections (pytest runs two full ones at exit) from
+    # walking them again.
+    gc.freeze()
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if file_path.suffix == ".yaml" and "cases" in file_path.parts:
         return CaseFile.from_parent(parent, path=file_path)
@@ -165,17 +209,24 @@ class CaseFile(pytest.File):
                 name = f"{entry.field or 'file'}@line{entry.line or 0}"
                 yield CaseErrorItem.from_parent(self, name=name, error=entry)
                 continue
-            focus = entry.spec.dimension is not None or bool(_FOCUS_TAGS & set(entry.spec.tags))
+            focus = entry.dimension is not None or bool(_FOCUS_TAGS & set(entry.tags))
             for framework in state.frameworks:
                 adapter = adapters.get(framework)
                 variants = adapter.variants(entry.op)
-                for i, variant in enumerate(variants if state.all_variants else variants[:1]):
-                    if i and adapter.is_slow(variant) and not (focus or state.all_slow):
-                        continue
-                    label = framework if i == 0 else f"{framework}:{variant}"
-                    yield CaseItem.from_parent(
-                        self, name=f"{entry.id}[{label}]", case=entry, framework=framework, variant=variant
-                    )
+                # A GPU-only system (TensorRT, DirectML) runs on its device whatever --device says: where that
+                # device is absent, its tests are skipped with the reason instead of silently missing.
+                devices = [d for d in state.devices if d in adapter.devices] or (
+                    [] if "cpu" in adapter.devices else list(adapter.devices))
+                for device in devices:
+                    at = "" if device == "cpu" else f"@{device}"
+                    for i, variant in enumerate(variants if state.all_variants else variants[:1]):
+                        if i and adapter.is_slow(variant) and not (focus or state.all_slow):
+                            continue
+                        label = (framework if i == 0 else f"{framework}:{variant}") + at
+                        yield CaseItem.from_parent(
+                            self, name=f"{entry.id}[{label}]", case=entry, framework=framework, variant=variant,
+                            device=device,
+                        )
 
 
 class Deviation(AssertionError):
@@ -202,21 +253,27 @@ class CaseErrorItem(pytest.Item):
 class CaseItem(pytest.Item):
     """One case on one framework variant."""
 
-    def __init__(self, *, case: Case, framework: str, variant: str, **kwargs: Any) -> None:
+    def __init__(self, *, case: Case, framework: str, variant: str, device: str = "cpu", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case = case
         self.framework = framework
         self.variant = variant
+        self.device = device
         self.record: dict[str, Any] | None = None
 
     def runtest(self) -> None:
         from harness.runner import execute
 
         state = self.config.stash[_KEY]
-        key = (self.case.nodeid, self.framework, self.variant, "cpu")
+        key = (self.case.nodeid, self.framework, self.variant, self.device)
         if key in state.done:
             pytest.skip("already recorded (--resume)")
-        record = execute(self.case, self.framework, self.variant, state.executor_for(self.config))
+        reason = adapters.get(self.framework).unavailable()
+        if reason:  # no device or platform for the framework here: not a result, so nothing is recorded
+            pytest.skip(reason)
+        record = execute(self.case, self.framework, self.variant, state.executor_for(self.config), self.device)
+        if record["outcome"] == "skipped":
+            pytest.skip(f"{self.device}: {record['reason']}")
         self.record = record
         if state.writer:
             state.writer.write(record)
@@ -251,7 +308,8 @@ class CaseItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, self.case.line - 1, f"{self.case.nodeid} [{self.framework}:{self.variant}]"
+        at = "" if self.device == "cpu" else f"@{self.device}"
+        return self.path, self.case.line - 1, f"{self.case.nodeid} [{self.framework}:{self.variant}{at}]"
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

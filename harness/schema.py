@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.dtypes import DTYPES
 from harness.ops import OPS
@@ -91,6 +91,64 @@ class Tolerance(_Strict):
     rtol: float = 0.0
 
 
+class Symptom(_Strict):
+    """How a bug shows in one run of the case; the run reproduces the bug when every field given here holds."""
+
+    outcome: Literal["ok", "error", "crash", "timeout"] | None = Field(
+        None, description="ok: returned a value; error: raised; crash: the worker died; timeout: hung"
+    )
+    value: Any = Field(None, description="the returned output equals this exactly (the buggy value reported)")
+    deviates: bool | None = Field(None, description="the verdict against canonical semantics is (not) deviates")
+    nondeterministic: bool | None = Field(None, description="repeated runs (repeat: N) gave different outputs")
+    error_contains: str | None = Field(None, description="the error message contains this text")
+
+    @model_validator(mode="after")
+    def _something(self) -> Symptom:
+        if all(v is None for v in self.__dict__.values()):
+            raise ValueError("a symptom needs at least one of outcome, value, deviates, nondeterministic, "
+                             "error_contains")
+        return self
+
+
+class Measured(_Strict):
+    """One measurement of a bug on an installed framework: did the symptom show, and what was observed."""
+
+    installed: str = Field(pattern=r"^\S+ \S+ \S+$", description="'<framework> <version> <device>' measured")
+    reproduces: bool
+    observed: str = Field(description="what the run did, in one line (outcome, value or error)")
+
+
+class BugSpec(_Strict):
+    """The upstream bug a regression case pins: where it was reported, which call shows it, and whether it still
+    reproduces on the installed releases (``measured``, written by ``python -m harness.importers.regression``)."""
+
+    issue: str = Field(pattern=r"^[A-Za-z0-9_.-]+#[0-9]+$", description="repository#number, e.g. tensorflow#61865")
+    url: str = Field(pattern=r"^https://github\.com/[^/\s]+/[^/\s]+/(issues|pull)/[0-9]+$")
+    framework: str = Field(description="the adapter the bug is about (or a framework with no adapter: tensorrt, ...)")
+    variant: str | None = Field(None, description="the adapter variant making the buggy call; default when omitted")
+    api: str = Field(min_length=1, description="the call as the report makes it")
+    devices: list[str] = Field(["cpu"], min_length=1, description="where the report saw the bug (cpu, cuda, ...)")
+    reported: str = Field(min_length=1, description="the version(s) and the buggy behaviour, as reported")
+    symptom: Symptom | None = None
+    unmeasurable: str | None = Field(None, description="why no run of this case can show the bug (instead of symptom)")
+    measured: list[Measured] = []
+
+    @model_validator(mode="after")
+    def _symptom_or_why_not(self) -> BugSpec:
+        if (self.symptom is None) == (self.unmeasurable is None):
+            raise ValueError("give exactly one of symptom (how a run shows the bug) and unmeasurable (why none can)")
+        if self.unmeasurable is not None and self.measured:
+            raise ValueError("an unmeasurable bug has no measured entries")
+        seen: set[str] = set()
+        for m in self.measured:
+            if m.installed.split()[0] != self.framework:
+                raise ValueError(f"measured on {m.installed!r}: the framework must be {self.framework!r}")
+            if m.installed in seen:
+                raise ValueError(f"measured twice on {m.installed!r}")
+            seen.add(m.installed)
+        return self
+
+
 class CaseSpec(_Strict):
     """One named case: inputs, attributes, provenance and (optionally) the expected value."""
 
@@ -115,6 +173,7 @@ class CaseSpec(_Strict):
     known: dict[str, str] = Field(
         {}, description="framework or framework:variant -> why a deviation is expected (documented difference)"
     )
+    bug: BugSpec | None = Field(None, description="regression cases: the upstream bug report the case pins")
 
 
 class CaseFileSpec(_Strict):

@@ -6,12 +6,16 @@ environment, e.g. MXNet's with numpy<1.24). It only needs numpy and the adapters
 
 from __future__ import annotations
 
+import os
 import platform
 import time
 import traceback
 from typing import Any
 
 from harness import wire
+
+_VERSIONS: dict[str, str] = {}  # adapter -> framework version: asked once per process, not once per case
+_TEMPLATES: dict[str, Any] = {}  # adapter -> harness.forkrun.Template of this worker
 
 
 def describe(adapter_name: str) -> dict[str, Any]:
@@ -20,17 +24,91 @@ def describe(adapter_name: str) -> dict[str, Any]:
 
     adapter = adapters.get(adapter_name)
     adapter.warm()
-    return {"framework_version": str(adapter.version()), "python": platform.python_version()}
+    return {"framework_version": _version(adapter_name), "python": platform.python_version()}
+
+
+def _version(adapter_name: str) -> str:
+    if adapter_name not in _VERSIONS:
+        import adapters
+
+        _VERSIONS[adapter_name] = str(adapters.get(adapter_name).version())
+    return _VERSIONS[adapter_name]
+
+
+# Frameworks whose forked children run cases correctly even when the parent has already run one (checked on the
+# pinned releases: a child of a process that ran a case ran cases in it). For these the template first runs a tiny
+# case, so each child starts with the runtime initialised (onnxruntime's environment, OpenVINO's CPU plugin:
+# 0.15-0.2 s per child otherwise). TensorFlow's and JAX's children deadlock on thread pools such a parent started.
+FORK_AFTER_RUN = frozenset({"numpy", "onnx-reference", "onnxruntime", "torch", "mxnet"})
+
+
+def start_template(adapter_name: str, close_fds: tuple[int, ...] = ()) -> bool:
+    """Fork the template that runs this adapter's risky cases (see harness.forkrun); False where there is no fork.
+
+    Must be called after :func:`describe` and before this process runs any case: a framework that has started
+    its thread pools cannot run in a forked child (bar those in FORK_AFTER_RUN, which are warmed up first).
+    """
+    if not hasattr(os, "fork") or adapter_name in _TEMPLATES:
+        return adapter_name in _TEMPLATES
+    from harness.forkrun import Template
+
+    if adapter_name in FORK_AFTER_RUN:
+        _warm_up(adapter_name)
+    _TEMPLATES[adapter_name] = Template(close_fds)
+    return True
+
+
+def _warm_up(adapter_name: str) -> None:
+    """Run one tiny in-range Gather, so the framework's runtime is initialised before the template is forked."""
+    import numpy as np
+
+    import adapters
+
+    tiny = {"op": "Gather", "attrs": {"axis": 0, "batch_dims": 0},
+            "inputs": {"data": wire.encode(np.arange(3, dtype=np.float32)), "indices": wire.encode(np.array([0]))}}
+    try:
+        run_case(adapter_name, adapters.get(adapter_name).variants("Gather")[0], tiny)
+    except Exception:
+        pass  # a warm-up is an optimisation: the template works without it
+
+
+def run_forked(adapter_name: str, variant: str, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """Run one case in a forked child of the adapter's template (harness.forkrun.Template.run's answer).
+
+    ``{"fallback": reason}`` when there is no usable template; the caller then runs the case another way.
+    """
+    template = _TEMPLATES.get(adapter_name)
+    if template is None:
+        return {"fallback": "no template process"}
+    answer = template.run((adapter_name, variant, payload), timeout)
+    if answer is None:
+        _TEMPLATES.pop(adapter_name).close()
+        return {"fallback": "the template process is gone"}
+    return answer
+
+
+def stop_templates() -> None:
+    """Stop every template this worker forked."""
+    while _TEMPLATES:
+        _TEMPLATES.popitem()[1].close()
+
+
+def release(adapter_name: str) -> None:
+    """Drop what the adapter keeps between cases (compiled models, sessions), so their memory is freed now."""
+    import adapters
+
+    adapters.get(adapter_name).release()
 
 
 def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
     """Run one case through one adapter variant; never raises for framework errors, it reports them.
 
-    Returns a dict of builtins: outcome (ok | error | unsupported), api, device, framework_version,
-    duration_s, and either ``value`` (an encoded array) or ``error_type``/``error_message``.
+    Returns a dict of builtins: outcome (ok | error | unsupported | skipped), api, device, framework_version,
+    duration_s, and either ``value`` (an encoded array) or ``error_type``/``error_message``. ``skipped`` (with a
+    ``reason``) means the requested device is absent here: no result at all, not a framework's answer.
     """
     import adapters
-    from adapters.base import CaseData, Unsupported
+    from adapters.base import CaseData, NoDevice, Unsupported
 
     adapter = adapters.get(adapter_name)
     case = CaseData(
@@ -39,30 +117,39 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
         attrs=payload["attrs"],
         opset=payload.get("opset"),
         omit=tuple(payload.get("omit") or ()),
+        device=payload.get("device") or "cpu",
     )
     result: dict[str, Any] = {
         "api": "",
-        "device": "cpu",
-        "framework_version": str(adapter.version()),
+        "device": case.device,
+        "framework_version": _version(adapter_name),
         "python": platform.python_version(),
     }
+    if case.device not in adapter.devices:
+        return {**result, "outcome": "skipped", "reason": f"{adapter_name} has no {case.device} path"}
     try:
         call = adapter.prepare(case, variant)
+    except NoDevice as exc:
+        return {**result, "outcome": "skipped", "reason": str(exc)}
     except Unsupported as exc:
         return {**result, "outcome": "unsupported", "reason": str(exc), "duration_s": 0.0}
     except Exception as exc:  # a framework that rejects the case while building it: a result, not a crash
         return {**result, **_error(exc), "duration_s": 0.0}
-    result.update(api=call.api, device=call.device)
+    result.update(api=call.api, device=call.device, device_name=call.device_name)
     start = time.perf_counter()
     distinct = 1
     try:
         raw = call.run()
         value = adapter.to_numpy(raw)
-        # Repeated runs compared bitwise: a scatter with duplicate targets may answer differently each time.
-        seen = {_digest(value)}
-        for _ in range(int(payload.get("repeat") or 1) - 1):
-            seen.add(_digest(adapter.to_numpy(call.run())))
-        distinct = len(seen)
+        repeat = int(payload.get("repeat") or 1)
+        if repeat > 1:
+            # Repeated runs compared bitwise: a scatter with duplicate targets may answer differently each time.
+            seen = {_digest(value)}
+            for _ in range(repeat - 1):
+                seen.add(_digest(adapter.to_numpy(call.run())))
+            distinct = len(seen)
+    except NoDevice as exc:
+        return {**result, "outcome": "skipped", "reason": str(exc)}
     except Unsupported as exc:
         return {**result, "outcome": "unsupported", "reason": str(exc), "duration_s": time.perf_counter() - start}
     except Exception as exc:

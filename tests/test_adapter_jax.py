@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("jax")
 
 import ml_dtypes
-from _shipped import shipped_cases
+from _shipped import REGRESSION_GATHER_OOB, shipped_cases
 
 from adapters import jax as jax_adapter
 from adapters.base import CaseData, Unsupported
@@ -32,11 +32,20 @@ _FILL = ("jnp.take's default mode is 'fill': out-of-range indices return NaN ins
          "(https://docs.jax.dev/en/latest/_autosummary/jax.numpy.take.html)")
 _CLAMP = ("NumPy-style indexing defaults to mode 'promise_in_bounds': out-of-range gathers are clamped "
           "instead of raising (https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html)")
+_FILL_ALONG = ("jnp.take_along_axis's default mode is 'fill': an out-of-range index gives NaN instead of raising "
+               "(https://docs.jax.dev/en/latest/_autosummary/jax.numpy.take_along_axis.html)")
+# cases/regression/gather.yaml cases with an index outside [-s, s): jnp.take fills, indexing clamps.
+_REG_OOB = REGRESSION_GATHER_OOB
+_REG_GND_OOB = ("tensorflow-12608-gather-nd-gpu-zeros", "tensorflow-112068-xla-gather-nd-accepts-out-of-bounds")
 # (case nodeid, variant) -> why JAX's result differs from canonical semantics. Measured with jax 0.10.2 (CPU).
 KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
     ("cases/gather.yaml::ov-gather8-example-7", "eager"): _FILL,
     ("cases/gather.yaml::ov-gather8-example-7", "jit"): _FILL,
     ("cases/gather.yaml::ov-gather8-example-7", "indexing"): _CLAMP,
+    **{(f"cases/regression/gather.yaml::{c}", v): _FILL for c in _REG_OOB for v in ("eager", "jit")},
+    **{(f"cases/regression/gather.yaml::{c}", "indexing"): _CLAMP for c in _REG_OOB},
+    **{("cases/regression/gather_nd.yaml::" + c, v): _CLAMP for c in _REG_GND_OOB for v in ("eager", "jit")},
+    **{("cases/regression/gather_elements.yaml::mxnet-12009-pick-clips", v): _FILL_ALONG for v in ("eager", "jit")},
 }
 
 

@@ -20,7 +20,7 @@ if not MXNET_PYTHON.exists():
     pytest.skip("MXNet's environment is not built (make mxnet-env)", allow_module_level=True)
 pytest.importorskip("execnet")
 
-from _shipped import shipped_cases  # noqa: E402
+from _shipped import REGRESSION_GATHER_NEG, REGRESSION_GATHER_OOB, shipped_cases  # noqa: E402
 
 from adapters.base import CaseData, Unsupported  # noqa: E402
 from adapters.mxnet import ADAPTER, element_coords  # noqa: E402
@@ -43,6 +43,13 @@ _OUTSIDE = (
     "MXNet scatters without a bounds check: an index outside [0, dim) (negatives included) is written "
     "outside the array — wrong result, heap corruption, abort or hang"
 )
+
+_PICK_CLIP = "mx.nd.pick's default mode 'clip' clips out-of-range and negative indices instead of raising (mxnet#12009)"
+_PICK_WRAP = "mx.nd.pick(mode='wrap') wraps the out-of-range index 1000 (to 0) instead of raising"
+_IMP, _REG = "cases/imported/onnx_node_", "cases/regression/gather.yaml::"
+# cases/regression/gather.yaml cases with an index past the end: mx.nd.take's default mode clips it.
+# jax-14193 has a 0-d index, which mx.nd.take cannot take (an error, as canonical semantics want).
+_REG_OOB = tuple(c for c in REGRESSION_GATHER_OOB if c != "jax-14193-take-fill-int-min")
 
 # (case nodeid, variant) -> why it deviates. Every entry is measured MXNet 1.9.1 behaviour, not a translation choice.
 KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
@@ -92,6 +99,17 @@ KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
     ("cases/take.yaml::take-index-int16-negative", "np.take"): _RAISE_NEG,
     ("cases/take.yaml::gen-take-axis0-rank4-with-negatives", "take"): _RAISE_NEG,
     ("cases/take.yaml::gen-take-axis0-rank4-with-negatives", "np.take"): _RAISE_NEG,
+    # Imported ONNX node tests (cases/imported) and regression cases (cases/regression)
+    **{(f"{_IMP}gather.yaml::test_gather_negative_indices", v): r for v, r in (
+        ("take", _TAKE_NEG), ("take-raise", _RAISE_NEG), ("np.take", _RAISE_NEG))},
+    (f"{_IMP}scatter_elements.yaml::test_scatter_elements_with_negative_indices", "np-setitem"): _OUTSIDE,
+    **{(_REG + c, "take"): _CLIP_OOB for c in _REG_OOB},
+    **{(_REG + c, v): r for c in REGRESSION_GATHER_NEG[:2]  # the third, a 0-d index, follows
+       for v, r in (("take", _TAKE_NEG), ("take-raise", _RAISE_NEG), ("np.take", _RAISE_NEG))},
+    **{(_REG + "jax-4795-take-negative-scalar-index", v): r for v, r in (
+        ("take", _LEGACY_0D), ("take-raise", _LEGACY_0D), ("np.take", _RAISE_NEG))},
+    ("cases/regression/gather_elements.yaml::mxnet-12009-pick-clips", "pick"): _PICK_CLIP,
+    ("cases/regression/gather_elements.yaml::mxnet-12009-pick-clips", "pick-wrap"): _PICK_WRAP,
 }
 
 # Which cases get a worker of their own, fitted to what MXNet 1.9.1 does (measured; the harness's rule, is_risky,

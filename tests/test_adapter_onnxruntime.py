@@ -41,6 +41,8 @@ _COMPLEX = "onnxruntime registers no complex64 tensor type: loading the model fa
 _SCATTER11 = "Scatter is deprecated at opset 11: onnxruntime rejects every Scatter-11 model (INVALID_GRAPH)"
 _F16_ADD = "onnxruntime's CPU ScatterElements has no float16 kernel for reduction='add' (RUNTIME_EXCEPTION at run)"
 _BOOL_MAX = "onnxruntime's CPU ScatterElements/ScatterND have no bool kernel for reduction='max' (RUNTIME_EXCEPTION)"
+_BF16_ND_MAX = ("onnxruntime's CPU ScatterND has no bfloat16 kernel for reduction='max' (RUNTIME_EXCEPTION at run; "
+                "onnxruntime PR #32065 is open)")
 
 # Every variant of an operator (Take's are Gather's); _SE is every ScatterElements variant but Scatter-11.
 _GATHER = ("opset13", "opset11", "opset1")
@@ -118,6 +120,9 @@ _BY_REASON: dict[str, dict[str, tuple[str, ...]]] = {
         "cases/scatter_elements.yaml::se-negative-axis-first": ("Scatter-11",),
         "cases/scatter_elements.yaml::se-1d": ("Scatter-11",),
         "cases/scatter_elements.yaml::se-rank5-axis4": ("Scatter-11",),
+        **{f"cases/imported/onnx_node_scatter_elements.yaml::test_scatter{c}": ("Scatter-11",) for c in (
+            "_with_axis", "_without_axis", "_elements_with_axis", "_elements_without_axis",
+            "_elements_with_negative_indices")},
         "cases/scatter_elements.yaml::se-negative-indices": ("Scatter-11",),
         "cases/scatter_elements.yaml::se-reduction-none-explicit": ("Scatter-11",),
         "cases/scatter_elements.yaml::se-dtype-float16": ("Scatter-11",),
@@ -139,6 +144,10 @@ _BY_REASON: dict[str, dict[str, tuple[str, ...]]] = {
     },
     _F16_ADD: {
         "cases/scatter_elements.yaml::se-reduction-add-float16": ("opset18", "opset16"),
+        "cases/regression/scatter_elements.yaml::onnxruntime-32025-cpu-float16-scatter-add": ("opset18", "opset16"),
+    },
+    _BF16_ND_MAX: {
+        "cases/regression/scatter_nd.yaml::onnxruntime-32065-cpu-bfloat16-scatter-nd-max": ("opset18",),
     },
     _BOOL_MAX: {
         "cases/scatter_elements.yaml::se-reduction-max-bool": ("opset18",),
@@ -307,8 +316,8 @@ def test_providers_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert providers() == ["CPUExecutionProvider"]
     monkeypatch.setenv(PROVIDERS_ENV, "NoSuchExecutionProvider, CPUExecutionProvider")
     assert providers() == ["CPUExecutionProvider"]  # not installed: dropped
-    assert device_of("CUDAExecutionProvider") == "cuda"
-    assert device_of("DmlExecutionProvider") == "dml"
+    assert device_of("CUDAExecutionProvider") == "gpu"
+    assert device_of("DmlExecutionProvider") == "gpu"
     assert device_of("OpenVINOExecutionProvider") == "openvino"
     assert device_of("CPUExecutionProvider") == "cpu"
 

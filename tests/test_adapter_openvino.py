@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("openvino")
 
 import ml_dtypes
-from _shipped import shipped_cases
+from _shipped import REGRESSION_GATHER_NEG, REGRESSION_GATHER_OOB, shipped_cases
 
 from adapters.base import CaseData, Unsupported
 from adapters.openvino import (
@@ -31,6 +31,8 @@ from harness.runner import InProcess, execute
 ROOT = Path(__file__).resolve().parents[1]
 G, GE, GN = "cases/gather.yaml", "cases/gather_elements.yaml", "cases/gather_nd.yaml"
 SE, SN, TK = "cases/scatter_elements.yaml", "cases/scatter_nd.yaml", "cases/take.yaml"
+IG, RG = "cases/imported/onnx_node_gather.yaml", "cases/regression/gather.yaml"
+RGE, RGN = "cases/regression/gather_elements.yaml", "cases/regression/gather_nd.yaml"
 ONNX = "onnx-frontend"
 ALL_GATHER = ("Gather-8", "Gather-7", "Gather-1", ONNX)
 ALL_GND = ("GatherND-8", "GatherND-5", ONNX)
@@ -61,6 +63,10 @@ _SU_NEG = ("ScatterUpdate-3 raises on negative indices (documented: 'If an index
 def _known(file: str, ids: tuple[str, ...], variants: tuple[str, ...], reason: str) -> dict[tuple[str, str], str]:
     return {(f"{file}::{i}", v): reason for i in ids for v in variants}
 
+
+# cases/regression/gather.yaml: an index outside [-s, s) (zero fill), or an in-range negative one (Gather-7/1)
+_REG_OOB = REGRESSION_GATHER_OOB
+_REG_NEG = REGRESSION_GATHER_NEG
 
 # (case nodeid, variant) -> why OpenVINO's result differs from canonical semantics. Measured with 2026.4.1 on CPU.
 KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
@@ -99,6 +105,13 @@ KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
     **{(f"{f}::{i}", ONNX): _COMPLEX for f, i in ((G, "gather-dtype-complex64"), (GE, "ge-dtype-complex64"),
                                                   (GN, "gathernd-dtype-complex64"), (SE, "se-dtype-complex64"),
                                                   (SN, "scatternd-dtype-complex64"), (TK, "take-dtype-complex64"))},
+    # Imported ONNX node tests (cases/imported) and regression cases (cases/regression)
+    **_known(IG, ("test_gather_negative_indices",), ("Gather-7", "Gather-1"), _NEG_OLD),
+    **_known(RG, _REG_NEG, ("Gather-7", "Gather-1"), _NEG_OLD),
+    **_known(RG, _REG_OOB, ALL_GATHER, _OOB_ZERO),
+    **_known(RG, ("pytorch-11776-onnx-gather-is-take",), ALL_GATHER, _F64),
+    **_known(RGE, ("pytorch-11776-torch-gather-is-gather-elements",), ("GatherElements-6", ONNX), _F64),
+    **_known(RGN, ("openvino-7379-gather-nd-batch-dims-3",), ("GatherND-5",), _GND5),
 }
 
 

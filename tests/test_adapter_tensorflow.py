@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("tensorflow")
 
 import ml_dtypes
-from _shipped import shipped_cases
+from _shipped import REGRESSION_GATHER_NEG, REGRESSION_GATHER_OOB, shipped_cases
 
 import adapters.tensorflow as tf_adapter
 from adapters.base import CaseData, Unsupported
@@ -68,6 +68,9 @@ _SE_NEG = ["onnx-scatterelements18-negative-indices", "se-negative-indices", "se
 _SND_NEG = ["scatternd-negative-indices-elements", "scatternd-negative-indices-slices",
             "gen-scatternd-k3-rank3-add-with-negatives"]
 _TAKE_NEG = ["take-negative-indices-raise", "take-index-int16-negative", "gen-take-axis0-rank4-with-negatives"]
+# cases/regression/gather.yaml: an index past the end (XLA clamps it), or an in-range negative one (eager rejects it)
+_REG_OOB = list(REGRESSION_GATHER_OOB)
+_REG_NEG = list(REGRESSION_GATHER_NEG)
 
 # (case nodeid, variant) -> why TensorFlow's result differs from canonical semantics. Measured with 2.21.0 (CPU).
 KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
@@ -111,6 +114,21 @@ KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
     **_each("take", ["take-mode-raise-out-of-range"], ["gather/xla"], XLA_OOB),
     **_each("take", ["take-index-uint8", "take-index-uint32"], _modes("gather"), INDEX_DTYPE),
     **_each("take", ["take-dtype-string"], ["gather/xla"], XLA_STRING),
+    # Imported ONNX node tests (cases/imported) and regression cases (cases/regression)
+    **_each("imported/onnx_node_gather", ["test_gather_negative_indices"], _modes("gather", EAGER_GRAPH), NEGATIVE),
+    **_each("imported/onnx_node_gather", ["test_gather_negative_indices"], ["gather/xla"], XLA_CLAMP),
+    **_each("imported/onnx_node_scatter_elements", ["test_scatter_elements_with_negative_indices"],
+            _modes("tensor_scatter_nd", EAGER_GRAPH), NEGATIVE),
+    **_each("imported/onnx_node_scatter_elements", ["test_scatter_elements_with_negative_indices"],
+            ["tensor_scatter_nd/xla"], XLA_SCATTER),
+    **_each("regression/gather", _REG_OOB, ["gather/xla"], XLA_OOB),
+    **_each("regression/gather", _REG_NEG, _modes("gather", EAGER_GRAPH), NEGATIVE),
+    **_each("regression/gather", _REG_NEG, ["gather/xla"], XLA_CLAMP),
+    **_each("regression/gather_elements", ["mxnet-12009-pick-clips"], ["take_along_axis/xla"], XLA_OOB),
+    **_each("regression/gather_nd", ["tensorflow-12608-gather-nd-gpu-zeros",
+            "tensorflow-112068-xla-gather-nd-accepts-out-of-bounds"], ["gather_nd/xla"], XLA_OOB),
+    **_each("regression/gather_nd", ["mxnet-11551-indexing-negative-reads-garbage"], _modes("gather_nd", EAGER_GRAPH),
+            NEGATIVE),
 }
 
 

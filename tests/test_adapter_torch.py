@@ -13,7 +13,7 @@ pytest.importorskip("torch")
 
 import ml_dtypes
 import torch
-from _shipped import shipped_cases
+from _shipped import REGRESSION_GATHER_NEG, shipped_cases
 
 import adapters.torch as torch_adapter
 from adapters.base import CaseData, Unsupported
@@ -112,6 +112,15 @@ KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
     ("cases/scatter_nd.yaml::scatternd-index-uint8", "index_put"): _UINT8_MASK + " (mask shape mismatch: IndexError)",
     ("cases/scatter_nd.yaml::scatternd-index-int16-negative", "index_put"): _ADV_DTYPE.format("int16"),
     ("cases/scatter_nd.yaml::scatternd-index-uint32", "index_put"): _ADV_DTYPE.format("uint32"),
+    # Imported ONNX node tests (cases/imported) and regression cases (cases/regression): negative indices
+    **{(c, "index_select"): _NEG_INDEX_SELECT for c in (
+        "cases/imported/onnx_node_gather.yaml::test_gather_negative_indices",
+        *(f"cases/regression/gather.yaml::{c}" for c in REGRESSION_GATHER_NEG))},
+    **{(f"cases/{c}", "gather"): _NEG_ELEMENTS.format("gather") for c in (
+        "imported/onnx_node_gather_elements.yaml::test_gather_elements_negative_indices",
+        "regression/gather_elements.yaml::openvino-30800-cpu-gather-elements-negative")},
+    ("cases/imported/onnx_node_scatter_elements.yaml::test_scatter_elements_with_negative_indices", "scatter"):
+        _NEG_ELEMENTS.format("scatter"),
 }
 
 

@@ -308,3 +308,72 @@ def test_empty_results(tmp_path: Path) -> None:
     html = out["index.html"].read_text()
     assert '<section id="conformance">' in html and "No probe results" in html
     assert json.loads(out["behaviour.json"].read_text()) == []
+
+
+CAFFE2_CLAIMS = """\
+framework: caffe2
+title: test claims
+claims:
+  - op: Gather
+    api: Gather
+    dimension: default-axis
+    label: axis-0
+    text: "gathers entries of the outer-most dimension"
+    source: pytorch/pytorch caffe2/operators/gather_op.cc @ 0bf218b1bb3233f8bc0eaead051f6028fbca63ba
+"""
+TF_GPU_CLAIMS = """\
+framework: tensorflow
+title: test claims
+claims:
+  - {op: Gather, api: tf.gather, dimension: oob-positive, label: error, device: cpu, text: "an error is returned",
+     source: "https://www.tensorflow.org/api_docs/python/tf/gather"}
+  - {op: Gather, api: tf.gather, dimension: oob-positive, label: zero, device: gpu, text: "a 0 is stored",
+     source: "https://www.tensorflow.org/api_docs/python/tf/gather"}
+"""
+BLOG_ON_CAFFE2 = """\
+framework: blog-2020
+title: the 2020 blog
+defaults: {source: "https://www.pathpartnertech.com/gather-scatter-operation-in-deep-learning-framework/",
+           source_kind: secondary}
+claims:
+  - {op: Gather, dimension: oob-positive, label: error, text: "Not Supported", about: caffe2}
+"""
+
+
+def test_documented_only_columns_are_marked_and_never_shadow_measurements(tmp_path: Path) -> None:
+    claims = tmp_path / "claims"
+    claims.mkdir()
+    (claims / "caffe2.yaml").write_text(CAFFE2_CLAIMS)
+    (claims / "tensorflow.yaml").write_text(TF_GPU_CLAIMS)
+    (claims / "blog-2020.yaml").write_text(BLOG_ON_CAFFE2)
+    out = generate([write(tmp_path / "r.jsonl", sample_records())], tmp_path / "out", claims_dir=claims)
+    html = out["index.html"].read_text()
+    rows = json.loads(out["behaviour.json"].read_text())
+    doc = {(r["framework"], r["variant"], r["device"], r["dimension"]): r for r in rows if r["measured"] is False}
+    # Caffe2: its own claim, completed by the blog's statement about it; never measured.
+    assert doc[("caffe2", "Gather", "cpu", "default-axis")]["label"] == "axis-0"
+    blog = doc[("caffe2", "Gather", "cpu", "oob-positive")]
+    assert blog["label"] == "error" and blog["documented_kind"] == "secondary"
+    assert "no runnable build" in blog["doc_only"]
+    # TensorFlow was measured on the CPU only: its GPU claim becomes a documented-only column, its CPU one doesn't.
+    assert doc[("tensorflow", "tf.gather", "gpu", "oob-positive")]["label"] == "zero"
+    assert not any(k[0] == "tensorflow" and k[2] == "cpu" for k in doc)
+    assert html.count('<span class="docbadge">documented only</span>') == 2  # caffe2:Gather, tensorflow@gpu
+    assert re.search(r'<td class="[^"]* doconly" data-b="\d+" title="Documented only \(no runnable build', html)
+    data = blob(html)
+    only = [b for b in data["beh"] if b["only"]]
+    assert only and all(b["recs"] == [] for b in only)
+    # Documented-only rows never count as measured dtype support or as label changes.
+    assert "caffe2" not in build.dtype_matrix(rows)["frameworks"]
+
+
+def test_gpu_results_get_their_own_columns_beside_cpu(tmp_path: Path) -> None:
+    recs = sample_records()
+    gpu = [dict(r, device="gpu", device_name="NVIDIA H100", label="zero") if "label" in r else dict(r, device="gpu")
+           for r in recs if r["framework"] == "tensorflow"]
+    out = generate([write(tmp_path / "r.jsonl", recs + gpu)], tmp_path / "out", claims_dir=NO_CLAIMS)
+    data = blob(out["index.html"].read_text())
+    assert "tensorflow:gather/eager" in data["cols"] and "tensorflow:gather/eager@gpu" in data["cols"]
+    rows = json.loads(out["behaviour.json"].read_text())
+    probe = {(r["framework"], r["device"]): r["label"] for r in rows if r["dimension"] == "oob-positive"}
+    assert probe[("tensorflow", "cpu")] == "crash:SIGFPE" and probe[("tensorflow", "gpu")] == "zero"

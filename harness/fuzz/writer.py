@@ -66,22 +66,13 @@ def to_spec(gc: GenCase, source: str, description: str = "", expected: Any = Non
     return spec
 
 
-class FuzzCase(Case):
-    """A Case whose reference result is computed once (the fuzzer asks for it once per API)."""
-
-    _reference: Any = None
-
-    def reference(self) -> Any:
-        """The canonical result, as Case.reference, cached."""
-        if self._reference is None:
-            self._reference = super().reference()
-        return self._reference
-
-
 def to_case(gc: GenCase, source: str = "harness fuzz") -> Case:
     """A harness Case for ``gc``, validated by the case schema, inputs read back from the written form."""
-    spec = CaseSpec.model_validate(to_spec(gc, source))
-    return FuzzCase("<fuzz>", 0, gc.op, spec, with_defaults(gc.op, spec.attrs), {})
+    raw = to_spec(gc, source)
+    spec = CaseSpec.model_validate(raw)
+    # Case caches its reference result: the fuzzer asks for it once per API.
+    return Case("<fuzz>", 0, gc.op, raw, with_defaults(gc.op, spec.attrs), {}, spec.id, list(spec.tags),
+                spec.dimension, _spec=spec)
 
 
 def _load(path: Path) -> list[dict[str, Any]]:

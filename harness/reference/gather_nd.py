@@ -50,13 +50,14 @@ def gather_nd(data: np.ndarray, indices: np.ndarray, batch_dims: Any, policy: Po
     if dropped is not None and 0 in dims:
         return full_of_fill(out_shape, data.dtype, policy)
     batch, per_batch = prod(data.shape[:b]), prod(indices.shape[b:-1])
-    rows = flat_rows(idx, dims).reshape(batch, per_batch, 1)
+    rows = flat_rows(idx, dims).reshape(batch, per_batch)
     slice_size = prod(data.shape[b + k :])
-    data_r = data.reshape(batch, prod(dims), slice_size)
-    if batch == 1:  # np.take is much faster than the broadcast fancy indexing of take_along_axis
-        out = np.take(data_r[0], rows.reshape(per_batch), axis=0).reshape(1, per_batch, slice_size)
-    else:
-        out = np.take_along_axis(data_r, rows, axis=1)
+    if batch > 1:
+        # Rows of batch i are offset into the whole flattened data, so one np.take serves every batch: it is much
+        # faster than the broadcast fancy indexing of take_along_axis.
+        rows = rows + (np.arange(batch, dtype=np.int64) * prod(dims))[:, None]
+    out = np.take(data.reshape(batch * prod(dims), slice_size), rows.reshape(-1), axis=0)
+    out = out.reshape(batch, per_batch, slice_size)
     if dropped is not None:
         fill_dropped(out, dropped.any(axis=-1).reshape(batch, per_batch, 1), policy)
     return out.reshape(out_shape)

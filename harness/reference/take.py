@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from harness.ops import TAKE_MODES
-from harness.reference.gather import take_along
+from harness.reference.gather import _array, take_along
 from harness.reference.indices import normalize_axis
 from harness.reference.policy import InvalidInput, Policy
 
@@ -35,4 +35,8 @@ def take(data: np.ndarray, indices: np.ndarray, axis: Any, mode: Any) -> np.ndar
         data, axis = data.reshape(-1), 0
     else:
         axis = normalize_axis(axis, data.ndim)
+    if mode in ("wrap", "clip") and data.shape[axis] and (indices.dtype.kind == "i" or indices.dtype.itemsize < 8):
+        # np.take's own wrap (index mod s) and clip (into [0, s-1], negatives to 0) are these modes exactly, with
+        # no int64 copy of the indices; an empty axis and uint64 (which NumPy casts to intp) take the general path.
+        return _array(np.take(data, indices, axis=axis, mode=mode), data.dtype)
     return take_along(data, indices, axis, MODE_POLICIES[mode])

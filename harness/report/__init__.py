@@ -30,7 +30,7 @@ def _records(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
 def _behaviour(records: list[dict[str, Any]], claims_dir: Path | None) -> list[dict[str, Any]]:
     from harness.behaviour import table
 
-    return table(records, claims_dir)
+    return table(records, claims_dir, with_documented=True)
 
 
 def environment() -> jinja2.Environment:
@@ -51,7 +51,9 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
             baseline: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None) -> dict[str, Any]:
     """Everything the template needs, from deduplicated records and their behaviour rows."""
     df = build.frame(records)
-    cols = build.columns(df)
+    measured_cols = build.columns(df)
+    doc_cols = build.documented_columns(rows)
+    cols = measured_cols + doc_cols
     col_index = {c["col"]: i for i, c in enumerate(cols)}
     fws = sorted({c["framework"] for c in cols})
     agree = build.agreement(records, df)
@@ -67,6 +69,10 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
         "fws": fws,
         "fw_index": {f: i for i, f in enumerate(fws)},
         "cols": cols,
+        "measured_cols": len(measured_cols),
+        "measured_fws": len({c["framework"] for c in measured_cols}),
+        "doc_cols": {c["framework"] + ("" if "@" not in c["variant"] else "@" + c["variant"].split("@")[1]):
+                     c["doc_only"] for c in doc_cols},
         "behaviour": build.behaviour_tables(rows, col_index),
         "matrices": build.matrices(df, col_index),
         "counts": build.counts(df),

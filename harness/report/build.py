@@ -117,6 +117,17 @@ def header(records: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def documented_columns(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The documented-only behaviour columns (harness.documented), after every measured one, with their reason."""
+    seen: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        if r.get("measured") is False and column(r) not in seen:
+            dev = r.get("device", "cpu")
+            seen[column(r)] = {"col": column(r), "framework": r["framework"],
+                               "variant": r["variant"] + ("" if dev == "cpu" else f"@{dev}"), "doc_only": r["doc_only"]}
+    return sorted(seen.values(), key=lambda c: (c["framework"], "@" in c["variant"], c["variant"]))
+
+
 def _col_key(row: dict[str, Any]) -> str:
     return column(row)
 
@@ -126,13 +137,13 @@ def behaviour_tables(rows: list[dict[str, Any]], col_index: dict[str, int]) -> l
 
     Each cell is ``None`` or ``{"b": row index, "text", "cls", "doc", "blog", "title"}``.
     """
-    beh = pd.DataFrame([{**r, "b": i, "col": _col_key(r)} for i, r in enumerate(rows)
-                        if not r["dimension"].startswith(DTYPE_PREFIXES)])
+    beh = pd.DataFrame([{"measured": True, "doc_only": "", **r, "b": i, "col": _col_key(r)}
+                        for i, r in enumerate(rows) if not r["dimension"].startswith(DTYPE_PREFIXES)])
     tables = []
     for title, ops in FAMILIES:
         part = beh[beh["op"].isin(ops)] if len(beh) else beh
         if part.empty:
-            tables.append({"title": title, "ops": ops, "leaves": [], "groups": _groups([]), "rows": []})
+            tables.append({"title": title, "ops": ops, "leaves": [], "groups": _groups([]), "rows": [], "doc": []})
             continue
         dims = [d for d in DIMENSIONS if d in set(part["dimension"])]
         dims += sorted(set(part["dimension"]) - set(dims))
@@ -148,7 +159,9 @@ def behaviour_tables(rows: list[dict[str, Any]], col_index: dict[str, int]) -> l
             cells = [_beh_cell(rows[cell[(dim, op, col)]], cell[(dim, op, col)]) if (dim, op, col) in cell else None
                      for op, _fw, col in leaves]
             body.append({"dimension": dim, "question": DIMENSIONS.get(dim, ("",))[0], "cells": cells})
-        tables.append({"title": title, "ops": ops, "leaves": leaves, "groups": _groups(leaves), "rows": body})
+        doc = {r.col: r.doc_only for r in part.itertuples() if r.measured is False}
+        tables.append({"title": title, "ops": ops, "leaves": leaves, "groups": _groups(leaves), "rows": body,
+                       "doc": [doc.get(col, "") for _op, _fw, col in leaves]})
     return tables
 
 
@@ -176,6 +189,13 @@ def _beh_cell(row: dict[str, Any], b: int) -> dict[str, Any]:
     from harness.behaviour import conforms
 
     label, shown = row["label"], shown_label(row["label"])
+    if row.get("measured") is False:
+        src = " (secondary source: the 2020 blog)" if row.get("documented_kind") == "secondary" else ""
+        title = [f"{row['doc_only'].capitalize()}.",
+                 f"Documented{src}: {words(label, row['dimension'])} [{label}] — {row.get('documented_source')}",
+                 f"Canonical (ONNX): {words(row.get('canonical') or 'any single order', row['dimension'])}"]
+        return {"b": b, "text": words(label, row["dimension"]), "cls": "doconly", "title": "\n".join(title),
+                "doc": False, "blog": False}
     if shown == "unsupported":
         cls = "na"
     elif any(p.startswith("crash:") for p in shown.split("|")):
@@ -229,7 +249,8 @@ def counts(df: pd.DataFrame) -> list[dict[str, Any]]:
 def dtype_matrix(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Framework × dtype support from ``data-dtype:*`` / ``index-dtype:*`` probes, over every op and variant."""
     beh = pd.DataFrame([{"b": i, "framework": r["framework"], "dimension": r["dimension"], "label": r["label"]}
-                        for i, r in enumerate(rows) if r["dimension"].startswith(DTYPE_PREFIXES)],
+                        for i, r in enumerate(rows)
+                        if r["dimension"].startswith(DTYPE_PREFIXES) and r.get("measured") is not False],
                        columns=["b", "framework", "dimension", "label"])
     if beh.empty:
         return {"groups": [], "frameworks": [], "rows": []}
@@ -315,7 +336,7 @@ def changes(cur_rows: list[dict[str, Any]], base_rows: list[dict[str, Any]], cur
             base: list[dict[str, Any]]) -> dict[str, Any]:
     """What changed against a baseline results set: behaviour labels, and cases that started/stopped failing."""
     bkey = lambda r: (r["op"], r["dimension"], r["framework"], r.get("variant", ""), r.get("device", "cpu"))  # noqa: E731
-    old = {bkey(r): r for r in base_rows}
+    old = {bkey(r): r for r in base_rows if r.get("measured") is not False}
     labels = [{"b": i, "row": r, "old_version": old[bkey(r)].get("framework_version"),
                "old_words": words(old[bkey(r)]["label"], r["dimension"]),
                "new_words": words(r["label"], r["dimension"])}

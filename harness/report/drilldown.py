@@ -151,6 +151,7 @@ def _behaviour_entry(r: dict[str, Any], k: int | None, strings: Strings, recs: l
         "blog": r.get("blog_2020"), "bw": words(r.get("blog_2020"), dim), "btext": r.get("blog_2020_text"),
         "bsrc": r.get("blog_2020_source"), "bhref": citation_url(r.get("blog_2020_source")),
         "ablog": r.get("agrees_with_blog"), "recs": recs,
+        "only": r.get("doc_only") if r.get("measured") is False else None,
     }
 
 

@@ -1,0 +1,1 @@
+"""Benchmarks of the harness against calling the frameworks directly (see benchmarks/README.md)."""

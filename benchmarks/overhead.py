@@ -1,0 +1,162 @@
+"""Part 1: per adapter, what a case costs through the harness against the same native call in a plain loop.
+
+Harness side, in this process: ``harness.runner.execute`` through the real executor (the framework's warm
+execnet worker, its interpreter: MXNet's own venv) and ``ResultsWriter.write`` of the record, i.e. payload ->
+worker run_case -> judge -> record, everything a test does bar pytest's own bookkeeping. Floor side, in one
+process of the framework's interpreter (benchmarks/floor.py): every case's native call prepared beforehand
+(onnxruntime sessions and OpenVINO compiled models built), then ``to_numpy(call.run())`` in a loop. Both sides
+are warm (a first pass fills the harness's session caches too) and alternate, repetition by repetition.
+
+Cases: generated in-range cases (benchmarks/cases.py) in two sizes, suite-sized (data <= 64 elements, what the
+shipped cases are) and 10^4-10^5 elements; each adapter keeps those its default variant runs without error.
+The claim is on all of them together (total time per case); the two sizes are shown for what they explain.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks import cases as case_gen
+from benchmarks.common import ROOT, Row, interleaved, median
+
+LIMIT = 1.5
+
+
+def _pythons() -> dict[str, str]:
+    """Framework -> interpreter, as the pytest plugin picks them (.venv-<name> for a framework not installed here)."""
+    import adapters
+
+    out = {}
+    for name in adapters.names():
+        venv = ROOT / f".venv-{name}" / "bin" / "python"
+        if venv.exists() and not adapters.is_available(name):
+            out[name] = str(venv)
+    return out
+
+
+def frameworks(requested: str = "") -> list[str]:
+    """The adapters to measure: ``requested`` (comma-separated) or every one that can run here."""
+    import adapters
+
+    if requested:
+        return [f.strip() for f in requested.split(",") if f.strip()]
+    pythons = _pythons()
+    return [n for n in adapters.names() if adapters.is_available(n) or n in pythons]
+
+
+class _Floor:
+    """The floor loop in a process of the framework's interpreter (an execnet gateway running benchmarks/floor)."""
+
+    def __init__(self, python: str) -> None:
+        import execnet
+
+        self.gateway = execnet.makegateway(f"popen//python={python}")
+        source = (ROOT / "benchmarks" / "floor.py").read_text().replace("__ROOT__", repr(str(ROOT)))
+        self.channel = self.gateway.remote_exec(source)
+
+    def call(self, *msg: Any, timeout: float = 3600) -> Any:
+        self.channel.send(msg)
+        reply = self.channel.receive(timeout=timeout)
+        if isinstance(reply, dict) and "error" in reply:
+            raise RuntimeError(reply["error"])
+        return reply
+
+    def kill(self) -> None:
+        """Stop the process however it is (dead, hung)."""
+        try:
+            self.gateway._io.kill()
+        except Exception:
+            pass
+
+    def close(self) -> None:
+        try:
+            self.channel.send(None)
+            self.gateway.exit()
+        except Exception:
+            pass
+
+
+def _measure(fw: str, cases: list[Any], python: str, reps: int, results: Path) -> tuple[list[Row], dict[str, Any]]:
+    import adapters
+    from harness.isolation import Isolated
+    from harness.records import ResultsWriter
+    from harness.runner import execute, payload
+
+    adapter = adapters.get(fw)
+    variants = [adapter.variants(c.op)[0] for c in cases]
+    floor = _Floor(python)
+    executor = Isolated({fw: python} if python != sys.executable else {}, timeout=600)
+    writer = ResultsWriter(results)
+    try:
+        ok = floor.call("prepare", fw, [(v, payload(c)) for v, c in zip(variants, cases, strict=True)])
+        keep = [i for i, good in enumerate(ok) if good]
+        floor.call("keep", keep)
+        cases = [cases[i] for i in keep]
+        variants = [variants[i] for i in keep]
+
+        def harness_round() -> float:
+            start = time.perf_counter()
+            for case, variant in zip(cases, variants, strict=True):
+                case_gen.reset(case)  # each round pays for inputs and reference, as a run of this framework does
+                writer.write(execute(case, fw, variant, executor))
+            return time.perf_counter() - start
+
+        harness_round()  # warm: the worker imports its framework, session caches fill
+        sizes = {"all": list(range(len(cases)))}
+        for label in ("small", "medium"):
+            sizes[label] = [i for i, c in enumerate(cases) if case_gen.size_class(c) == label]
+        times = interleaved({"harness": harness_round, "floor": lambda: floor.call("loop")}, reps)
+        # Per-size ratios from one extra interleaved pass each, case by case on both sides.
+        per_case = {"harness": _per_case(cases, variants, fw, executor, writer), "floor": floor.call("per_case")}
+    finally:
+        writer.close()
+        executor.close()
+        floor.close()
+    n = len(cases)
+    h, f = median(times["harness"]) / n, median(times["floor"]) / n
+    rows = [Row("overhead", f"{fw} ({n} cases)", h / f, f"<= {LIMIT:g}", h / f <= LIMIT, "x",
+                f"harness {h * 1e3:.3f} ms/case, floor {f * 1e3:.3f} ms/case (medians of {reps})")]
+    for label in ("small", "medium"):
+        idx = sizes[label]
+        if idx:
+            hs = sum(per_case["harness"][i] for i in idx) / len(idx)
+            fs = sum(per_case["floor"][i] for i in idx) / len(idx)
+            rows.append(Row("overhead", f"  {fw} {label} ({len(idx)})", hs / fs, "", None, "x",
+                            f"harness {hs * 1e3:.3f} ms/case, floor {fs * 1e3:.3f} ms/case (one pass)"))
+    return rows, {"cases": n}
+
+
+def _per_case(cases: list[Any], variants: list[str], fw: str, executor: Any, writer: Any) -> list[float]:
+    from harness.runner import execute
+
+    out = []
+    for case, variant in zip(cases, variants, strict=True):
+        start = time.perf_counter()
+        case_gen.reset(case)
+        writer.write(execute(case, fw, variant, executor))
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def run(cases: int = 240, reps: int = 3, frameworks: str = "") -> list[Row]:
+    """One row per adapter (all cases) plus context rows per size class."""
+    pythons = _pythons()
+    generated = case_gen.generate(cases)
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="gsc-bench-") as tmp:
+        results = Path(tmp) / "results.jsonl"
+        for fw in globals()["frameworks"](frameworks):
+            python = pythons.get(fw, sys.executable)
+            try:
+                got, _ = _measure(fw, list(generated), python, reps, results)
+            except Exception as exc:  # one framework failing to start must not hide the others' numbers
+                got = [Row("overhead", fw, None, f"<= {LIMIT:g}", False, "x", f"failed: {exc!r}"[:200])]
+            rows += got
+            if results.exists():
+                os.unlink(results)
+    return rows

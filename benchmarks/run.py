@@ -1,0 +1,110 @@
+"""The harness's cost, measured side by side with calling the frameworks directly; prints ratios (issue #9).
+
+    .venv/bin/python benchmarks/run.py              # overhead, collection, reference, onnx-runner (minutes)
+    .venv/bin/python benchmarks/run.py --quick      # fewer cases and repetitions (a smoke run)
+    .venv/bin/python benchmarks/run.py --matrix     # also the full CPU matrix, serial and -n 2 (about an hour)
+    .venv/bin/python benchmarks/run.py --only collection,reference
+
+Parts (benchmarks/README.md has the method and the latest results):
+  overhead    per adapter: a case through the harness vs the same native call in a plain loop
+  matrix      every case x every CPU framework end to end vs the sum of (import + native calls) per framework
+  collection  pytest --collect-only of the whole suite: seconds, and no framework imported
+  reference   the reference engine on 10^7-element inputs vs NumPy's own primitive: time and peak memory
+  onnx-runner onnx.backend.test's runner on the gather/scatter node tests vs this harness on the same cases
+
+Exit status 0 whatever the ratios are: a benchmark reports; it does not gate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.common import Row, print_rows
+
+PARTS = ("overhead", "collection", "reference", "onnx-runner", "matrix")
+DEFAULT_PARTS = ("overhead", "collection", "reference", "onnx-runner")
+
+
+def _part(name: str, args: argparse.Namespace) -> list[Row]:
+    if name == "overhead":
+        from benchmarks import overhead
+
+        return overhead.run(cases=args.cases or (40 if args.quick else 240), reps=2 if args.quick else 3,
+                            frameworks=args.framework)
+    if name == "collection":
+        from benchmarks import collection
+
+        return collection.run(reps=3 if args.quick else 7)
+    if name == "reference":
+        from benchmarks import reference
+
+        return reference.run(n=10**6 if args.quick else 10**7, reps=3 if args.quick else 5, only=args.filter)
+    if name == "onnx-runner":
+        from benchmarks import onnx_runner
+
+        return onnx_runner.run(reps=1 if args.quick else 3, cases_file=args.onnx_cases)
+    from benchmarks import matrix
+
+    return matrix.run(workers=(1, 2), frameworks=args.framework)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the chosen parts in order, printing each part's rows as it finishes and a summary at the end."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer cases and repetitions")
+    parser.add_argument("--matrix", action="store_true", help="add the full CPU matrix (long)")
+    parser.add_argument("--only", default="", help=f"comma-separated parts: {', '.join(PARTS)}")
+    parser.add_argument("--framework", default="", help="overhead/matrix: NAME[,NAME...] (default: every one)")
+    parser.add_argument("--cases", type=int, default=0, help="overhead: cases per adapter (default 240)")
+    parser.add_argument("--filter", default="", help="reference: only configurations whose name contains this")
+    parser.add_argument("--onnx-cases", default="", help="onnx-runner: an imported onnx_node.yaml to use")
+    parser.add_argument("--json", default="", help="also write every row to this JSON file")
+    args = parser.parse_args(argv)
+    parts = [p.strip() for p in args.only.split(",") if p.strip()] or list(DEFAULT_PARTS)
+    if args.matrix and "matrix" not in parts:
+        parts.append("matrix")
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:
+        parser.error(f"unknown part(s) {', '.join(unknown)}; known: {', '.join(PARTS)}")
+    print(f"gather-scatter-conformance benchmarks, {time.strftime('%Y-%m-%d %H:%M')}, {platform.node()}, "
+          f"Python {platform.python_version()}, {_machine()}", flush=True)
+    rows: list[Row] = []
+    for part in parts:
+        print(f"\n[{part}]", flush=True)
+        start = time.perf_counter()
+        got = _part(part, args)
+        print_rows(got)
+        print(f"  ({time.perf_counter() - start:.0f} s)", flush=True)
+        rows += got
+    judged = [r for r in rows if r.holds is not None]
+    print(f"\nsummary: {sum(bool(r.holds) for r in judged)} of {len(judged)} claims hold")
+    for r in judged:
+        if not r.holds:
+            print(f"  misses: {r.part} {r.name}: {r.value:.2f}{r.unit if r.unit == 'x' else ' ' + r.unit} "
+                  f"(target {r.target})")
+    if args.json:
+        Path(args.json).write_text(json.dumps([r.__dict__ for r in rows], indent=1, default=str))
+    return 0
+
+
+def _machine() -> str:
+    import os
+
+    cores = os.cpu_count() or 0
+    try:
+        with open("/proc/meminfo") as fh:
+            mem = int(fh.readline().split()[1]) / 2**20
+        return f"{cores} cores, {mem:.0f} GiB"
+    except OSError:
+        return f"{cores} cores"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""Risky cases in forked children of a clean template, so that a case that may corrupt memory costs a fork, not a
+fresh interpreter that imports its framework again (seconds for TensorFlow, torch or MXNet, per case).
+
+A worker forks its *template* right after importing its framework and before running any case. The template
+never runs a case: it only forks one child per risky case. Forking from the warm worker itself would be cheaper
+still, but TensorFlow and JAX deadlock in a child forked after they started their thread pools; a process that
+has only imported them forks safely (checked for every adapter here). The child runs the case, sends the result,
+then frees what the case allocated (adapter caches, garbage) and trims the heap, which is where memory corrupted
+by an out-of-bounds write shows (glibc aborts, or the free segfaults), and exits. Its wait status is the case's
+own: a child that returned a value and then died was killed by what the case did. The warm worker never runs
+the case, so it never needs replacing.
+
+Everything here runs inside a worker process (any interpreter of the project's environments, POSIX only).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import os
+import pickle
+import select
+import signal
+import struct
+import time
+from typing import Any
+
+EXIT_GRACE = 30.0  # seconds a child may take to clean up and exit after sending its result
+_HEADER = struct.Struct("!Q")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _send(fd: int, obj: Any) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    _write_all(fd, _HEADER.pack(len(data)) + data)
+
+
+def _read_exact(fd: int, n: int) -> bytes | None:
+    """``n`` bytes from ``fd``; None at EOF."""
+    chunks, got = [], 0
+    while got < n:
+        chunk = os.read(fd, min(n - got, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _recv(fd: int, deadline: float | None = None) -> Any | None:
+    """The next message from ``fd``; None at EOF, or if none has begun by ``deadline`` (time.monotonic()).
+
+    Once a message has begun it is read whole, so a deadline never leaves half a message in the pipe.
+    """
+    if deadline is not None:
+        left = max(0.0, deadline - time.monotonic())
+        if not select.select([fd], [], [], left)[0]:
+            return None
+    head = _read_exact(fd, _HEADER.size)
+    if head is None:
+        return None
+    body = _read_exact(fd, _HEADER.unpack(head)[0])
+    return None if body is None else pickle.loads(body)
+
+
+def returncode(status: int) -> int:
+    """A wait status as subprocess writes it: the exit code, or minus the signal that killed the process."""
+    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+
+def _trim_heap() -> None:
+    try:  # glibc walks and consolidates its free lists here: a corrupted chunk header aborts the process now
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc
+
+
+def _child(args: tuple[Any, ...], out: int) -> None:
+    """Run one case, send its result, then free everything the case allocated and exit (never returns)."""
+    status = 0
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        from harness.worker import release, run_case
+
+        try:
+            result = run_case(*args)
+        except BaseException as exc:  # the worker answers every case, even one whose adapter failed oddly
+            result = {"outcome": "error", "error_type": type(exc).__name__, "error_message": str(exc)[:2000]}
+        try:
+            _send(out, result)
+        except Exception as exc:  # a result pickle cannot carry
+            _send(out, {"outcome": "error", "error_type": "WorkerError", "error_message": f"unsendable: {exc!r}"})
+        os.close(out)
+        del result
+        release(args[0])
+        gc.collect()
+        _trim_heap()
+    except BaseException:
+        status = 70  # the harness side of the child failed; the parent reports it, the case keeps its result
+    os._exit(status)
+
+
+def _wait(pid: int, timeout: float) -> int | None:
+    """The child's returncode, or None if it has not exited within ``timeout`` (it is then killed)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return returncode(status)
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(0.002)
+
+
+def _serve(requests: int, replies: int) -> None:
+    """The template's loop: fork a child per request and report its result and exit status."""
+    # Everything that exists now is the framework's, not a case's: frozen, it is left out of the children's
+    # collections (which then walk only what the case made) and their pages are not copied just to be walked.
+    gc.freeze()
+    while True:
+        args = _recv(requests)
+        if args is None:  # the worker closed its end (it stopped or died): so does the template
+            return
+        rd, wr = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(rd)
+            os.close(requests)
+            os.close(replies)
+            _child(args, wr)
+        os.close(wr)
+        _send(replies, {"pid": pid})
+        result = _recv(rd)
+        os.close(rd)
+        # No result: the child died (or was killed for a timeout) during the case; its status says how.
+        _send(replies, {"result": result})
+        _send(replies, {"returncode": _wait(pid, EXIT_GRACE if result is not None else 5.0)})
+
+
+class Template:
+    """A process forked from a worker whose framework is imported and which has run no case yet.
+
+    ``close_fds`` are the worker's own channel descriptors: the template must not hold them open, or the harness
+    would not see the worker's end when it dies.
+    """
+
+    def __init__(self, close_fds: tuple[int, ...] = ()) -> None:
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                os.close(req_w)
+                os.close(rep_r)
+                for fd in close_fds:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+                _serve(req_r, rep_w)
+            except BaseException:
+                code = 70
+            os._exit(code)
+        os.close(req_r)
+        os.close(rep_w)
+        self.pid, self._requests, self._replies = pid, req_w, rep_r
+
+    def run(self, args: tuple[Any, ...], timeout: float) -> dict[str, Any] | None:
+        """Run ``run_case(*args)`` in a fresh child; None if the template itself is gone.
+
+        Returns ``{"result": dict | None, "returncode": int | None, "timed_out": bool}``. result None: the child
+        died before answering, or was killed when no answer had come within ``timeout`` seconds (timed_out).
+        returncode None: it answered but hung on its way out, or was killed then.
+        """
+        try:
+            _send(self._requests, args)
+            started = _recv(self._replies)
+            if started is None:
+                return None
+            answer = _recv(self._replies, time.monotonic() + timeout)
+            timed_out = answer is None
+            if timed_out:
+                try:
+                    os.kill(started["pid"], signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                answer = _recv(self._replies)  # the template reports the child it reaps
+            ended = _recv(self._replies)
+        except OSError:
+            return None
+        if answer is None or ended is None:
+            return None
+        if timed_out:
+            # An answer that arrived as the child was killed is still its answer; its exit status is not.
+            return {"result": answer["result"], "returncode": None, "timed_out": answer["result"] is None}
+        return {"result": answer["result"], "returncode": ended["returncode"], "timed_out": False}
+
+    def close(self) -> None:
+        """Stop the template (it exits when its request pipe closes) and reap it."""
+        for fd in (self._requests, self._replies):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass

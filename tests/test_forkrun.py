@@ -1,0 +1,142 @@
+"""Risky cases in forked children of a clean template: a child's death is its case's, the warm worker goes on."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import adapters
+from harness import wire, worker
+from harness.isolation import Isolated
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+
+# A fake framework whose behaviour is chosen by the first index: 0 answers, 1 segfaults during the call, 2 hangs,
+# 3 answers and then dies (SIGABRT) when the child frees what the case left behind, as corrupted memory does.
+FAKE = '''
+import os, signal, time
+import numpy as np
+from adapters.base import Adapter, Call
+
+class Fake(Adapter):
+    name = "fake"
+    module = "numpy"
+    doomed = False
+
+    def version(self):
+        return "1.0"
+
+    def prepare(self, case, variant):
+        kind = int(case.inputs["indices"].reshape(-1)[0])
+        data = case.inputs["data"]
+
+        def run():
+            if kind == 1:
+                os.kill(os.getpid(), signal.SIGSEGV)
+            if kind == 2:
+                time.sleep(60)
+            if kind == 3:
+                type(self).doomed = True
+            return data[:1] * 2
+
+        return Call("fake()", run)
+
+    def release(self):
+        if type(self).doomed:
+            os.kill(os.getpid(), signal.SIGABRT)
+
+ADAPTER = Fake()
+'''
+
+
+def _payload(kind: int) -> dict[str, Any]:
+    return {"op": "Gather", "attrs": {"axis": 0, "batch_dims": 0}, "fresh": True,
+            "inputs": {"data": wire.encode(np.arange(3.0)), "indices": wire.encode(np.array([kind]))}}
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    (tmp_path / "gsc_fake_adapter.py").write_text(textwrap.dedent(FAKE))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(adapters.REGISTRY, "fake", ("gsc_fake_adapter", "numpy"))
+    adapters.get.cache_clear()
+    worker.describe("fake")
+    assert worker.start_template("fake")
+    yield "fake"
+    worker.stop_templates()
+    adapters.get.cache_clear()
+    sys.modules.pop("gsc_fake_adapter", None)
+
+
+def test_a_forked_case_answers_like_the_worker(fake: str) -> None:
+    answer = worker.run_forked(fake, "default", _payload(0), 30)
+    assert answer["returncode"] == 0 and not answer["timed_out"]
+    assert answer["result"]["outcome"] == "ok"
+    assert wire.decode(answer["result"]["value"]).tolist() == [0.0]
+
+
+def test_a_crash_during_the_case_is_charged_to_it_and_the_next_case_runs(fake: str) -> None:
+    crashed = worker.run_forked(fake, "default", _payload(1), 30)
+    assert crashed["result"] is None and crashed["returncode"] == -11 and not crashed["timed_out"]
+    assert worker.run_forked(fake, "default", _payload(0), 30)["result"]["outcome"] == "ok"
+
+
+def test_a_death_after_answering_keeps_the_answer_and_reports_the_signal(fake: str) -> None:
+    answer = worker.run_forked(fake, "default", _payload(3), 30)
+    assert answer["result"]["outcome"] == "ok" and answer["returncode"] == -6
+    # The template never ran the case: its own copy of the adapter is unharmed.
+    assert worker.run_forked(fake, "default", _payload(0), 30)["returncode"] == 0
+
+
+def test_a_hang_is_killed_at_the_timeout(fake: str) -> None:
+    start = time.monotonic()
+    answer = worker.run_forked(fake, "default", _payload(2), 1.0)
+    assert answer["timed_out"] and answer["result"] is None
+    assert time.monotonic() - start < 20
+    assert worker.run_forked(fake, "default", _payload(0), 30)["result"]["outcome"] == "ok"
+
+
+def test_no_template_means_fallback() -> None:
+    assert "fallback" in worker.run_forked("no-such-template", "default", _payload(0), 5)
+
+
+def test_isolated_turns_fork_answers_into_results(monkeypatch: pytest.MonkeyPatch) -> None:
+    ex = Isolated(timeout=7, fork=True)
+    monkeypatch.setattr(ex, "_workers", {"numpy": object()})
+    answers = {
+        "died-on-exit": {"result": {"outcome": "ok", "value": {}}, "returncode": -11, "timed_out": False},
+        "died-in-call": {"result": None, "returncode": -8, "timed_out": False},
+        "hung": {"result": None, "returncode": None, "timed_out": True},
+        "error-then-died": {"result": {"outcome": "error", "error_type": "E"}, "returncode": -6, "timed_out": False},
+    }
+    got = {}
+    for name, answer in answers.items():
+        monkeypatch.setattr(ex, "_run", lambda fw, msg, timeout, a=answer: a)
+        got[name] = ex.run("numpy", "take", {"fresh": True})
+    assert got["died-on-exit"]["outcome"] == "crash" and got["died-on-exit"]["signal"] == "SIGSEGV"
+    assert "on exit" in got["died-on-exit"]["error_message"] and got["died-on-exit"]["value"] is None
+    assert got["died-in-call"]["outcome"] == "crash" and got["died-in-call"]["signal"] == "SIGFPE"
+    assert got["hung"]["outcome"] == "timeout" and "7 s" in got["hung"]["error_message"]
+    assert got["error-then-died"]["outcome"] == "error"  # it raised: checked its indices, as before
+
+
+def test_a_risky_case_keeps_the_warm_worker_and_without_fork_retires_it() -> None:
+    payload = {"op": "Take", "attrs": {"axis": None, "mode": "wrap"}, "fresh": True,
+               "inputs": {"data": wire.encode(np.arange(3.0)), "indices": wire.encode(np.array([4]))}}
+    for fork, kept in ((True, True), (False, False)):
+        ex = Isolated(timeout=60, fork=fork)
+        try:
+            assert ex.run("numpy", "take", {**payload, "fresh": False})["outcome"] == "ok"
+            warm = ex._workers["numpy"]
+            res = ex.run("numpy", "take", payload)
+            assert res["outcome"] == "ok" and wire.decode(res["value"]).tolist() == [1.0]
+            assert (ex._workers.get("numpy") is warm) is kept
+        finally:
+            ex.close()

@@ -3,11 +3,11 @@
 By default every framework runs in its own warm harness.isolation worker (the interpreter configured for it,
 e.g. MXNet's ``.venv-mxnet``), so a crash is a result and not the fuzzer's death: OpenVINO's Gather-8 dies of
 SIGSEGV on some valid batch_dims cases. Measured on this project's 2-core machine, warm workers cost no more than
-running in-process. ``isolation="none"`` runs this interpreter's frameworks in-process (debugging).
+running in-process. Risky cases (harness.isolation.is_risky: out-of-range indices, negative scatter indices) run
+in forked children, as in ``harness run``. ``isolation="none"`` runs this interpreter's frameworks in-process.
 
 An API whose baseline says it does not check this case's index values (label alias, garbage or crash) is
-skipped, since any result it could give is already labelled; with ``run_unchecked`` it runs in a worker that is
-retired after the call (harness.isolation's ``fresh``), so heap damage is charged to the case that did it.
+skipped, since any result it could give is already labelled; with ``run_unchecked`` it runs, in a forked child.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ class Router:
         """Run one call where route() said; a fresh worker only where the index values may go unchecked."""
         unsafe = self.unsafe.get(framework, False)
         if self.always or unsafe or framework in self.isolated.pythons:
-            result = self.isolated.run(framework, variant, {**payload, "fresh": unsafe})
+            result = self.isolated.run(framework, variant, {**payload, "fresh": unsafe or payload.get("fresh")})
         else:
             result = self.inprocess.run(framework, variant, payload)
         self.last[framework] = result

@@ -69,13 +69,15 @@ def fuzz_op(op: str, n: int, seed_value: int, differ: Differ, apis: list[tuple[s
 
 
 # A crash can depend on the heap's layout (OpenVINO's Gather-8 segfault on single-batch batch_dims cases comes
-# and goes): a crash finding gets this many tries per case before the case counts as not crashing.
+# and goes): before shrinking and on the minimal case, a crash gets this many tries. Shrink candidates get one
+# (three would triple the cost of every candidate that does not crash); a flaky one just shrinks less far.
 CRASH_TRIES = 3
 
 
-def _shows(differ: Differ, gc: GenCase, source: str, target: Signature, fw: str, variant: str) -> ApiRun | None:
-    """The target API's run on ``gc`` if it shows ``target`` (crashes retried), else None."""
-    for _ in range(CRASH_TRIES if target[1].startswith("crash") else 1):
+def _shows(differ: Differ, gc: GenCase, source: str, target: Signature, fw: str, variant: str,
+           tries: int = 1) -> ApiRun | None:
+    """The target API's run on ``gc`` if it shows ``target`` (a crash gets ``tries`` tries), else None."""
+    for _ in range(tries if target[1].startswith("crash") else 1):
         run = differ.run_one(gc, to_case(gc, source), fw, variant)
         if (run.api, run.verdict.kind) == target and run.verdict.status == "finding":
             return run
@@ -103,7 +105,7 @@ def _shrink_all(res: OpResult, differ: Differ, apis: list[tuple[str, str]], sour
             return frozenset({target} if _shows(differ, gc, source, target, fw, variant) else ())
 
         start = min((cr for cr in res.runs if target in known[cr.gen.key]), key=lambda cr: cr.gen.size())
-        if not evaluate(start.gen):
+        if not _shows(differ, start.gen, source, target, fw, variant, CRASH_TRIES):
             # A crash or hang charged to the call after the one that did the damage, or a read of memory that
             # happened to hold the right value this time: shrinking it would chase noise.
             res.unreproduced.append(target)
@@ -112,7 +114,7 @@ def _shrink_all(res: OpResult, differ: Differ, apis: list[tuple[str, str]], sour
         minimal, calls = shrink(res.op, examples, seed_value, target, known, sizes, evaluate, budget)
         full = differ.run(minimal, apis, source) if minimal is not None else None
         if full is not None and target not in full.findings():
-            again = _shows(differ, full.gen, source, target, fw, variant)
+            again = _shows(differ, full.gen, source, target, fw, variant, CRASH_TRIES)
             full.runs = [again if again and r.api == target[0] else r for r in full.runs]
         if full is None or target not in full.findings():
             res.unreproduced.append(target)
@@ -123,7 +125,14 @@ def _shrink_all(res: OpResult, differ: Differ, apis: list[tuple[str, str]], sour
         shown = [target] + [sig for sig in full.findings() if sig != target and sig not in res.findings]
         for sig in shown:
             res.findings[sig] = minimal
-        groups.append((full, shown))
+        same = next((g for g in groups if g[0].gen.key == minimal.key), None)
+        if same is not None:  # shrunk to a case already written (its first run did not show this): one entry
+            same[1].extend(sig for sig in shown if sig not in same[1])
+            fresh = {r.api: r for r in full.runs}
+            apis_shown = {api for api, _ in shown}
+            same[0].runs = [fresh[r.api] if r.api in apis_shown else r for r in same[0].runs]
+        else:
+            groups.append((full, shown))
         say(f"  {res.op}: shrunk {target[0]} {target[1]} in {calls} call(s) to {minimal.size()} element(s)")
     for target in list(res.unreproduced):  # a later finding's minimal case may show it after all
         home = next((g for g in groups if target in g[0].findings()), None)

@@ -29,7 +29,7 @@ DATA_DTYPES = ("float32", "int64", "int32", "float64", "float16", "bfloat16", "b
 INDEX_DTYPES = ("int64", "int32")
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 TAKE_MODES = ("raise", "wrap", "clip", "fill")
-# One in five cases has out-of-range indices; the rest are in range (with negatives, boundaries or repeats).
+# One pattern in five puts an index out of range; the rest stay in range (with negatives, boundaries or repeats).
 INDEX_PATTERNS = ("in-range", "negatives", "boundary", "duplicates", "out-of-range")
 SPECIAL_FLOATS = (math.nan, math.inf, -math.inf, -0.0, 0.5)
 

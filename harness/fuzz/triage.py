@@ -240,8 +240,11 @@ def assess(gc: GenCase, case: Case, record: dict[str, Any], observed: np.ndarray
     if risky and any(d.startswith("oob") for d in risky):
         risky.append("oob-alias")  # an unchecked out-of-range read is what the oob-alias probe labels
     for d in risky + [d for d in dims if d.startswith("duplicates")]:
-        if have.get(d, frozenset()) & UNPREDICTABLE:
-            return Verdict("labelled", note=f"{d}: {'|'.join(sorted(have[d]))}")
+        labs = have.get(d, frozenset())
+        # A probe that crashed says the kernel does not check these indices: a value it returns is as arbitrary
+        # as garbage (MXNet's np-setitem writes a negative index somewhere, or dies).
+        if labs & UNPREDICTABLE or (d in risky and any(x.startswith("crash") for x in labs)):
+            return Verdict("labelled", note=f"{d}: {'|'.join(sorted(labs))}")
     wrong = [d for d in dims if kind(d) == "support" and "wrong" in have.get(d, ())]
     if wrong:
         return Verdict("labelled", note=f"{wrong[0]}: wrong")

@@ -28,8 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="process: each framework in a warm worker process, crashes are results (default); "
                         "none: this interpreter's frameworks in-process")
     parser.add_argument("--run-unchecked", action="store_true",
-                        help="run APIs whose baseline says they do not check these index values (in forked "
-                        "children) instead of skipping them")
+                        help="run APIs whose baseline says they do not check these index values (in a worker "
+                        "retired after each call) instead of skipping them")
     parser.add_argument("--jobs", type=int, default=2, help="frameworks run side by side (isolation=process)")
     parser.add_argument("--shrink-budget", type=int, default=150, help="framework calls per shrunk finding")
     parser.add_argument("--case-timeout", type=float, default=30.0,

@@ -150,8 +150,33 @@ def _per_case(cases: list[Any], variants: list[str], fw: str, executor: Any, wri
     return out
 
 
+def cache_rates(fw: str, python: str) -> Row:
+    """How often the compiled-model cache answers over the shipped suite: every case x variant, prepared and run
+    once in one process, as a harness worker sees them."""
+    import adapters
+    from harness.cases import Case, load_file
+    from harness.runner import payload
+
+    adapter = adapters.get(fw)
+    items = []
+    for path in sorted((ROOT / "cases").rglob("*.yaml")):
+        for case in load_file(path, path.relative_to(ROOT).as_posix()):
+            if isinstance(case, Case):
+                items += [(variant, payload(case)) for variant in adapter.variants(case.op)]
+    floor = _Floor(python)
+    try:
+        floor.call("prepare", fw, items)
+        hits, misses = floor.call("stats")
+    finally:
+        floor.close()
+    rate = hits / (hits + misses) if hits + misses else 0.0
+    return Row("overhead", f"  {fw} cache over the suite", rate * 100, "", None, "%",
+               f"{hits} hits, {misses} misses (compiled models or sessions) over {len(items)} case x variant items")
+
+
 def run(cases: int = 240, reps: int = 3, frameworks: str = "") -> list[Row]:
-    """One row per adapter (all cases) plus context rows per size class."""
+    """One row per adapter (all cases) plus context rows per size class and, for the adapters that cache compiled
+    models, the cache's hit rate over the shipped suite."""
     pythons = _pythons()
     generated = case_gen.generate(cases)
     rows: list[Row] = []
@@ -164,6 +189,11 @@ def run(cases: int = 240, reps: int = 3, frameworks: str = "") -> list[Row]:
             except Exception as exc:  # one framework failing to start must not hide the others' numbers
                 got = [Row("overhead", fw, None, f"<= {LIMIT:g}", False, "x", f"failed: {exc!r}"[:200])]
             rows += got
+            if fw in ("onnxruntime", "openvino"):
+                try:
+                    rows.append(cache_rates(fw, python))
+                except Exception as exc:
+                    rows.append(Row("overhead", f"  {fw} cache over the suite", None, "", None, "%", repr(exc)))
             if results.exists():
                 os.unlink(results)
     return rows

@@ -3,7 +3,8 @@
 Messages: ("prepare", adapter, [(variant, payload), ...]) builds every native call (sessions, compiled models)
 and runs each once, answering which ran without error; ("keep", [i, ...]) keeps those; ("loop",) answers the
 seconds one plain loop of ``adapter.to_numpy(call.run())`` over the kept calls takes; ("per_case",) the seconds of
-each call. For the matrix: ("import", adapter) answers the seconds ``adapter.warm()`` takes in this fresh
+each call; ("stats",) the adapter's compiled-model cache counters (hits, misses) where it has them. For the matrix:
+("import", adapter) answers the seconds ``adapter.warm()`` takes in this fresh
 process; ("direct", adapter, [(variant, payload), ...]) the seconds of preparing and running each item (its
 ``repeat`` times) as a script calling the framework directly would; an item the framework rejects still counts.
 ``channel`` is execnet's; this file is sent as source, with __ROOT__ replaced by the project root.
@@ -96,6 +97,10 @@ while True:
             reply = _import(msg[1])
         elif msg[0] == "direct":
             reply = _direct(msg[1], msg[2])
+        elif msg[0] == "stats":
+            cache = getattr(_adapter, "cache", None)
+            reply = ((cache.hits, cache.misses) if cache is not None
+                     else (getattr(_adapter, "cache_hits", None), getattr(_adapter, "cache_misses", None)))
         elif msg[0] == "loop":
             reply = _loop()
         else:

@@ -14,8 +14,10 @@ ROOT = Path(__file__).resolve().parent.parent
 def _run(args: argparse.Namespace, extra: list[str]) -> int:
     import pytest
 
+    # Case files or directories among the extra arguments narrow the run (harness run cases/found); else all cases.
+    paths = [a for a in extra if not a.startswith("-") and Path(a).exists()]
     argv = [
-        str(ROOT / "cases"),
+        *([] if paths else [str(ROOT / "cases")]),
         "-q",
         "-p",
         "no:cacheprovider",
@@ -136,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
-    run = sub.add_parser("run", help="run cases × frameworks (extra arguments go to pytest)")
+    run = sub.add_parser("run", help="run cases × frameworks (extra arguments, case paths included, go to pytest)")
     run.add_argument("--framework", default="", help="NAME[,NAME...] (default: every installed one)")
     run.add_argument("--results", default="results/results.jsonl")
     run.add_argument("--resume", action="store_true")

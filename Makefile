@@ -8,7 +8,7 @@ MXVENV ?= .venv-mxnet
 RESULTS ?= results/results.jsonl
 PYTEST_ARGS ?=
 
-.PHONY: report test lint schema clean mxnet-env browser
+.PHONY: report test bench lint schema clean mxnet-env browser
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,11 @@ test: $(VENV)/.installed $(MXVENV)/.installed browser
 	$(PY) -m ruff check .
 	$(PY) -m pytest tests -n 2 $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+# The performance benchmark (benchmarks/README.md): ratios measured side by side; BENCH_ARGS=--quick, --matrix, ...
+BENCH_ARGS ?=
+bench: $(VENV)/.installed $(MXVENV)/.installed
+	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
 lint: $(VENV)/.installed
 	$(PY) -m ruff check .

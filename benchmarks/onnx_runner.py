@@ -3,7 +3,7 @@
 ONNX side: ``onnx.backend.test.BackendTest`` with ``onnxruntime.backend``, restricted to the node tests whose
 names start with ``test_gather`` or ``test_scatter`` (26 in onnx 1.23.2; TensorScatter's start with
 ``test_tensorscatter``), run by pytest in a fresh process. Harness side: pytest over the same tests imported as
-cases (``python -m harness import onnx-node`` writes ``cases/imported/onnx_node.yaml``) on onnxruntime, default
+cases (``python -m harness import onnx-node`` writes ``cases/imported/onnx_node_<op>.yaml``) on onnxruntime, default
 variant (one run per test, as ONNX's runner does), in a fresh process. Both are timed as whole commands: start,
 imports, collection, runs. Claim: the harness is at least 10 times faster.
 """

@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--framework", default="", help="overhead/matrix: NAME[,NAME...] (default: every one)")
     parser.add_argument("--cases", type=int, default=0, help="overhead: cases per adapter (default 240)")
     parser.add_argument("--filter", default="", help="reference: only configurations whose name contains this")
-    parser.add_argument("--onnx-cases", default="", help="onnx-runner: an imported onnx_node.yaml to use")
+    parser.add_argument("--onnx-cases", default="", help="onnx-runner: imported node-test cases (file or directory)")
     parser.add_argument("--json", default="", help="also write every row to this JSON file")
     args = parser.parse_args(argv)
     parts = [p.strip() for p in args.only.split(",") if p.strip()] or list(DEFAULT_PARTS)

@@ -223,8 +223,14 @@ class OpenVinoAdapter(Adapter):
         return ov.__version__
 
     def warm(self) -> None:
-        """Import OpenVINO and create the Core (plugin discovery), so no case pays for it."""
+        """Import OpenVINO, create the Core (plugin discovery) and build a tiny ONNX graph, so no case pays for it.
+
+        Building the graph imports onnx here, in the worker, before the template for risky cases is forked: in a
+        full run, whole series of forked children that imported onnx themselves hung until their timeout.
+        """
         _ = self.core
+        onnx_graph.build(CaseData("Gather", {"data": np.zeros(2, np.float32), "indices": np.zeros(1, np.int64)},
+                                  {"axis": 0, "batch_dims": 0}, opset=13))
 
     def variants(self, op: str) -> list[str]:
         return list(_VARIANTS[op])

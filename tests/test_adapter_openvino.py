@@ -195,6 +195,14 @@ def test_variants_do_not_import_openvino() -> None:
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
+def test_warm_imports_what_the_onnx_frontend_variant_needs() -> None:
+    # The template for risky cases is forked right after warm(): a child that imports onnx itself can hang.
+    code = ("import sys; from harness.worker import describe; describe('openvino'); "
+            "missing = [m for m in ('openvino', 'onnx', 'onnx.helper') if m not in sys.modules]; "
+            "assert not missing, missing")
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
 @pytest.mark.parametrize(
     ("variant", "op", "type_name", "version"),
     [

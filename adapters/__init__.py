@@ -6,6 +6,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 from functools import cache
+from pathlib import Path
 
 from adapters.base import Adapter
 
@@ -48,6 +49,17 @@ def is_available(name: str) -> bool:
         return importlib.util.find_spec(mod) is not None and importlib.util.find_spec(framework) is not None
     except (ImportError, ValueError):
         return False
+
+
+def venv_pythons(root: Path) -> dict[str, str]:
+    """Framework -> interpreter for every framework not installed here that has a project venv
+    ``<root>/.venv-<name>`` (MXNet's ``.venv-mxnet``): how runs reach a framework in another interpreter."""
+    out = {}
+    for name in names():
+        venv = root / f".venv-{name}" / "bin" / "python"
+        if venv.exists() and not is_available(name):
+            out[name] = str(venv)
+    return out
 
 
 @cache

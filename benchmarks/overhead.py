@@ -36,12 +36,7 @@ def _pythons() -> dict[str, str]:
     """Framework -> interpreter, as the pytest plugin picks them (.venv-<name> for a framework not installed here)."""
     import adapters
 
-    out = {}
-    for name in adapters.names():
-        venv = ROOT / f".venv-{name}" / "bin" / "python"
-        if venv.exists() and not adapters.is_available(name):
-            out[name] = str(venv)
-    return out
+    return adapters.venv_pythons(ROOT)
 
 
 def frameworks(requested: str = "") -> list[str]:

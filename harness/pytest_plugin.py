@@ -124,11 +124,7 @@ def _devices(option: str) -> list[str]:
 
 def _pythons(config: pytest.Config) -> dict[str, str]:
     """Interpreters per framework: --framework-python, else a project venv named .venv-<framework> if present."""
-    out: dict[str, str] = {}
-    for name in adapters.names():
-        venv = config.rootpath / f".venv-{name}" / "bin" / "python"
-        if venv.exists() and not adapters.is_available(name):
-            out[name] = str(venv)
+    out = adapters.venv_pythons(config.rootpath)
     for item in config.getoption("framework_python"):
         name, sep, python = item.partition("=")
         if not sep or name not in adapters.REGISTRY:

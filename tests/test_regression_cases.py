@@ -17,7 +17,7 @@ from harness.schema import Measured
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = regression.regression_cases()
-PYTHONS = regression.default_pythons()
+PYTHONS = adapters.venv_pythons(ROOT)
 NO_ADAPTER = {"tflite", "directml", "tensorrt"}  # frameworks reports name that the harness has no adapter for
 
 

@@ -33,16 +33,6 @@ from harness.runner import InProcess, execute
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def default_pythons() -> dict[str, str]:
-    """Interpreters for frameworks not installed here: a project venv named ``.venv-<framework>`` if present."""
-    out = {}
-    for name in adapters.names():
-        venv = ROOT / f".venv-{name}" / "bin" / "python"
-        if venv.exists() and not adapters.is_available(name):
-            out[name] = str(venv)
-    return out
-
-
 def available(pythons: dict[str, str]) -> list[str]:
     """Every framework that can run: installed here, or with an interpreter configured."""
     return [n for n in adapters.names() if adapters.is_available(n) or n in pythons]
@@ -132,7 +122,7 @@ class Differ:
 
     def __init__(self, pythons: dict[str, str] | None = None, timeout: float = 120.0,
                  isolation: str = "process", run_unchecked: bool = False, jobs: int = 2) -> None:
-        self.pythons = default_pythons() if pythons is None else pythons
+        self.pythons = adapters.venv_pythons(ROOT) if pythons is None else pythons
         self.router = Router(self.pythons, timeout, isolation)
         self.run_unchecked = run_unchecked
         # Frameworks in separate workers can run side by side (one thread per framework at a time); in-process

@@ -151,79 +151,76 @@ def _reduction(draw: st.DrawFn, dtype: str) -> str:
     return draw(st.sampled_from(allowed))
 
 
+def _start(draw: st.DrawFn) -> tuple[_Head, int, tuple[int, ...]]:
+    """Every strategy's first draws, in this order (the order fixes what a seed generates): head, rank, shape."""
+    h = _head(draw)
+    rank = draw(st.integers(1, MAX_RANK))
+    return h, rank, _dims(draw, rank, MAX_DATA)
+
+
+def _data_and_indices(draw: st.DrawFn, h: _Head, shape: tuple[int, ...], idx: np.ndarray) -> dict[str, np.ndarray]:
+    """The data input, drawn after the indices, and the indices in the head's index dtype."""
+    data = _values(draw, math.prod(shape), h.dtype, h.specials).reshape(shape)
+    return {"data": data, "indices": idx.astype(h.index_dtype)}
+
+
 @st.composite
 def _gather(draw: st.DrawFn) -> GenCase:
-    h = _head(draw)
-    dtype = h.dtype
-    rank = draw(st.integers(1, MAX_RANK))
-    shape = _dims(draw, rank, MAX_DATA)
+    h, rank, shape = _start(draw)
     axis = draw(st.integers(-rank, rank - 1))
     a = axis % rank
     b = min(a, draw(st.sampled_from((0, 0, 0, 1, 2))))  # ONNX has no batch_dims: most cases leave it 0
     extra = _dims(draw, draw(st.integers(0 if b == 0 else 1, 2)), MAX_INDEX // max(1, math.prod(shape[:b])), 1, 3)
     ishape = shape[:b] + extra
     idx = _index_values(draw, [shape[a]], math.prod(ishape), h).reshape(ishape)
-    data = _values(draw, math.prod(shape), dtype, h.specials).reshape(shape)
-    inputs = {"data": data, "indices": idx.astype(h.index_dtype)}
+    inputs = _data_and_indices(draw, h, shape, idx)
     return GenCase("Gather", inputs, {"axis": axis, "batch_dims": b}, h.pattern)
 
 
 @st.composite
 def _take(draw: st.DrawFn) -> GenCase:
-    h = _head(draw)
-    dtype = h.dtype
-    rank = draw(st.integers(1, MAX_RANK))
-    shape = _dims(draw, rank, MAX_DATA)
+    h, rank, shape = _start(draw)
     axis = draw(st.one_of(st.none(), st.integers(-rank, rank - 1)))
     mode = draw(st.sampled_from(TAKE_MODES))
     ishape = _dims(draw, draw(st.integers(0, 3)), MAX_INDEX, 1, 3)
     extent = math.prod(shape) if axis is None else shape[axis % rank]
     idx = _index_values(draw, [extent], math.prod(ishape), h).reshape(ishape)
-    data = _values(draw, math.prod(shape), dtype, h.specials).reshape(shape)
-    inputs = {"data": data, "indices": idx.astype(h.index_dtype)}
+    inputs = _data_and_indices(draw, h, shape, idx)
     return GenCase("Take", inputs, {"axis": axis, "mode": mode}, h.pattern)
 
 
 @st.composite
 def _elements(draw: st.DrawFn, op: str) -> GenCase:
-    h = _head(draw)
-    dtype = h.dtype
-    rank = draw(st.integers(1, MAX_RANK))
-    shape = _dims(draw, rank, MAX_DATA)
+    h, rank, shape = _start(draw)
     axis = draw(st.integers(-rank, rank - 1))
     a = axis % rank
     rest = math.prod(shape) // shape[a]
     ishape = shape[:a] + (draw(st.integers(1, max(1, min(4, MAX_INDEX // rest)))),) + shape[a + 1 :]
     idx = _index_values(draw, [shape[a]], math.prod(ishape), h).reshape(ishape)
-    data = _values(draw, math.prod(shape), dtype, h.specials).reshape(shape)
-    inputs = {"data": data, "indices": idx.astype(h.index_dtype)}
+    inputs = _data_and_indices(draw, h, shape, idx)
     attrs: dict[str, Any] = {"axis": axis}
     if op == "ScatterElements":
-        attrs["reduction"] = _reduction(draw, dtype)
-        inputs["updates"] = _values(draw, math.prod(ishape), dtype, h.update_specials, negate=True,
+        attrs["reduction"] = _reduction(draw, h.dtype)
+        inputs["updates"] = _values(draw, math.prod(ishape), h.dtype, h.update_specials, negate=True,
                                     small=attrs["reduction"] == "mul").reshape(ishape)
     return GenCase(op, inputs, attrs, h.pattern)
 
 
 @st.composite
 def _nd(draw: st.DrawFn, op: str) -> GenCase:
-    h = _head(draw)
-    dtype = h.dtype
-    rank = draw(st.integers(1, MAX_RANK))
-    shape = _dims(draw, rank, MAX_DATA)
+    h, rank, shape = _start(draw)
     b = min(rank - 1, draw(st.sampled_from((0, 0, 0, 1, 2)))) if op == "GatherND" else 0
     k = draw(st.integers(1, rank - b))
     batch = math.prod(shape[:b])
     extra = _dims(draw, draw(st.integers(0, 2)), max(1, MAX_INDEX // batch), 1, 3)
     tuples = batch * math.prod(extra)
     idx = _index_values(draw, list(shape[b : b + k]), tuples, h).reshape(shape[:b] + extra + (k,))
-    data = _values(draw, math.prod(shape), dtype, h.specials).reshape(shape)
-    inputs = {"data": data, "indices": idx.astype(h.index_dtype)}
+    inputs = _data_and_indices(draw, h, shape, idx)
     attrs: dict[str, Any] = {"batch_dims": b} if op == "GatherND" else {}
     if op == "ScatterND":
-        attrs["reduction"] = _reduction(draw, dtype)
+        attrs["reduction"] = _reduction(draw, h.dtype)
         ushape = extra + shape[k:]
-        inputs["updates"] = _values(draw, math.prod(ushape), dtype, h.update_specials, negate=True,
+        inputs["updates"] = _values(draw, math.prod(ushape), h.dtype, h.update_specials, negate=True,
                                     small=attrs["reduction"] == "mul").reshape(ushape)
     return GenCase(op, inputs, attrs, h.pattern)
 

@@ -62,16 +62,6 @@ def regression_cases(directory: Path = REGRESSION_DIR) -> list[Case]:
     return out
 
 
-def default_pythons() -> dict[str, str]:
-    """Interpreters for frameworks not installed here but in a project venv (``.venv-mxnet``), as runs use them."""
-    out = {}
-    for name in adapters.names():
-        venv = ROOT / f".venv-{name}" / "bin" / "python"
-        if venv.exists() and not adapters.is_available(name):
-            out[name] = str(venv)
-    return out
-
-
 def runnable(bug: BugSpec, pythons: dict[str, str]) -> str | None:
     """None when the bug's call can run here; else why not."""
     if bug.unmeasurable is not None:
@@ -156,7 +146,7 @@ def measure(case: Case, executor: Any, pythons: dict[str, str] | None = None) ->
     bug = case.spec.bug
     if bug is None:
         raise ValueError(f"{case.nodeid} has no bug block")
-    why_not = runnable(bug, default_pythons() if pythons is None else pythons)
+    why_not = runnable(bug, adapters.venv_pythons(ROOT) if pythons is None else pythons)
     if why_not:
         return Measurement(case, None, None, why_not)
     variant = bug.variant or adapters.get(bug.framework).variants(case.op)[0]
@@ -236,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--case", action="append", default=[], help="case id to measure (repeatable)")
     args = parser.parse_args(argv)
     if not args.docs:
-        pythons = default_pythons()
+        pythons = adapters.venv_pythons(ROOT)
         executor = Isolated(pythons, timeout=180.0)
         changed = 0
         try:

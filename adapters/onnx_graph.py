@@ -109,6 +109,16 @@ def build(case: CaseData, onnx_type: str | None = None) -> tuple[Any, list[str],
     return model, names, text
 
 
+def preload() -> None:
+    """Build one tiny model, so onnx and everything :func:`build` uses is imported now.
+
+    For an adapter's ``warm()``: the template that runs risky cases is forked right after it, and forked children
+    that imported onnx themselves hung until their timeout (OpenVINO, in full runs).
+    """
+    build(CaseData("Gather", {"data": np.zeros(2, np.float32), "indices": np.zeros(1, np.int64)},
+                   {"axis": 0, "batch_dims": 0}, opset=13))
+
+
 def feeds(case: CaseData) -> dict[str, np.ndarray]:
     """The input arrays keyed by graph input name."""
     return dict(case.inputs)

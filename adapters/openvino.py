@@ -223,14 +223,10 @@ class OpenVinoAdapter(Adapter):
         return ov.__version__
 
     def warm(self) -> None:
-        """Import OpenVINO, create the Core (plugin discovery) and build a tiny ONNX graph, so no case pays for it.
-
-        Building the graph imports onnx here, in the worker, before the template for risky cases is forked: in a
-        full run, whole series of forked children that imported onnx themselves hung until their timeout.
-        """
+        """Import OpenVINO, create the Core (plugin discovery) and import onnx for the onnx-frontend variant, so no
+        case, and no forked child, pays for it."""
         _ = self.core
-        onnx_graph.build(CaseData("Gather", {"data": np.zeros(2, np.float32), "indices": np.zeros(1, np.int64)},
-                                  {"axis": 0, "batch_dims": 0}, opset=13))
+        onnx_graph.preload()
 
     def variants(self, op: str) -> list[str]:
         return list(_VARIANTS[op])

@@ -185,8 +185,10 @@ class TensorRTAdapter(Adapter):
         return trt.__version__
 
     def warm(self) -> None:
-        """Import TensorRT and cuda-python and create the builder, runtime and CUDA stream once."""
+        """Import TensorRT and cuda-python, create the builder, runtime and CUDA stream once, and import onnx for
+        the OnnxParser variant (as OpenVINO does, for the same forked children)."""
         _ = self.runner
+        onnx_graph.preload()
 
     @property
     def runner(self) -> Any:

@@ -19,15 +19,24 @@ import numpy as np
 from adapters.base import Adapter, Call, CaseData, NoDevice, Unsupported
 from adapters.torch_calls import COMPILE_SUFFIX, VARIANTS, expression
 
+_CONFIGURED = False
 _THREADS = 1  # the project's machines have 2 cores; a run should leave one to the harness and its neighbours
 
 
 def _torch() -> Any:
     """Import torch once and keep it polite on small machines."""
+    global _CONFIGURED
     import torch
 
-    if torch.get_num_threads() != _THREADS:
+    if not _CONFIGURED:
         torch.set_num_threads(_THREADS)
+        # Inductor compiles in the calling thread, without its pool of compile threads/processes: risky cases run
+        # in children forked from a warmed-up template, and a child waited forever on futures of a pool that
+        # only its parent had (a full run: eight torch.compile probes recorded as 120 s timeouts).
+        import torch._inductor.config as inductor
+
+        inductor.compile_threads = 1
+        _CONFIGURED = True
     return torch
 
 

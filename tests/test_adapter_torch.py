@@ -395,3 +395,12 @@ def test_variants_table_covers_every_operator() -> None:
     from harness.ops import OPS
 
     assert set(VARIANTS) == set(OPS)
+
+
+
+def test_inductor_compiles_without_its_pool() -> None:
+    # Risky cases run in children forked from a template that has compiled (harness.worker._warm_up); a child
+    # waited forever on futures of inductor's compile pool, which only its parent had (seen in a full run).
+    code = ("from adapters.torch import _torch; _torch(); import torch._inductor.config as c; "
+            "assert c.compile_threads == 1, c.compile_threads")
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=300)

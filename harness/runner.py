@@ -12,7 +12,8 @@ from harness import dtypes, wire
 from harness.cases import Case, ExpectedError
 from harness.compare import compare, reduction_atol
 from harness.isolation import is_risky
-from harness.reference import AllowedOutputs, compute
+from harness.reference import AllowedOutputs, compute, constraints
+from harness.reference.constraints import Outside
 
 SMALL = 64  # arrays with at most this many elements are stored whole in records (for the report's drill-down)
 
@@ -109,33 +110,75 @@ def _dtype_name(dtype: np.dtype) -> str:
         return str(dtype)
 
 
+def outside_spec(case: Case) -> Outside | None:
+    """Where ``case``'s element types break its operator's type constraints (once per case), or None if inside."""
+    if "outside_spec" not in case.memo:
+        case.memo["outside_spec"] = constraints.outside_spec(case.op, case.inputs(), case.attrs)
+    return case.memo["outside_spec"]
+
+
+def _exercises_types(case: Case) -> bool:
+    """True when the case's data or index type is not the harness's default (float32 data, int64 indices): a
+    refusal of such a case, inside the spec, is a dtype deviation rather than a refusal of the operation."""
+    inputs = case.inputs()
+    return (_dtype_name(inputs["data"].dtype) != dtypes.DEFAULT_DATA_DTYPE
+            or _dtype_name(inputs["indices"].dtype) != dtypes.DEFAULT_INDEX_DTYPE)
+
+
 def judge(case: Case, res: dict[str, Any], expected: Any) -> dict[str, Any]:
-    """Verdict fields for a worker result: conforms | deviates | n/a, with error size and a short reason."""
+    """Verdict fields for a worker result: conforms | deviates | n/a, with error size and a short reason.
+
+    Besides ``verdict`` and ``reason`` the fields always hold ``spec`` (``inside``, or ``outside (<why>)`` when the
+    case's element types break the canonical type constraints, harness.reference.constraints). Outside the spec a
+    refusal conforms, the reference's value conforms as an ``extension`` (e.g. ``int32-indices``), and only another
+    value, a crash or a hang deviates. A deviation also says its kind in ``deviation``: value, output-dtype, dtype (a
+    type the spec allows was refused), error (raised where a value is due), no-error (a value where the spec
+    raises), crash or timeout.
+    """
+    outside = outside_spec(case)
+    scope = {"spec": "inside" if outside is None else f"outside ({outside.reason})"}
+    fields = _judge(case, res, expected, outside)
+    if fields["verdict"] == "deviates" and "deviation" not in fields:
+        fields["deviation"] = "value"
+    return {**scope, **fields}
+
+
+def _judge(case: Case, res: dict[str, Any], expected: Any, outside: Outside | None) -> dict[str, Any]:
     outcome = res["outcome"]
     if outcome == "unsupported":
         return {"verdict": "n/a", "reason": res.get("reason", "")}
     if outcome in ("crash", "timeout"):
-        return {"verdict": "deviates", "reason": f"{outcome}: {res.get('error_message', '')}".strip()}
+        return {"verdict": "deviates", "deviation": outcome,
+                "reason": f"{outcome}: {res.get('error_message', '')}".strip()}
     if isinstance(expected, ExpectedError):
         if outcome == "error":
             return {"verdict": "conforms", "reason": "raised, as canonical semantics require"}
         return {
-            "verdict": "deviates",
+            "verdict": "deviates", "deviation": "no-error",
             "reason": f"returned a value where canonical semantics raise ({expected.reason})",
         }
     if outcome == "error":
-        return {"verdict": "deviates", "reason": f"raised where canonical semantics give a value: {res['error_type']}"}
+        if outside is not None:
+            return {"verdict": "conforms", "reason": f"refused an input outside the spec: {outside.reason}"}
+        kind = "dtype" if _exercises_types(case) else "error"
+        what = "a type the spec allows" if kind == "dtype" else "an input"
+        return {"verdict": "deviates", "deviation": kind,
+                "reason": f"refused {what}, where canonical semantics give a value: {res['error_type']}"}
     observed = wire.decode(res["value"])
     fields: dict[str, Any] = {
         "observed": _small(observed),
         "observed_dtype": _dtype_name(observed.dtype),
         "observed_shape": list(observed.shape),
     }
+    conforming = {"verdict": "conforms", "reason": ""}
+    if outside is not None:
+        conforming = {"verdict": "conforms", "extension": outside.extension,
+                      "reason": f"extends the spec: computes {outside.reason} as the reference does"}
     if isinstance(expected, np.ndarray) and _identical(observed, expected):
         # What compare() reports for identical arrays: no error (none defined for bool or empty outputs).
         exact = expected.dtype.kind == "b" or expected.size == 0
         return {**fields, "max_abs_err": None if exact else 0.0, "mismatches": 0, "first_mismatches": [],
-                "verdict": "conforms", "reason": ""}
+                **conforming}
     atol, rtol = tolerance(case, expected)
     cmp = compare(observed, expected, atol=atol, rtol=rtol)
     fields.update(max_abs_err=cmp.max_abs_err, mismatches=cmp.mismatches, first_mismatches=cmp.first_mismatches)
@@ -143,8 +186,9 @@ def judge(case: Case, res: dict[str, Any], expected: Any) -> dict[str, Any]:
     if not cmp.equal:
         return {**fields, "verdict": "deviates", "reason": cmp.reason}
     if fields["observed_dtype"] != want:
-        return {**fields, "verdict": "deviates", "reason": f"dtype {fields['observed_dtype']} != expected {want}"}
-    return {**fields, "verdict": "conforms", "reason": ""}
+        return {**fields, "verdict": "deviates", "deviation": "output-dtype",
+                "reason": f"dtype {fields['observed_dtype']} != expected {want}"}
+    return {**fields, **conforming}
 
 
 def _expected_field(case: Case, expected: Any) -> Any:

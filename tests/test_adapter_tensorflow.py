@@ -37,9 +37,6 @@ XLA_CLAMP = "XLA clamps gather indices into [0, s-1] (negatives -> 0) instead of
 XLA_OOB = "XLA clamps an out-of-range gather index and returns a value where ONNX raises (tensorflow#61865)"
 XLA_SCATTER = "XLA silently drops scatter updates whose index is outside [0, s) (negatives too); ONNX wraps negatives"
 XLA_STRING = "XLA cannot compile tf.string tensors (no XLA_CPU_JIT kernel for DT_STRING arguments)"
-INDEX_DTYPE = "index dtype rejected: tf.gather/gather_nd take int16/int32/int64, the scatters int32/int64 (on CPU)"
-TNP_INDEX_DTYPE = "tnp.take_along_axis takes int32/int64 indices only (tf.shape out_type)"
-INT16_SCATTER = "TensorScatterUpdate's op def allows int16 indices but it has no CPU kernel (NotFoundError); XLA has"
 BOOL_MAX = "TensorScatterMax has no CPU kernel for bool (NotFoundError); XLA has one and conforms"
 RANK1 = "tensor_scatter_nd_* needs a leading update axis: indices of shape (k,) are rejected (XLA accepts them)"
 
@@ -55,64 +52,56 @@ def _modes(api: str, modes: tuple[str, ...] = tf_adapter.MODES) -> list[str]:
 
 
 _GATHER_NEG = ["ov-gather8-example-6", "onnx-gather13-negative-indices", "gather-negative-axis-last",
-               "gather-scalar-negative-index-1d", "gather-negative-indices-2d", "gather-index-int16-negative",
+               "gather-scalar-negative-index-1d", "gather-negative-indices-2d",
                "gen-gather-axis-neg1-rank4-with-negatives"]
-_GATHER_DTYPE = ["directml-gather-example-1", "directml-gather-example-2", "directml-gather-example-3",
-                 "directml-gather-example-4", "directml-gather-example-5", "gather-index-uint8",
-                 "gather-index-uint32-axis1"]
-_GND_NEG = ["trt-gathernd-elementwise-dims-1", "gathernd-negative-indices-elements", "gathernd-negative-indices-slices",
-            "gathernd-index-int16-negative", "gen-gathernd-batch-dims1-rank4-with-negatives"]
+# Negative indices in cases whose index type is outside ONNX's constraints (int16; int32 for GatherND): eager and
+# graph refuse them, which conforms; XLA clamps them, a different value.
+_GATHER_NEG_OUTSIDE = ["gather-index-int16-negative"]
+_GND_NEG_OUTSIDE = ["trt-gathernd-elementwise-dims-1", "gathernd-negative-indices-slices",
+                    "gathernd-index-int16-negative"]
+_TAKE_NEG_OUTSIDE = ["take-index-int16-negative"]
+_GND_NEG = ["gathernd-negative-indices-elements", "gen-gathernd-batch-dims1-rank4-with-negatives"]
 # -2 on an axis of size 2: XLA clamps it to 0, which is where wrapping lands too, so only eager/graph deviate.
 _GND_NEG_COINCIDENT = ["blog-gathernd-example-2", "blog-gathernd-mxnet-example-2"]
 _SE_NEG = ["onnx-scatterelements18-negative-indices", "se-negative-indices", "se-reduction-add-negative-indices"]
 _SND_NEG = ["scatternd-negative-indices-elements", "scatternd-negative-indices-slices",
             "gen-scatternd-k3-rank3-add-with-negatives"]
-_TAKE_NEG = ["take-negative-indices-raise", "take-index-int16-negative", "gen-take-axis0-rank4-with-negatives"]
+_TAKE_NEG = ["take-negative-indices-raise", "gen-take-axis0-rank4-with-negatives"]
 # cases/regression/gather.yaml: an index past the end (XLA clamps it), or an in-range negative one (eager rejects it)
 _REG_OOB = list(REGRESSION_GATHER_OOB)
 _REG_NEG = list(REGRESSION_GATHER_NEG)
 
 # (case nodeid, variant) -> why TensorFlow's result differs from canonical semantics. Measured with 2.21.0 (CPU).
+# Refusing index types outside ONNX's type constraints (uint*, int16; int32 for GatherND/ScatterND) conforms.
 KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
     # Gather (tf.gather)
     **_each("gather", _GATHER_NEG, _modes("gather", EAGER_GRAPH), NEGATIVE),
-    **_each("gather", _GATHER_NEG, ["gather/xla"], XLA_CLAMP),
+    **_each("gather", _GATHER_NEG + _GATHER_NEG_OUTSIDE, ["gather/xla"], XLA_CLAMP),
     **_each("gather", ["ov-gather8-example-7"], ["gather/xla"], XLA_OOB),
-    **_each("gather", _GATHER_DTYPE, _modes("gather"), INDEX_DTYPE),
     **_each("gather", ["gather-dtype-string"], ["gather/xla"], XLA_STRING),
     # GatherElements (tnp.take_along_axis: it wraps negatives itself, so they conform)
-    **_each("gather_elements", ["ge-index-uint8", "ge-index-int16-negative", "ge-index-uint32"],
-            _modes("take_along_axis"), TNP_INDEX_DTYPE),
     **_each("gather_elements", ["ge-dtype-string"], ["take_along_axis/xla"], XLA_STRING),
     # GatherND (tf.gather_nd)
     **_each("gather_nd", _GND_NEG + _GND_NEG_COINCIDENT, _modes("gather_nd", EAGER_GRAPH), NEGATIVE),
-    **_each("gather_nd", _GND_NEG, ["gather_nd/xla"], XLA_CLAMP),
-    **_each("gather_nd", ["gathernd-index-uint8", "gathernd-index-uint32"], _modes("gather_nd"), INDEX_DTYPE),
+    **_each("gather_nd", _GND_NEG + _GND_NEG_OUTSIDE, ["gather_nd/xla"], XLA_CLAMP),
     **_each("gather_nd", ["gathernd-dtype-string"], ["gather_nd/xla"], XLA_STRING),
     # ScatterElements (tf.tensor_scatter_nd_* on full coordinates)
     **_each("scatter_elements", _SE_NEG, _modes("tensor_scatter_nd", EAGER_GRAPH), NEGATIVE),
     **_each("scatter_elements", [*_SE_NEG, "se-index-int16-negative"], ["tensor_scatter_nd/xla"], XLA_SCATTER),
-    **_each("scatter_elements", ["se-index-uint8", "se-index-uint32"], _modes("tensor_scatter_nd"), INDEX_DTYPE),
-    **_each("scatter_elements", ["se-index-int16-negative"], _modes("tensor_scatter_nd", EAGER_GRAPH), INT16_SCATTER),
     **_each("scatter_elements", ["se-reduction-max-bool"], _modes("tensor_scatter_nd", EAGER_GRAPH), BOOL_MAX),
     **_each("scatter_elements", ["se-dtype-string"], ["tensor_scatter_nd/xla"], XLA_STRING),
     # ScatterND (tf.tensor_scatter_nd_*, tf.scatter_nd)
     **_each("scatter_nd", [*_SND_NEG, "scatternd-reduction-min-float64-negative-indices"],
             _modes("tensor_scatter_nd", EAGER_GRAPH), NEGATIVE),
     **_each("scatter_nd", [*_SND_NEG, "scatternd-index-int16-negative"], ["tensor_scatter_nd/xla"], XLA_SCATTER),
-    **_each("scatter_nd", ["scatternd-index-uint8", "scatternd-index-uint32"], _modes("tensor_scatter_nd"),
-            INDEX_DTYPE),
-    **_each("scatter_nd", ["scatternd-index-uint8"], _modes("scatter_nd"), INDEX_DTYPE),
-    **_each("scatter_nd", ["scatternd-index-int16-negative"], _modes("tensor_scatter_nd", EAGER_GRAPH), INT16_SCATTER),
     **_each("scatter_nd", ["scatternd-reduction-max-bool"], _modes("tensor_scatter_nd", EAGER_GRAPH), BOOL_MAX),
     **_each("scatter_nd", ["scatternd-rank1-indices-element", "scatternd-rank1-indices-slice"],
             _modes("tensor_scatter_nd", EAGER_GRAPH), RANK1),
     **_each("scatter_nd", ["scatternd-dtype-string"], ["tensor_scatter_nd/xla"], XLA_STRING),
     # Take (mode raise via tf.gather; clip/wrap via tnp.take conform)
     **_each("take", _TAKE_NEG, _modes("gather", EAGER_GRAPH), NEGATIVE),
-    **_each("take", _TAKE_NEG, ["gather/xla"], XLA_CLAMP),
+    **_each("take", _TAKE_NEG + _TAKE_NEG_OUTSIDE, ["gather/xla"], XLA_CLAMP),
     **_each("take", ["take-mode-raise-out-of-range"], ["gather/xla"], XLA_OOB),
-    **_each("take", ["take-index-uint8", "take-index-uint32"], _modes("gather"), INDEX_DTYPE),
     **_each("take", ["take-dtype-string"], ["gather/xla"], XLA_STRING),
     # Imported ONNX node tests (cases/imported) and regression cases (cases/regression)
     **_each("imported/onnx_node_gather", ["test_gather_negative_indices"], _modes("gather", EAGER_GRAPH), NEGATIVE),

@@ -7,6 +7,7 @@ import numpy as np
 from harness import dtypes
 from harness.ops import REDUCTIONS
 from harness.reference.allowed import AllowedOutputs, any_of
+from harness.reference.constraints import reduction_defined
 from harness.reference.gather_nd import flat_rows
 from harness.reference.indices import prod, resolve
 from harness.reference.policy import InvalidInput, Policy, PolicyNotApplicable
@@ -15,21 +16,12 @@ _UFUNCS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minim
 
 
 def check_reduction(reduction: str, dtype: np.dtype) -> None:
-    """Raise InvalidInput if ``reduction`` is unknown or meaningless for ``dtype``.
-
-    Strings allow only 'none'; bool allows max/min (logical or/and) but not add/mul; complex has no order, so
-    no max/min.
-    """
+    """Raise InvalidInput if ``reduction`` is unknown or not defined for ``dtype`` (harness.reference.constraints:
+    strings allow only 'none', bool no add/mul, complex no max/min)."""
     if reduction not in REDUCTIONS:
         raise InvalidInput(f"reduction={reduction!r} is not one of {', '.join(REDUCTIONS)}")
     name = dtypes.name_of(dtype)
-    if reduction == "none":
-        return
-    if (
-        name == "string"
-        or (name == "bool" and reduction in ("add", "mul"))
-        or (name in dtypes.COMPLEX_DTYPES and reduction in ("max", "min"))
-    ):
+    if not reduction_defined(reduction, name):
         raise InvalidInput(f"reduction={reduction!r} is not defined for {name} data")
 
 

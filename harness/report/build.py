@@ -22,8 +22,8 @@ FAMILIES = (
     ("Table 2: Gather / Take", ("Gather", "Take")),
     ("Table 3: GatherElements / ScatterElements", ("GatherElements", "ScatterElements")),
 )
-STATUSES = ("conforms", "deviates", "error", "crash", "timeout", "n/a")
-GLYPH = {"conforms": "✓", "deviates": "✗", "error": "E", "crash": "C", "timeout": "T", "n/a": "·"}
+STATUSES = ("conforms", "deviates", "dtype", "error", "crash", "timeout", "n/a")
+GLYPH = {"conforms": "✓", "deviates": "✗", "dtype": "D", "error": "E", "crash": "C", "timeout": "T", "n/a": "·"}
 DTYPE_PREFIXES = ("data-dtype:", "index-dtype:")
 
 WORDS = {
@@ -68,7 +68,11 @@ def column(rec: dict[str, Any]) -> str:
 
 
 def status(rec: dict[str, Any]) -> str:
-    """conforms | deviates | error | crash | timeout | n/a — what a matrix cell shows."""
+    """conforms | deviates | dtype | error | crash | timeout | n/a — what a matrix cell shows.
+
+    ``dtype`` is a refusal of an element type the canonical type constraints allow (a dtype deviation); a refusal
+    of a type outside them conforms (harness.runner.judge).
+    """
     outcome = rec.get("outcome")
     if outcome == "unsupported" or rec.get("verdict") == "n/a":
         return "n/a"
@@ -76,7 +80,9 @@ def status(rec: dict[str, Any]) -> str:
         return outcome
     if rec.get("verdict") == "conforms":
         return "conforms"
-    return "error" if outcome == "error" else "deviates"
+    if outcome == "error":
+        return "dtype" if rec.get("deviation") == "dtype" else "error"
+    return "deviates"
 
 
 def frame(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -348,7 +354,7 @@ def changes(cur_rows: list[dict[str, Any]], base_rows: list[dict[str, Any]], cur
         if was is None or was == now:
             continue
         item = {"rid": i, "case": r["case"], "col": column(r), "was": was, "now": now}
-        failing = ("deviates", "error", "crash", "timeout")
+        failing = ("deviates", "dtype", "error", "crash", "timeout")
         if was in ("conforms", "n/a") and now in failing:
             started.append(item)
         elif was in failing and now == "conforms":

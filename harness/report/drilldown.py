@@ -124,7 +124,9 @@ def blob(records: list[dict[str, Any]], cols: list[str], behaviour: list[dict[st
             "od": rec.get("observed_dtype"), "osh": rec.get("observed_shape"), "mm": rec.get("mismatches"),
             "mae": _finite(rec.get("max_abs_err")), "fm": _finite(rec.get("first_mismatches")) or None,
             "kd": strings(rec.get("known_deviation")), "dim": rec.get("dimension"), "lab": rec.get("label"),
-            "dur": rec.get("duration_s"),
+            "dur": rec.get("duration_s"), "ext": rec.get("extension"), "dk": rec.get("deviation"),
+            # Most records are inside the spec: the page says so by default, and stores only the exceptions.
+            "sp": strings(rec["spec"]) if rec.get("spec", "inside") != "inside" else None,
         }
         recs.append({k: v for k, v in item.items() if v is not None})
     rec_of = {(r["case"], column(r)): i for i, r in enumerate(records)}

@@ -128,6 +128,14 @@ def _baseline(args: argparse.Namespace) -> int:
     return 0
 
 
+def _diff(args: argparse.Namespace) -> int:
+    from harness.records import read
+    from harness.rundiff import diff, render
+
+    print(render(diff(read([args.old]), read([args.new]), examples=args.examples)))
+    return 0
+
+
 def _import(args: argparse.Namespace) -> int:
     from harness.importers import cli_main
 
@@ -160,6 +168,10 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--out", required=True, help="output directory")
     rep.add_argument("--baseline", nargs="+", default=[], help="previous results files to show changes against")
     rep.add_argument("--claims", default="", help="claims directory (default: claims/)")
+    dif = sub.add_parser("diff", help="what changed between two results files: outcome, verdict, label per framework")
+    dif.add_argument("old")
+    dif.add_argument("new")
+    dif.add_argument("--examples", type=int, default=3, help="example records shown per change")
     bas = sub.add_parser("baseline", help="write baselines/<framework>.yaml from the probe labels in results files")
     bas.add_argument("files", nargs="+")
     bas.add_argument("--dir", default=str(ROOT / "baselines"))
@@ -184,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         "baseline": _baseline,
         "report": _report,
         "summary": _summary,
+        "diff": _diff,
         "import": _import,
         "fuzz": fuzz.main,
     }

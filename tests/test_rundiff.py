@@ -1,0 +1,35 @@
+"""``harness diff``: records matched by key, every changed outcome, verdict and label counted per framework."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.cli import main
+from harness.rundiff import diff
+
+
+def _rec(case: str, fw: str, verdict: str, outcome: str = "ok", **kw: str) -> dict[str, str]:
+    return {"case": case, "framework": fw, "variant": "v", "device": "cpu", "verdict": verdict, "outcome": outcome,
+            **kw}
+
+
+OLD = [_rec("a", "ort", "deviates", "error"), _rec("b", "ort", "conforms"), _rec("c", "tf", "conforms", label="wrap"),
+       _rec("gone", "tf", "conforms")]
+NEW = [_rec("a", "ort", "conforms", "error"), _rec("b", "ort", "conforms"), _rec("c", "tf", "conforms", label="clamp"),
+       _rec("new", "tf", "conforms")]
+
+
+def test_changes_are_counted_per_framework_and_field() -> None:
+    d = diff(OLD, NEW)
+    assert d.changed == {("ort", "verdict", "deviates", "conforms"): 1, ("tf", "label", "wrap", "clamp"): 1}
+    assert (d.same, d.only_old, d.only_new) == (1, 1, 1)
+    assert d.examples[("ort", "verdict", "deviates", "conforms")] == ["a [v]"]
+
+
+def test_the_command_prints_the_changes(tmp_path: Path, capsys) -> None:
+    for name, recs in (("old", OLD), ("new", NEW)):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    assert main(["diff", str(tmp_path / "old.jsonl"), str(tmp_path / "new.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert "ort             verdict  deviates -> conforms: 1" in out and "label    wrap -> clamp: 1" in out

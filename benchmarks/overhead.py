@@ -157,7 +157,7 @@ def cache_rates(fw: str, python: str) -> Row:
     items = []
     for path in sorted((ROOT / "cases").rglob("*.yaml")):
         for case in load_file(path, path.relative_to(ROOT).as_posix()):
-            if isinstance(case, Case) and not is_risky(case.op, case.spec.dimension, case.spec.tags) and (
+            if isinstance(case, Case) and not is_risky(case.op, case.dimension, case.tags) and (
                 "crash" not in case.spec.tags
             ):
                 items += [(variant, payload(case)) for variant in adapter.variants(case.op)]

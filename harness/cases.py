@@ -102,11 +102,13 @@ class Case:
 
 
 def _input_dtype(name: str, spec: Any, data: np.ndarray | None) -> str:
-    from harness.schema import GeneratedIndices, RandomInput
+    from harness.schema import FillInput, GeneratedIndices, RandomInput
 
     declared = getattr(spec, "dtype", None)
     if isinstance(spec, RandomInput):
         declared = spec.random.dtype
+    elif isinstance(spec, FillInput):
+        declared = spec.fill.dtype
     elif isinstance(spec, GeneratedIndices):
         declared = spec.generate.dtype
     if declared:
@@ -120,13 +122,17 @@ def _input_dtype(name: str, spec: Any, data: np.ndarray | None) -> str:
 
 def _one_input(case: Case, name: str, spec: Any, done: dict[str, np.ndarray]) -> np.ndarray:
     from harness.generators import derived_updates_shape, generate_indices, random_array
-    from harness.schema import GeneratedIndices, RandomInput, ValueSpec
+    from harness.schema import FillInput, GeneratedIndices, RandomInput, ValueSpec
     from harness.values import to_array
 
     data = done.get("data")
     dtype_name = _input_dtype(name, spec, data)
     if isinstance(spec, ValueSpec):
         return to_array(spec.value, dtype_name, spec.shape)
+    if isinstance(spec, FillInput):
+        if any(d < 0 for d in spec.fill.shape):
+            raise InputValueError(f"shape {spec.fill.shape} has a negative extent", "fill.shape")
+        return np.full(tuple(spec.fill.shape), to_array(spec.fill.value, dtype_name)[()])
     if isinstance(spec, RandomInput):
         r = spec.random
         shape = r.shape
@@ -153,6 +159,12 @@ def _materialize(case: Case) -> dict[str, np.ndarray]:
             sub = tuple(exc.field.split(".")) if not isinstance(spec, list | int | float | bool | str) else ()
             raise case.error(("inputs", name) + sub, str(exc)) from None
     return done
+
+
+def derived_tags(tags: list[str], dimension: str | None) -> list[str]:
+    """A case's tags: a probe (a case with a ``dimension``) is tagged ``probe`` and with its dimension, first;
+    the file need not repeat them."""
+    return list(dict.fromkeys([*(["probe", dimension] if dimension else []), *tags]))
 
 
 def _check_attrs(case: Case) -> None:
@@ -244,7 +256,8 @@ def _build(file: str, op: str, index: int, raw: Any, lines: dict[LinePath, int])
         path = base + loc
         raise CaseFileError(file, yamlsrc.line_of(lines, path), yamlsrc.format_path(path), err["msg"] + more) from None
     attrs = ops.with_defaults(op, spec.attrs)
-    case = Case(file, index, op, raw, attrs, lines, spec.id, list(spec.tags), spec.dimension, _spec=spec)
+    case = Case(file, index, op, raw, attrs, lines, spec.id, derived_tags(spec.tags, spec.dimension), spec.dimension,
+                _spec=spec)
     _check_attrs(case)
     _check_probe(case)
     _check_inputs(case)

@@ -43,6 +43,18 @@ class RandomInput(_Strict):
     random: RandomSpec
 
 
+class FillSpec(_Strict):
+    """A constant array: every element ``value`` (a scalar of the declared dtype), of ``shape``."""
+
+    value: float | int | bool | str
+    shape: list[int]
+    dtype: DType | None = None
+
+
+class FillInput(_Strict):
+    fill: FillSpec
+
+
 class IndexSpec(_Strict):
     """Indices generated from the data's shape and the operator's axis (or batch_dims for the ND operators)."""
 
@@ -56,7 +68,7 @@ class GeneratedIndices(_Strict):
     generate: IndexSpec
 
 
-InputSpec = ValueSpec | RandomInput | GeneratedIndices | list | int | float | bool | str
+InputSpec = ValueSpec | RandomInput | FillInput | GeneratedIndices | list | int | float | bool | str
 
 
 class ErrorExpected(_Strict):
@@ -155,7 +167,7 @@ class CaseSpec(_Strict):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
     source: str = Field(min_length=1, description="where the case and its expected value come from")
     description: str = ""
-    tags: list[str] = []
+    tags: list[str] = Field([], description="free labels; a probe's `probe` and dimension tags are derived")
     inputs: dict[str, InputSpec]
     attrs: dict[str, Any] = {}
     opset: int | None = Field(None, description="ONNX opset version the case belongs to; newest when omitted")

@@ -122,3 +122,48 @@ def test_good_file_has_no_errors(tmp_path: Path) -> None:
     assert case.nodeid == "cases/x.yaml::good"
     assert case.inputs()["indices"].dtype.name == "int64"
     assert case.inputs()["data"].dtype.name == "float32"
+
+
+def test_a_fill_input_is_a_constant_array(tmp_path: Path) -> None:
+    entries = _load(tmp_path, """\
+        op: Gather
+        cases:
+          - id: ones
+            source: test
+            inputs:
+              data: {fill: {value: 1.5, shape: [2, 3], dtype: float16}}
+              indices: [1]
+            expected: [[1.5, 1.5, 1.5]]
+        """)
+    case = entries[0]
+    assert isinstance(case, Case), case
+    data = case.inputs()["data"]
+    assert data.dtype == "float16" and data.shape == (2, 3) and (data == 1.5).all()
+
+
+def test_a_bad_fill_names_its_field(tmp_path: Path) -> None:
+    msg = _one_error(_load(tmp_path, """\
+        op: Gather
+        cases:
+          - id: bad
+            source: test
+            inputs:
+              data: {fill: {value: 1.0, shape: [-2]}}
+              indices: [0]
+        """))
+    assert msg.startswith("cases/x.yaml:6: cases[0].inputs.data.fill.shape:"), msg
+
+
+def test_a_probe_is_tagged_with_probe_and_its_dimension(tmp_path: Path) -> None:
+    entries = _load(tmp_path, """\
+        op: Gather
+        cases:
+          - id: p
+            source: test
+            dimension: negative-indices
+            tags: [mine]
+            inputs: {data: [1, 2, 3], indices: [-1]}
+        """)
+    case = entries[0]
+    assert isinstance(case, Case), case
+    assert case.tags == ["probe", "negative-indices", "mine"]

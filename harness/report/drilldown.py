@@ -94,7 +94,7 @@ def case_entry(nodeid: str, op: str, case: Case | None, first: dict[str, Any]) -
         entry["missing"] = f"inputs unavailable: {exc}"
     entry.update({
         "attrs": _finite(case.attrs), "source": case.spec.source, "desc": case.spec.description, "line": case.line,
-        "tags": list(case.spec.tags), "omit": list(case.spec.omit),
+        "tags": list(case.tags), "omit": list(case.spec.omit),
         "caveat": f"{case.spec.caveat.kind}: {case.spec.caveat.why}" if case.spec.caveat else None,
     })
     return entry

@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from harness import resources
 from harness.dimensions import DIMENSIONS, canonical_label
 
-ROOT = Path(__file__).resolve().parent.parent
 _DUPLICATE_OK = ("last-wins", "first-wins", "accumulate", "mixed")
 
 
@@ -71,7 +71,7 @@ def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None,
             key = (rec["op"], rec["dimension"], rec["framework"], rec.get("framework_version", ""),
                    rec.get("variant", ""), rec.get("device", "cpu"))
             groups[key].append(rec)
-    claims = _claims(claims_dir or ROOT / "claims")
+    claims = _claims(claims_dir or resources.claims_dir())
     rows = []
     for (op, dim, fw, version, variant, device), recs in sorted(groups.items()):
         labels = sorted({r["label"] for r in recs})

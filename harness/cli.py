@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -14,32 +15,46 @@ ROOT = Path(__file__).resolve().parent.parent
 def _run(args: argparse.Namespace, extra: list[str]) -> int:
     import pytest
 
-    # Case files or directories among the extra arguments narrow the run (harness run cases/found); else all cases.
+    # Case files or directories among the extra arguments narrow the run (harness run cases/found); else this
+    # checkout's cases/. Named paths may lie anywhere: pytest then finds its rootdir and ini file from them as
+    # usual, and case ids are relative to the current directory (the plugin's rule).
     paths = [a for a in extra if not a.startswith("-") and Path(a).exists()]
-    argv = [
-        *([] if paths else [str(ROOT / "cases")]),
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "--rootdir",
-        str(ROOT),
-        "-c",
-        str(ROOT / "pyproject.toml"),
-    ]
+    argv = ["-q", "-p", "no:cacheprovider"]
+    if args.results:
+        args.results = os.path.abspath(args.results)
+    if not paths:  # the checkout's own suite, with the ids its baselines use (cases/...) from wherever it is run
+        os.chdir(ROOT)
+        argv = [str(ROOT / "cases"), *argv, "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")]
     if args.framework:
         argv += ["--framework", args.framework]
     if args.results:
         argv += ["--results", args.results]
     if args.resume:
         argv.append("--resume")
-    argv += ["--tb=no", "-rN"] + extra
-    code = pytest.main(argv)
-    # Deviations fail their tests (exit 1) but are the run's findings, not a failed run.
+    argv += ["--tb=line", "-rN"] + extra
+    malformed = _MalformedCases()
+    code = pytest.main(argv, plugins=[malformed])
+    # Deviations fail their tests (exit 1) but are the run's findings, not a failed run; a malformed case is.
     if code in (0, 1):
         if args.results:
             print(summary_text([args.results]))
+        if malformed.count:
+            print(f"{malformed.count} malformed case(s) or case file(s): see the errors above")
+            return 1
         return 0
     return int(code)
+
+
+class _MalformedCases:
+    """Counts the case-file errors a run collected (each is a failing test naming file, line and field)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def pytest_collection_finish(self, session: object) -> None:
+        from harness.pytest_plugin import CaseErrorItem
+
+        self.count = sum(isinstance(i, CaseErrorItem) for i in getattr(session, "items", []))
 
 
 def summary_text(paths: list[str]) -> str:

@@ -1,12 +1,19 @@
 """pytest integration: YAML case files are collected directly (no generated code), crossed with the adapters.
 
-Test ids read ``cases/gather.yaml::ov-gather8-example-6[numpy]``; a non-default API variant is shown as
-``[tensorflow:xla]``. Collection imports no framework: adapter modules import theirs lazily.
+Registered as a ``pytest11`` entry point, so ``pytest my_cases/ --framework numpy`` works in any directory once the
+package is installed. A file is a case file by its content (a YAML mapping with top-level ``op:`` and ``cases:``)
+among those matching ``--case-glob`` (ini ``conformance_case_glob``), wherever it lies. Case ids are the file's path
+relative to the invocation directory: ``cases/gather.yaml::ov-gather8-example-6``, and a test id adds the
+framework, ``[numpy]``, or a non-default API variant, ``[tensorflow:gather/xla]``. Collection imports no framework:
+adapter modules import theirs lazily.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import gc
+import os
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -18,6 +25,10 @@ from harness.cases import Case, load_file
 from harness.errors import CaseFileError
 from harness.records import ResultsWriter, read, record_key
 from harness.repro import failure_message
+
+DEFAULT_GLOB = "*.yaml *.yml"
+# A case file's top level holds `op:` and `cases:` at the start of a line (comments and other keys may come first).
+_CASE_FILE = (re.compile(rb"^op:[ \t]", re.M), re.compile(rb"^cases:[ \t]*(#.*)?$", re.M))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -52,7 +63,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="probe cases: record observed labels as the new baseline instead of checking them",
     )
-    group.addoption("--baseline-dir", default="", help="where baseline files live (default: <rootdir>/baselines)")
+    group.addoption("--baseline-dir", default="", help="where baseline files live (default: the shipped baselines)")
+    group.addoption("--case-glob", default=None, help=f"file name patterns of case files, space-separated (default: "
+                    f"ini conformance_case_glob, else {DEFAULT_GLOB!r}); a file is a case file by its content")
+    parser.addini("conformance_case_glob", f"file name patterns of case files (default {DEFAULT_GLOB!r})",
+                  default=DEFAULT_GLOB)
     group.addoption(
         "--framework-python",
         action="append",
@@ -87,7 +102,11 @@ class _State:
         self.counts: Counter[tuple[str, str]] = Counter()
         self.executor: Any = None
         self.update_baseline = config.getoption("update_baseline")
-        self.baseline_dir = Path(config.getoption("baseline_dir") or config.rootpath / "baselines")
+        from harness import resources
+
+        self.baseline_dir = Path(config.getoption("baseline_dir") or resources.baselines_dir())
+        self.case_globs = (config.getoption("case_glob") or config.getini("conformance_case_glob")).split()
+        self.invocation_dir = config.invocation_params.dir
         self.baselines: dict[str, dict[str, Any]] = {}
         self.new_labels: dict[str, dict[str, str]] = {}
         self.versions: dict[str, str] = {}
@@ -185,8 +204,23 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.freeze()
 
 
+def is_case_file(path: Path) -> bool:
+    """True when ``path``'s text has a case file's top-level keys (``op:`` and ``cases:``): cheap, no YAML parse."""
+    try:
+        head = path.read_bytes()
+    except OSError:
+        return False
+    return all(p.search(head) for p in _CASE_FILE)
+
+
+def case_file_id(path: Path, invocation_dir: Path) -> str:
+    """The file part of case ids: ``path`` relative to the directory pytest was invoked in, with ``/``."""
+    return Path(os.path.relpath(path, invocation_dir)).as_posix()
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.suffix == ".yaml" and "cases" in file_path.parts:
+    state = parent.config.stash[_KEY]
+    if any(fnmatch.fnmatch(file_path.name, g) for g in state.case_globs) and is_case_file(file_path):
         return CaseFile.from_parent(parent, path=file_path)
     return None
 
@@ -199,8 +233,7 @@ class CaseFile(pytest.File):
 
     def collect(self):  # type: ignore[override]
         state = self.config.stash[_KEY]
-        display = self.path.relative_to(self.config.rootpath).as_posix()
-        for entry in load_file(self.path, display):
+        for entry in load_file(self.path, case_file_id(self.path, state.invocation_dir)):
             if isinstance(entry, CaseFileError):
                 name = f"{entry.field or 'file'}@line{entry.line or 0}"
                 yield CaseErrorItem.from_parent(self, name=name, error=entry)

@@ -46,17 +46,19 @@ def embed_json(obj: Any) -> Markup:
 
 
 class CaseIndex:
-    """Cases by node id (``file::id``), loaded from the case files relative to the repository root, cached."""
+    """Cases by node id (``file::id``), cached. Case ids are relative to the directory the run was invoked in: the
+    file is looked up from the current directory, then from this checkout's root (whose cases' ids are relative
+    to it)."""
 
-    def __init__(self, root: Path = ROOT) -> None:
-        self.root = root
+    def __init__(self, *roots: Path) -> None:
+        self.roots = roots or (Path.cwd(), ROOT)
         self._files: dict[str, dict[str, Case]] = {}
 
     def get(self, nodeid: str) -> Case | None:
         file, _, cid = nodeid.partition("::")
         if file not in self._files:
-            path = self.root / file
-            cases = load_file(path, file) if path.is_file() else []
+            path = next((p for p in (r / file for r in self.roots) if p.is_file()), None)
+            cases = load_file(path, file) if path else []
             self._files[file] = {c.id: c for c in cases if isinstance(c, Case)}
         return self._files[file].get(cid)
 

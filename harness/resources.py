@@ -1,0 +1,29 @@
+"""Where the harness's own data lives: baselines, documented claims and the case-file JSON Schema.
+
+In a checkout they are the top-level ``baselines/``, ``claims/`` and ``cases/schema.json``; ``harness/data/`` links
+to them, and a wheel carries them there as package data, so a non-editable install finds the same files. An
+environment variable points elsewhere (``GSC_BASELINES``, ``GSC_CLAIMS``); the pytest plugin and the commands also
+take options.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def baselines_dir() -> Path:
+    """The directory of ``<framework>.yaml`` baselines: ``$GSC_BASELINES``, else the shipped ones."""
+    return Path(os.environ.get("GSC_BASELINES") or DATA / "baselines")
+
+
+def claims_dir() -> Path:
+    """The directory of ``<framework>.yaml`` documented claims: ``$GSC_CLAIMS``, else the shipped ones."""
+    return Path(os.environ.get("GSC_CLAIMS") or DATA / "claims")
+
+
+def schema_path() -> Path:
+    """The case-file JSON Schema (``cases/schema.json`` in a checkout)."""
+    return DATA / "schema.json"

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
+from adapters.attrs import axis_index
 from adapters.base import Call, CaseData
 from adapters.onnxruntime import (
     OnnxruntimeAdapter,
@@ -163,7 +164,7 @@ def onnx_gather_to_dml(data: tuple[int, ...], indices: tuple[int, ...], axis: in
     sizes are the page's formula on the padded sizes, right-aligned into ``dimension_count``: leading 1s cropped, or
     1s prepended. Raises ValueError where the page says the output has too many relevant dimensions.
     """
-    axis = axis % len(data) if data else 0
+    axis = axis_index(axis, len(data)) if data else 0
     relevant = len(data) + len(indices) - 1
     if max(len(data), len(indices), relevant) > dimension_count:
         raise ValueError(f"original rank {len(data)} + IndexDimensions {len(indices)} - 1 = {relevant} exceeds "

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from adapters.attrs import InvalidAttribute, axis_index, batch_dims_count, batched_index_shapes, required
 from adapters.base import Adapter, Call, CaseData, NoDevice, Unsupported, fmt_attrs
 
 _VARIANTS = {
@@ -72,21 +73,11 @@ def _take_batched(data: Any, indices: Any, *, axis: int, batch_dims: int) -> Any
     return fn(data, indices)
 
 
-def _index_shapes(data_shape: tuple[int, ...], idx_shape: tuple[int, ...], axis: int, b: int) -> list[tuple[int, ...]]:
-    """Broadcast shapes of the aranges over dims [0, axis) and of the reshaped indices (last) for data[...]."""
-    lead = axis + len(idx_shape) - b
-    shapes = [tuple(data_shape[i] if j == i else 1 for j in range(lead)) for i in range(axis)]
-    ishape = [1] * lead
-    ishape[:b] = idx_shape[:b]
-    ishape[axis:] = idx_shape[b:]
-    return [*shapes, tuple(ishape)]
-
-
 def _getitem(data: Any, indices: Any, *, axis: int, batch_dims: int) -> Any:
     _, jnp = _jax()
     if batch_dims == 0:
         return data[(slice(None),) * axis + (indices,)]
-    *grids, ishape = _index_shapes(data.shape, indices.shape, axis, batch_dims)
+    *grids, ishape = batched_index_shapes(data.shape, indices.shape, axis, batch_dims)
     aranges = tuple(jnp.arange(data.shape[i]).reshape(s) for i, s in enumerate(grids))
     return data[(*aranges, indices.reshape(ishape))]
 
@@ -135,7 +126,7 @@ def _shape_str(shape: tuple[int, ...]) -> str:
 def _getitem_api(data_shape: tuple[int, ...], idx_shape: tuple[int, ...], axis: int, b: int) -> str:
     if b == 0:
         return "data[" + ":, " * axis + "indices]"
-    *grids, ishape = _index_shapes(data_shape, idx_shape, axis, b)
+    *grids, ishape = batched_index_shapes(data_shape, idx_shape, axis, b)
     parts = [f"jnp.arange(data.shape[{i}]).reshape{_shape_str(s)}" for i, s in enumerate(grids)]
     return "data[" + ", ".join([*parts, f"indices.reshape{_shape_str(ishape)}"]) + "]"
 
@@ -228,20 +219,18 @@ class JaxAdapter(Adapter):
             return ("take_along_axis", axis), partial(_take_along_axis, axis=axis), api
         if op == "GatherND":
             b = 0 if "batch_dims" in case.omit else int(a["batch_dims"])
-            if b < 0:
-                raise Unsupported(f"batch_dims={b} < 0: no number of batch aranges to spell")
+            if not 0 <= b < case.inputs["indices"].ndim:
+                raise InvalidAttribute(f"batch_dims={b} is out of range for GatherND with indices of rank "
+                                       f"{case.inputs['indices'].ndim}")
             api = _gather_nd_api(b, case.inputs["indices"].ndim)
             return ("gather_nd", b), partial(_gather_nd, batch_dims=b), api
         method = AT_METHODS[a["reduction"]]
         if op == "ScatterElements":
             if omit_axis:  # the coordinates put indices on a stated axis: there is no default to fall back on
-                raise Unsupported(f"data.at[<coordinates>].{method}(updates): axis is required (no default)")
+                raise required(f"data.at[<coordinates>].{method}(updates)")
             axis = int(a["axis"])
             # jnp.indices numbers dims from 0, so a negative axis is normalised here (attribute translation).
-            rank = case.inputs["indices"].ndim
-            ax = axis + rank if axis < 0 else axis
-            if not 0 <= ax < rank:
-                raise Unsupported(f"axis={axis} is out of range for rank {rank}: no coordinate to put indices at")
+            ax = axis_index(axis, case.inputs["indices"].ndim)
             fn = partial(_scatter_elements, axis=ax, method=method)
             return ("scatter_elements", ax, method), fn, _scatter_elements_api(ax, method)
         api = f"data.at[tuple(jnp.moveaxis(indices, -1, 0))].{method}(updates)"
@@ -251,25 +240,19 @@ class JaxAdapter(Adapter):
     def _gather(case: CaseData, variant: str) -> tuple[tuple[Any, ...], Callable[..., Any], str]:
         data, indices = case.inputs["data"], case.inputs["indices"]
         batch_dims = 0 if "batch_dims" in case.omit else int(case.attrs["batch_dims"])
-        b = batch_dims + indices.ndim if batch_dims < 0 else batch_dims  # OpenVINO/TF rule for negative batch_dims
+        b = batch_dims_count(batch_dims, indices.ndim)  # OpenVINO/TF rule for negative batch_dims
         if "axis" in case.omit:
             return JaxAdapter._gather_default_axis(variant, b, batch_dims)
         axis = int(case.attrs["axis"])
         if b == 0 and variant != "indexing":
             return ("take", axis, None), partial(_take, axis=axis, mode=None), f"jnp.take(data, indices, axis={axis})"
-        if b < 0:
-            raise Unsupported(f"batch_dims={batch_dims} < -indices.ndim: no number of batch dims to spell")
-        # The batched forms place dims by position, so they need a non-negative axis.
-        ax = axis + data.ndim if axis < 0 else axis
+        # The batched forms place dims by position, so they need a valid, non-negative axis and batch_dims <= axis.
+        ax = axis_index(axis, data.ndim)
+        b = batch_dims_count(batch_dims, indices.ndim, ax)
         if variant == "indexing":
-            if not 0 <= ax < data.ndim or b > min(ax, indices.ndim):
-                raise Unsupported(f"axis={axis}, batch_dims={batch_dims}: no data[...] spelling for rank {data.ndim}")
             api = _getitem_api(data.shape, indices.shape, ax, b)
             return ("getitem", ax, b), partial(_getitem, axis=ax, batch_dims=b), api
-        if 0 <= ax < data.ndim and b > ax:
-            raise Unsupported(f"batch_dims={batch_dims} > axis={axis}: no per-batch jnp.take axis exists")
-        # An axis out of range stays out of range for the per-batch jnp.take, which then rejects it.
-        inner = ax - b if ax >= 0 else axis
+        inner = ax - b
         fn = f"lambda d, i: jnp.take(d, i, axis={inner})"
         api = "jax.vmap(" * b + fn + ")" * b + "(data, indices)"
         return ("take_vmap", inner, b), partial(_take_batched, axis=inner, batch_dims=b), api
@@ -280,11 +263,8 @@ class JaxAdapter(Adapter):
         ``data[indices]`` (the first axis) for indexing, which cannot spell batch dims without a stated axis."""
         if variant == "indexing":
             if b:
-                raise Unsupported(f"data[...] with batch_dims={batch_dims} places indices at a stated axis: "
-                                  "axis is required (no default)")
+                raise required(f"data[...] with batch_dims={batch_dims} (indices at a stated axis)")
             return ("getitem", _OMITTED, 0), partial(_getitem, axis=0, batch_dims=0), "data[indices]"
-        if b < 0:
-            raise Unsupported(f"batch_dims={batch_dims} < -indices.ndim: no number of batch dims to spell")
         if b == 0:
             return ("take", _OMITTED, None), partial(_take, axis=_OMITTED, mode=None), "jnp.take(data, indices)"
         api = "jax.vmap(" * b + "jnp.take" + ")" * b + "(data, indices)"

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from adapters.attrs import InvalidAttribute, axis_index, batch_dims_count, batched_index_shapes, valid_axis
 from adapters.base import Adapter, Call, CaseData, Unsupported, fmt_attrs
 from harness import dtypes
 
@@ -114,24 +115,6 @@ def _coords_api(shape: tuple[int, ...], axis: int) -> str:
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
 
-def batched_index_shapes(
-    data_shape: tuple[int, ...], idx_shape: tuple[int, ...], axis: int, b: int
-) -> list[tuple[int, ...]]:
-    """Gather with batch_dims b as advanced indexing: broadcast shapes of the aranges over data dims [0, axis),
-    then (last) the shape the indices are reshaped to (their batch dims first, their other dims at ``axis``)."""
-    lead = axis + len(idx_shape) - b
-    shapes = [tuple(data_shape[i] if j == i else 1 for j in range(lead)) for i in range(axis)]
-    ishape = [1] * lead
-    ishape[:b] = idx_shape[:b]
-    ishape[axis:] = idx_shape[b:]
-    return [*shapes, tuple(ishape)]
-
-
-def _normalized(axis: int, rank: int) -> int | None:
-    ax = axis + rank if axis < 0 else axis
-    return ax if 0 <= ax < rank else None
-
-
 class MxnetAdapter(Adapter):
     name = "mxnet"
     module = "mxnet"
@@ -184,7 +167,7 @@ class MxnetAdapter(Adapter):
     def _gather(self, case: CaseData, variant: str) -> tuple[str, Body]:
         axis, given = int(case.attrs["axis"]), int(case.attrs["batch_dims"])
         indices = case.inputs["indices"]
-        b = given + indices.ndim if given < 0 else given  # negative batch_dims counts from the indices rank
+        b = batch_dims_count(given, indices.ndim)  # negative batch_dims counts from the indices rank
         if variant == "np-indexing":
             return self._gather_indexing(case.inputs["data"].shape, indices.shape, axis, given, b)
         fn = {"take": "mx.nd.take", "take-raise": "mx.nd.take", "np.take": "mx.np.take"}[variant]
@@ -204,13 +187,9 @@ class MxnetAdapter(Adapter):
     def _gather_indexing(
         data_shape: tuple[int, ...], idx_shape: tuple[int, ...], axis: int, given: int, b: int
     ) -> tuple[str, Body]:
-        # Advanced indexing places dims by position, so it needs a non-negative axis.
-        ax = _normalized(axis, len(data_shape))
-        if ax is None or not 0 <= b <= min(ax, len(idx_shape)):
-            raise Unsupported(
-                f"axis={axis}, batch_dims={given}: no data[...] spelling for data of rank "
-                f"{len(data_shape)} and indices of rank {len(idx_shape)}"
-            )
+        # Advanced indexing places dims by position, so it needs a valid, non-negative axis and batch_dims <= axis.
+        ax = axis_index(axis, len(data_shape))
+        b = batch_dims_count(given, len(idx_shape), ax)
         if b == 0:
             return ("data[" + ":, " * ax + "indices]", lambda mx, data, indices: data[(slice(None),) * ax + (indices,)])
         *grids, ishape = batched_index_shapes(data_shape, idx_shape, ax, b)
@@ -226,13 +205,11 @@ class MxnetAdapter(Adapter):
     def _gatherelements(self, case: CaseData, variant: str) -> tuple[str, Body]:
         data, indices = case.inputs["data"], case.inputs["indices"]
         axis = int(case.attrs["axis"])
-        ax = _normalized(axis, data.ndim)
+        ax = valid_axis(axis, data.ndim)  # mx.nd.pick takes the axis as given and judges it itself
         if variant == "np-indexing":
-            if ax is None or indices.ndim != data.ndim:
-                raise Unsupported(
-                    f"axis={axis}, indices rank {indices.ndim}, data rank {data.ndim}: "
-                    "no per-element coordinates to index with"
-                )
+            ax = axis_index(axis, data.ndim)
+            if indices.ndim != data.ndim:
+                raise InvalidAttribute(f"indices rank {indices.ndim} differs from data rank {data.ndim}")
             return (f"data[{_coords_api(indices.shape, ax)}]", lambda mx, data, indices: data[_coords(mx, indices, ax)])
         mode = {"pick": "", "pick-wrap": ", mode='wrap'"}[variant]
         view, sl = "data", None
@@ -256,8 +233,8 @@ class MxnetAdapter(Adapter):
     def _gathernd(self, case: CaseData, variant: str) -> tuple[str, Body]:
         b = int(case.attrs["batch_dims"])
         shape = case.inputs["indices"].shape
-        if b < 0:
-            raise Unsupported(f"batch_dims={b} < 0: no number of batch coordinates to spell")
+        if not 0 <= b < len(shape):
+            raise InvalidAttribute(f"batch_dims={b} is out of range for GatherND with indices of rank {len(shape)}")
         if variant == "np-indexing":
             trailing = len(shape) - 1 - b
             grid_shapes = [(-1,) + (1,) * (b - 1 - i + trailing) for i in range(b)]
@@ -343,9 +320,7 @@ class MxnetAdapter(Adapter):
                 "assigns; mx.np has no ufunc.at or put_along_axis)"
             )
         shape = case.inputs["indices"].shape
-        ax = _normalized(axis, len(shape))
-        if ax is None:
-            raise Unsupported(f"axis={axis} is out of range for indices of rank {len(shape)}: no coordinate for it")
+        ax = axis_index(axis, len(shape))
 
         def assign(mx: Any, data: Any, indices: Any, updates: Any) -> Any:
             out = data.copy()

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from adapters.attrs import axis_index, batch_dims_count, batched_index_shapes, required
 from adapters.base import Adapter, Call, CaseData, Unsupported, fmt_attrs
 
 _AT = {"add": "np.add.at", "mul": "np.multiply.at", "max": "np.maximum.at", "min": "np.minimum.at"}
@@ -74,7 +75,7 @@ class NumpyAdapter(Adapter):
                 # put_along_axis(arr, indices, values, axis) has no default; ufunc.at needs the axis to build the index
                 reduction = a["reduction"]
                 api = "np.put_along_axis" if reduction == "none" else f"{_AT[reduction]} (index built per axis)"
-                raise Unsupported(f"{api}: axis is required (no default)")
+                raise required(api)
             return self._scatter_elements(data, indices, updates, int(a["axis"]), a["reduction"])
         return self._scatter_nd(data, indices, updates, a["reduction"])
 
@@ -82,25 +83,19 @@ class NumpyAdapter(Adapter):
         if axis is None:
             if batch_dims:
                 # np.take has no batch_dims; the advanced-indexing translation places the indices at a stated axis.
-                raise Unsupported("advanced indexing with batch_dims (np.take has none): axis is required (no default)")
+                raise required("advanced indexing with batch_dims (np.take has none)")
             return Call("np.take(data, indices)", lambda: np.take(data, indices))  # axis=None: flattened data
         if batch_dims == 0:
             return Call(f"np.take(data, indices, axis={axis})", lambda: np.take(data, indices, axis=axis))
         # NumPy has no batch_dims; users write it as advanced indexing: aranges for the dims before `axis`,
         # the indices placed over the batch dims and at `axis`.
-        b = batch_dims % indices.ndim if batch_dims < 0 else batch_dims
-        ax = axis % data.ndim
+        ax = axis_index(axis, data.ndim)
+        b = batch_dims_count(batch_dims, indices.ndim, ax)
+        *grids, ishape = batched_index_shapes(data.shape, indices.shape, ax, b)
 
         def run() -> Any:
-            lead = ax + indices.ndim - b
-            idx = [
-                np.arange(data.shape[i]).reshape([data.shape[i] if j == i else 1 for j in range(lead)])
-                for i in range(ax)
-            ]
-            shape = [1] * lead
-            shape[:b] = indices.shape[:b]
-            shape[ax:] = indices.shape[b:]
-            return data[tuple(idx) + (indices.reshape(shape),)]
+            idx = tuple(np.arange(data.shape[i]).reshape(s) for i, s in enumerate(grids))
+            return data[(*idx, indices.reshape(ishape))]
 
         return Call(f"data[batch aranges (batch_dims={b}), indices] along axis {ax} (advanced indexing)", run)
 
@@ -127,7 +122,7 @@ class NumpyAdapter(Adapter):
 
         def at() -> Any:
             out = data.copy()
-            _UFUNC[reduction].at(out, _elements_index(indices, axis % data.ndim), updates)
+            _UFUNC[reduction].at(out, _elements_index(indices, axis_index(axis, data.ndim)), updates)
             return out
 
         return Call(

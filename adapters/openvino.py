@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from adapters import onnx_graph
+from adapters.attrs import required
 from adapters.base import Adapter, Call, CaseData, Unsupported, fmt_attrs
 
 ONNX = "onnx-frontend"
@@ -139,7 +140,7 @@ def native_spec(case: CaseData, variant: str) -> NodeSpec:
     # ScatterElementsUpdate's axis is an input with no default (Unsupported); gather_elements defaults to axis=0;
     # batch_dims defaults to 0 (gather-7/8, gather_nd).
     omit_axis, omit_batch = "axis" in case.omit, "batch_dims" in case.omit
-    required = f"ov.opset{opset}.{fn}: axis is required (no default)"
+    no_default_axis = required(f"ov.opset{opset}.{fn}")
     # Positional node inputs in the operator's order, whatever order the case dict has.
     ins = {n: case.inputs[n] for n in ("data", "indices", "updates") if n in case.inputs}
     reduction = a.get("reduction", "none")
@@ -147,12 +148,12 @@ def native_spec(case: CaseData, variant: str) -> NodeSpec:
         if a["mode"] != "raise":
             raise Unsupported(f"OpenVINO Gather has no mode {a['mode']!r} (out-of-range indices give zeros)")
         if omit_axis:
-            raise Unsupported(required)
+            raise no_default_axis
         axis = 0 if a["axis"] is None else int(a["axis"])
         return NodeSpec(variant, opset, fn, ins, {"axis": axis, "batch_dims": 0}, flatten=a["axis"] is None)
     if case.op == "Gather":
         if omit_axis:
-            raise Unsupported(required)
+            raise no_default_axis
         kwargs: dict[str, Any] = {"axis": int(a["axis"])}
         if variant == "Gather-1":
             if a["batch_dims"] and not omit_batch:
@@ -166,7 +167,7 @@ def native_spec(case: CaseData, variant: str) -> NodeSpec:
         return NodeSpec(variant, opset, fn, ins, {} if omit_batch else {"batch_dims": int(a["batch_dims"])})
     if case.op == "ScatterElements":
         if omit_axis:
-            raise Unsupported(required)
+            raise no_default_axis
         kwargs = {"axis": int(a["axis"])}
         if variant == "ScatterElementsUpdate-3":
             if reduction != "none":

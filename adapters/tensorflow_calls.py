@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from adapters.attrs import required
 from adapters.base import Unsupported, fmt_attrs
 
 # The tensor_scatter_nd_* function per ONNX reduction; TensorFlow has no multiplying variant.
@@ -35,11 +36,6 @@ class Spec:
     body: str  # the call expression, with attribute values filled in
     fn: Callable[..., Any]  # the same call as a function of tensors named by ``args``
     prelude: str = ""  # statements that must run before ``body`` (the ScatterElements coordinate grid)
-
-
-def required(api: str) -> Unsupported:
-    """The Unsupported an omitted axis gets where ``api`` has no default for it."""
-    return Unsupported(f"{api}: axis is required (no default)")
 
 
 def _kwargs(attrs: dict[str, Any], omit: tuple[str, ...], *names: str) -> dict[str, Any]:

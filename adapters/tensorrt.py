@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from adapters import onnx_graph
+from adapters.attrs import required
 from adapters.base import Adapter, Call, CaseData, Unsupported
 
 PARSER = "onnx-parser"
@@ -156,7 +157,7 @@ def layer_spec(case: CaseData, variant: str) -> LayerSpec:
         axis_attrs, elementwise = _axis_attr(case, method), _elementwise_attr(case)
     if method == "add_gather":
         if not axis_attrs:
-            raise Unsupported("network.add_gather: axis is required (no default)")
+            raise required("network.add_gather")
         return LayerSpec(variant, method, None, inputs, elementwise, call_axis=axis_attrs[0][1], flatten=flatten)
     return LayerSpec(variant, method, mode, inputs, axis_attrs + elementwise, flatten=flatten)
 

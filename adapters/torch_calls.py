@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from adapters.attrs import InvalidAttribute, axis_index, batch_dims_count, required
 from adapters.base import Unsupported
 
 COMPILE_SUFFIX = "/compile"
@@ -30,11 +31,6 @@ SCATTER_REDUCE = {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}
 Shapes = dict[str, tuple[int, ...]]
 
 
-def required(api: str) -> Unsupported:
-    """The Unsupported an omitted axis gets: torch's dim arguments have no default."""
-    return Unsupported(f"{api}: axis is required (no default)")
-
-
 def expression(op: str, variant: str, shapes: Shapes, attrs: dict[str, Any], omit: tuple[str, ...] = ()) -> str:
     """The torch expression for ``op`` in eager ``variant``; raise Unsupported where torch's API cannot say it.
 
@@ -46,13 +42,13 @@ def expression(op: str, variant: str, shapes: Shapes, attrs: dict[str, Any], omi
     batch_dims = 0 if "batch_dims" in omit else int(attrs.get("batch_dims", 0))
     if op == "Gather":
         if variant == "index_select":
-            if _batch_dims(batch_dims, len(shapes["indices"])) != 0:
+            if batch_dims_count(batch_dims, len(shapes["indices"])) != 0:
                 raise Unsupported("torch.index_select has no batch_dims (see the 'indexing' variant)")
             if omit_axis:
                 raise required("torch.index_select(input, dim, index)")
             return index_select(int(attrs["axis"]), len(shapes["indices"]))
         if omit_axis:
-            if _batch_dims(batch_dims, len(shapes["indices"])) != 0:
+            if batch_dims_count(batch_dims, len(shapes["indices"])) != 0:
                 raise required(f"advanced indexing with batch_dims={batch_dims} (indices at a stated dim)")
             return "data[indices]"
         return gather_indexing(int(attrs["axis"]), batch_dims, shapes)
@@ -71,11 +67,6 @@ def expression(op: str, variant: str, shapes: Shapes, attrs: dict[str, Any], omi
     if op == "ScatterND":
         return scatter_nd(attrs["reduction"])
     raise ValueError(f"unknown operator {op!r}")
-
-
-def _batch_dims(batch_dims: int, indices_rank: int) -> int:
-    """batch_dims with a negative value counted from the indices rank (TensorFlow/OpenVINO convention)."""
-    return batch_dims + indices_rank if batch_dims < 0 else batch_dims
 
 
 def index_select(axis: int, indices_rank: int) -> str:
@@ -104,15 +95,10 @@ def gather_indexing(axis: int, batch_dims: int, shapes: Shapes) -> str:
     """Gather as advanced indexing ``data[:, ..., indices]``. torch has no batch_dims; a user writes batched gathers
     with aranges over every dim before ``axis`` and places the indices over the batch dims and at ``axis``."""
     rank, q = len(shapes["data"]), len(shapes["indices"])
-    b = _batch_dims(batch_dims, q)
-    if b == 0:
+    if batch_dims_count(batch_dims, q) == 0:
         return _subscript(axis, "indices")
-    if not -rank <= axis < rank:
-        raise Unsupported(f"axis={axis} is outside data of rank {rank}, so batch_dims={batch_dims} has no translation")
-    ax = axis % rank
-    if not 0 < b <= min(ax, q):
-        raise Unsupported(f"batch_dims={batch_dims} with axis={axis} and indices of rank {q} has no translation "
-                          "into advanced indexing (canonical semantics need 0 <= batch_dims <= axis)")
+    ax = axis_index(axis, rank)
+    b = batch_dims_count(batch_dims, q, ax)
     lead = ax + q - b  # dims of the broadcast index: data.shape[:ax] + indices.shape[b:]
     grid = [_arange(i, lead - 1 - i) for i in range(ax)]
     idx = "indices"
@@ -127,8 +113,8 @@ def gather_nd(batch_dims: int, indices_rank: int) -> str:
     if batch_dims == 0:
         return "data[tuple(indices.unbind(-1))]"
     if not 0 < batch_dims < indices_rank:
-        raise Unsupported(f"batch_dims={batch_dims} with indices of rank {indices_rank} has no translation into "
-                          "advanced indexing (GatherND needs 0 <= batch_dims < rank(indices))")
+        raise InvalidAttribute(f"batch_dims={batch_dims} is out of range for GatherND with indices of rank "
+                               f"{indices_rank} (valid: [0, {indices_rank - 1}])")
     grid = ", ".join(_arange(i, indices_rank - 2 - i) for i in range(batch_dims))
     comma = "," if batch_dims == 1 else ""  # a one-element tuple needs its comma
     return f"data[({grid}{comma}) + tuple(indices.unbind(-1))]"

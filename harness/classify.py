@@ -12,13 +12,12 @@ from typing import Any
 
 import numpy as np
 
+from adapters.attrs import AXIS_REQUIRED
 from harness.alias import unchecked_gather
 from harness.compare import compare
 from harness.dimensions import kind
 from harness.reference import AllowedOutputs, Policy, compute
 
-# What an adapter's Unsupported message says when the API has no default for an omitted axis (adapters/*.py).
-AXIS_REQUIRED = "axis is required (no default)"
 _OOB_LABEL = {"zero": "zero", "clamp": "clamp", "wrap": "wrap", "fill": "fill-nan", "skip": "skip"}
 _TAKE_MODE_LABEL = {"wrap": "wrap", "clip": "clamp", "fill": "fill-nan"}
 

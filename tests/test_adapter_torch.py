@@ -16,6 +16,7 @@ import torch
 from _shipped import REGRESSION_GATHER_NEG, shipped_cases
 
 import adapters.torch as torch_adapter
+from adapters.attrs import InvalidAttribute
 from adapters.base import CaseData, Unsupported
 from adapters.torch import ADAPTER, COMPILED, to_tensor
 from adapters.torch_calls import VARIANTS
@@ -199,11 +200,11 @@ def test_gather_batch_dims_through_indexing_matches_reference(axis: int, batch_d
         ADAPTER.prepare(case, "index_select")
 
 
-def test_batch_dims_that_normalise_to_zero_and_untranslatable_ones() -> None:
+def test_batch_dims_that_normalise_to_zero_and_invalid_ones() -> None:
     case = _case("Gather", {"axis": 1, "batch_dims": -1}, data=F, indices=np.array([2, 0]))
     assert ADAPTER.prepare(case, "index_select").api == "torch.index_select(data, 1, indices)"
     bad = _case("Gather", {"axis": 0, "batch_dims": 1}, data=F, indices=np.array([[0], [1], [2]]))
-    with pytest.raises(Unsupported, match="batch_dims"):
+    with pytest.raises(InvalidAttribute, match="batch_dims=1 must not exceed axis=0"):  # as the reference raises
         ADAPTER.prepare(bad, "indexing")
 
 

@@ -60,14 +60,14 @@ def _harness_command(files: list[Path], tmp: Path) -> tuple[list[str], Path]:
             "--variants", "default"]
     if all(f.resolve().is_relative_to(ROOT) for f in files):
         return base + [str(f.resolve().relative_to(ROOT)) for f in files], ROOT
-    # Files outside the project: the plugin by name, a rootdir above them (test ids are relative to it). The
+    # Files outside the project: a rootdir above them (case ids are relative to the invocation directory). The
     # command still runs from the project root, so `harness` and `adapters` import from here.
     common = Path(*Path(files[0]).resolve().parts[:-1])
     while not all(f.resolve().is_relative_to(common) for f in files):
         common = common.parent
     ini = tmp / "pytest.ini"
     ini.write_text("[pytest]\n")
-    return base + ["-p", "harness.pytest_plugin", "--rootdir", str(common.parent), "-c", str(ini),
+    return base + ["--rootdir", str(common.parent), "-c", str(ini),
                    *[str(f.resolve()) for f in files]], ROOT
 
 

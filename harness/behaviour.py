@@ -37,9 +37,18 @@ def _documented(claims: Any, framework: str, op: str, dimension: str, api: str, 
     from harness.claims import lookup
 
     name = _DOCS_OF.get(framework, framework)
+    # Else a claim about the framework's operator in general, never one about another version of it.
     return lookup(claims, name, op, dimension, api or None, device=device) or lookup(
-        claims, name, op, dimension, device=device
+        claims, name, op, dimension, device=device, unversioned=True
     )
+
+
+def documentation_state(claim: Any, agrees: bool | None) -> str:
+    """What the documentation says of a measured cell: agrees, contradicts, unspecified (a claim that states
+    nothing definite) or undocumented (no claim at all), so that no mark never reads as agreement."""
+    if claim is None:
+        return "undocumented"
+    return "unspecified" if agrees is None else "agrees" if agrees else "contradicts"
 
 
 def _agrees(claim: Any, labels: list[str]) -> bool | None:
@@ -76,7 +85,7 @@ def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None,
     for (op, dim, fw, version, variant, device), recs in sorted(groups.items()):
         labels = sorted({r["label"] for r in recs})
         label = labels[0] if len(labels) == 1 else "|".join(labels)
-        api = recs[0].get("api", "")
+        api = next((r["api"] for r in recs if r.get("api")), "")
         doc = _documented(claims, fw, op, dim, api, device)
         blog = _documented(claims, f"blog-2020:{_DOCS_OF.get(fw, fw)}", op, dim, "", device)
         rows.append({
@@ -96,6 +105,7 @@ def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None,
             "documented_text": doc.text if doc else None,
             "documented_source": doc.source if doc else None,
             "agrees_with_docs": _agrees(doc, labels),
+            "documentation": documentation_state(doc, _agrees(doc, labels)),
             "blog_2020": blog.label if blog else None,
             "blog_2020_text": blog.text if blog else None,
             "blog_2020_source": blog.source if blog else None,
@@ -113,8 +123,9 @@ def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None,
 def render_text(rows: list[dict[str, Any]]) -> str:
     """Blog-style text tables, one per operator: dimensions down, framework APIs across.
 
-    ``*`` marks a cell that contradicts the framework's documentation, ``†`` one that contradicts the blog's 2020
-    statement, ``!`` one that differs from the canonical (ONNX) behaviour.
+    ``*`` marks a cell that contradicts the framework's documentation, ``?`` one the documentation says nothing
+    about, ``†`` one that contradicts the blog's 2020 statement, ``!`` one that differs from the canonical (ONNX)
+    behaviour.
     """
     out = []
     by_op: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -134,9 +145,11 @@ def render_text(rows: list[dict[str, Any]]) -> str:
             for fw, v, dev in cols:
                 r = cell.get((dim, fw, v, dev))
                 text = "-" if r is None else r["label"] + ("!" if r["conforms"] is False else "") + (
-                    "*" if r["agrees_with_docs"] is False else "") + ("†" if r["agrees_with_blog"] is False else "")
+                    "*" if r["agrees_with_docs"] is False else "") + (
+                    "?" if r.get("documentation") == "undocumented" else "") + (
+                    "†" if r["agrees_with_blog"] is False else "")
                 line += f"{text[:width]:>{width + 1}}"
             out.append(line)
     out.append("\n! differs from canonical ONNX semantics   * contradicts the framework's documentation   "
-               "† contradicts the blog's 2020 table   (doc) documented only, not measured")
+               "? undocumented   † contradicts the blog's 2020 table   (doc) documented only, not measured")
     return "\n".join(out)

@@ -248,11 +248,30 @@ def load_claims(directory: str | Path) -> list[Claim]:
     return out
 
 
+_OP_VERSION = re.compile(r"\b([A-Z][A-Za-z]+)-(\d+)\b")
+_LAMBDA_BODY = re.compile(r"lambda [^:]*:\s*(.*)")
+
+
 def _api_name(api: str | None) -> str | None:
-    """The callable's name: an API string as records show it (``tf.gather(data, indices, axis=0)``) -> ``tf.gather``."""
+    """The callable's name: an API string as records show it (``tf.gather(data, indices, axis=0)``) -> ``tf.gather``.
+
+    A wrapped call (``tf.function(lambda data, indices: tf.gather(...))(...)``) is named by what the lambda calls; a
+    call through an operator version (``InferenceSession(model: Gather-11(...))``, ``ov.opset7.gather(...)  #
+    Gather-7``) by that version, ``Gather-11``: claims about one version of an operator say nothing of another.
+    """
     if api is None:
         return None
-    return api.split("(", 1)[0].strip()
+    version = _OP_VERSION.search(api)
+    if version:
+        return version.group(0)
+    body = _LAMBDA_BODY.search(api)
+    return (body.group(1) if body else api).split("(", 1)[0].strip()
+
+
+def op_version(api: str | None) -> tuple[str, int] | None:
+    """``("Gather", 8)`` for a claim or column API that names an operator version (``Gather-8``), else None."""
+    m = _OP_VERSION.fullmatch(api or "")
+    return (m.group(1), int(m.group(2))) if m else None
 
 
 def _prefer(candidates: list[Claim], attr: str, wanted: str | None) -> list[Claim]:
@@ -273,6 +292,7 @@ def lookup_all(
     device: str | None = None,
     mode: str | None = None,
     about: str | None = None,
+    unversioned: bool = False,
 ) -> list[Claim]:
     """Every claim that answers (framework, op, dimension), best first; see :func:`lookup` for the rules."""
     if dimension not in DIMENSIONS:
@@ -285,6 +305,8 @@ def lookup_all(
     if api is not None:
         name = _api_name(api)
         found = [c for c in found if c.api is None or _api_name(c.api) == name]
+    elif unversioned:
+        found = [c for c in found if op_version(c.api) is None]
     found = _prefer(found, "device", device)
     found = _prefer(found, "mode", mode)
     return found
@@ -300,6 +322,7 @@ def lookup(
     device: str | None = None,
     mode: str | None = None,
     about: str | None = None,
+    unversioned: bool = False,
 ) -> Claim | None:
     """The documented claim for (framework, op, dimension), or None when the documentation has none.
 

@@ -63,7 +63,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="probe cases: record observed labels as the new baseline instead of checking them",
     )
-    group.addoption("--baseline-dir", default="", help="where baseline files live (default: the shipped baselines)")
+    group.addoption("--baseline-dir", default="", help="where baseline files live (default: <rootdir>/baselines if "
+                    "it exists or --update-baseline is given, else the baselines shipped with the harness)")
     group.addoption("--case-glob", default=None, help=f"file name patterns of case files, space-separated (default: "
                     f"ini conformance_case_glob, else {DEFAULT_GLOB!r}); a file is a case file by its content")
     parser.addini("conformance_case_glob", f"file name patterns of case files (default {DEFAULT_GLOB!r})",
@@ -104,7 +105,11 @@ class _State:
         self.update_baseline = config.getoption("update_baseline")
         from harness import resources
 
-        self.baseline_dir = Path(config.getoption("baseline_dir") or resources.baselines_dir())
+        # A project's own baselines/ (beside its ini file; where --update-baseline writes), else the shipped ones.
+        local = config.rootpath / "baselines"
+        given = config.getoption("baseline_dir")
+        use_local = local.is_dir() or self.update_baseline
+        self.baseline_dir = Path(given) if given else local if use_local else resources.baselines_dir()
         self.case_globs = (config.getoption("case_glob") or config.getini("conformance_case_glob")).split()
         self.invocation_dir = config.invocation_params.dir
         self.baselines: dict[str, dict[str, Any]] = {}

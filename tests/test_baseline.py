@@ -28,14 +28,19 @@ def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_update_then_check_then_detect_a_change(tmp_path: Path) -> None:
-    (tmp_path / "conftest.py").write_text('pytest_plugins = ["harness.pytest_plugin"]\n')
     (tmp_path / "cases").mkdir()
     (tmp_path / "cases" / "take.yaml").write_text(PROBE)
-    first = _run(tmp_path)
-    assert "no baseline label" in first.stdout and first.returncode == 1
+    # No baseline knows this file yet: the probe is labelled and recorded, with nothing to check it against.
+    assert _run(tmp_path).returncode == 0
     assert _run(tmp_path, "--update-baseline").returncode == 0
     saved = baseline.load(tmp_path / "baselines", "numpy")
     assert saved["labels"] == {"cases/take.yaml::probe-oob-positive[take]": "wrap"}
+    # A new probe in a file the baseline knows has no label yet: that fails until the baseline is updated.
+    (tmp_path / "cases" / "take.yaml").write_text(PROBE + PROBE.split("cases:\n", 1)[1].replace(
+        "probe-oob-positive", "probe-oob-positive-2"))
+    first = _run(tmp_path)
+    assert "no baseline label" in first.stdout and first.returncode == 1
+    (tmp_path / "cases" / "take.yaml").write_text(PROBE)
     assert _run(tmp_path, "--results", "r.jsonl").returncode == 0
     record = json.loads((tmp_path / "r.jsonl").read_text())
     assert (record["dimension"], record["label"]) == ("oob-positive", "wrap")

@@ -311,3 +311,67 @@ def test_no_verdict_code_reads_the_claims():
     )
     offenders = [str(p.relative_to(ROOT)) for p in VERDICT_PATH if p.exists() and pattern.search(p.read_text())]
     assert offenders == []
+
+
+# --- claims per API version -----------------------------------------------------------------------------------
+
+_VERSIONED_FILE = re.compile(r"/([a-z]+(?:-[a-z]+)*)-(\d+)\.rst$")  # OpenVINO: .../gather-elements-6.rst
+_ONNX_PAGE = re.compile(r"/onnx__([A-Za-z]+)\.html$")  # onnx.ai: one page per operator, every version on it
+
+
+def cited_op(source: str) -> tuple[str, int | None] | None:
+    """The operator (and version, where the citation names one) a claim's source documents, or None."""
+    if m := _VERSIONED_FILE.search(source):
+        return "".join(part.capitalize() for part in m.group(1).split("-")), int(m.group(2))
+    if m := _ONNX_PAGE.search(source):
+        return m.group(1), None
+    return None
+
+
+def version_mismatches(claims) -> list[str]:
+    from harness.claims import op_version
+
+    bad = []
+    for c in claims:
+        attached, cited = op_version(c.api), cited_op(c.source)
+        if attached is None or cited is None:
+            continue
+        if cited[0].lower() != attached[0].lower() or cited[1] not in (None, attached[1]):
+            bad.append(f"{c.framework} {c.api} {c.dimension}: cites {cited[0]}-{cited[1]} ({c.source})")
+    return bad
+
+
+def test_every_claim_cites_the_op_version_it_is_attached_to(claims):
+    assert not version_mismatches(claims)
+
+
+def test_a_claim_citing_another_version_is_caught(claims):
+    gather7 = next(c for c in claims if c.framework == "openvino" and c.api == "Gather-7")
+    wrong = gather7.model_copy(update={"source": gather7.source.replace("gather-7.rst", "gather-8.rst")})
+    assert version_mismatches([wrong]) == [
+        f"openvino Gather-7 {wrong.dimension}: cites Gather-8 ({wrong.source})"]
+
+
+def test_a_claim_about_one_version_never_stands_for_another(claims):
+    from harness.behaviour import _documented
+
+    # OpenVINO documents negative indices for Gather-7 and Gather-8 (wrap) but not for Gather-1: that cell is
+    # undocumented, not judged against gather-8.rst.
+    for variant, api in (("Gather-1", "ov.opset1.gather(data, indices, axis=0)  # Gather-1; ..."),
+                         ("Gather-8", "ov.opset8.gather(data, indices, axis=0, batch_dims=0)  # Gather-8; ...")):
+        doc = _documented(claims, "openvino", "Gather", "negative-indices", api, "cpu")
+        if variant == "Gather-1":
+            assert doc is None or doc.api == "Gather-1", doc
+        else:
+            assert doc is not None and doc.api == "Gather-8" and "gather-8.rst" in doc.source
+    # onnxruntime's opset11 model is judged by ONNX's Gather-11 claims, not Gather-13's.
+    doc = _documented(claims, "onnxruntime", "Gather", "negative-indices",
+                      "onnxruntime.InferenceSession(model: Gather-11(data, indices, axis=0)).run(...)", "cpu")
+    assert doc is not None and doc.api == "Gather-11"
+
+
+def test_a_cell_without_a_claim_says_undocumented() -> None:
+    from harness.behaviour import documentation_state
+
+    assert documentation_state(None, None) == "undocumented"
+    assert [documentation_state(object(), a) for a in (True, False, None)] == ["agrees", "contradicts", "unspecified"]

@@ -54,7 +54,6 @@ def test_cpu_run_is_pinned_to_the_cpu(framework: str) -> None:
 
 
 def test_cpu_only_adapter_has_no_gpu_items_and_gpu_ids_end_in_at_gpu(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest('pytest_plugins = ["harness.pytest_plugin"]')
     cases = pytester.mkdir("cases")
     (cases / "gather.yaml").write_text(
         "op: Gather\ncases:\n  - id: g\n    source: test\n    inputs: {data: [1, 2, 3], indices: [2, 0]}\n"
@@ -76,7 +75,6 @@ def test_skipped_gpu_tests_write_no_records(pytester: pytest.Pytester) -> None:
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a CUDA device: the GPU test runs instead of skipping")
-    pytester.makeconftest('pytest_plugins = ["harness.pytest_plugin"]')
     cases = pytester.mkdir("cases")
     (cases / "gather.yaml").write_text(
         "op: Gather\ncases:\n  - id: g\n    source: test\n    inputs: {data: [1, 2, 3], indices: [2, 0]}\n"
@@ -93,7 +91,6 @@ def test_skipped_gpu_tests_write_no_records(pytester: pytest.Pytester) -> None:
 
 
 def test_unknown_device_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest('pytest_plugins = ["harness.pytest_plugin"]')
     pytester.mkdir("cases")
     result = pytester.runpytest_subprocess("cases", "--device", "tpu", "-p", "no:cacheprovider")
     assert "--device: unknown tpu" in result.stderr.str()

@@ -136,7 +136,7 @@ def test_fuzzing_finds_shrinks_and_writes_deterministically(differ: Differ, tmp_
     assert (again.api, again.verdict.kind) == target
     # ... and the conformance run collects it like any case file: it fails there with the repro.
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "cases/found/scatter_elements.yaml", "-p", "harness.pytest_plugin",
+        [sys.executable, "-m", "pytest", "cases/found/scatter_elements.yaml",
          "-p", "no:cacheprovider", "--framework", "onnxruntime", "--isolation", "none", "-q", "-k", case.id],
         cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300,
     )

@@ -19,7 +19,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _project(tmp_path: Path, files: dict[str, str]) -> Path:
-    (tmp_path / "conftest.py").write_text('pytest_plugins = ["harness.pytest_plugin"]\n')
     (tmp_path / "cases").mkdir()
     for name, text in files.items():
         (tmp_path / "cases" / name).write_text(textwrap.dedent(text))

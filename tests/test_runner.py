@@ -28,7 +28,6 @@ cases:
 
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makeconftest('pytest_plugins = ["harness.pytest_plugin"]')
     cases = pytester.mkdir("cases")
     (cases / "gather.yaml").write_text(GATHER)
     (cases / "broken.yaml").write_text("op: Gather\ncases:\n  - id: x\n    inputs: {data: [1, 2\n")

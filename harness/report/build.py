@@ -214,11 +214,14 @@ def _beh_cell(row: dict[str, Any], b: int) -> dict[str, Any]:
              f"Canonical (ONNX): {words(row.get('canonical') or 'any single order', row['dimension'])}"]
     if row.get("documented"):
         title.append(f"Documented: {words(row['documented'], row['dimension'])} — {row.get('documented_source')}")
+    else:
+        title.append("Documented: nothing (undocumented for this API version)")
     if row.get("blog_2020"):
         title.append(f"Blog 2020: {words(row['blog_2020'], row['dimension'])} — {row.get('blog_2020_source')}")
     return {"b": b, "text": words(shown, row["dimension"]), "cls": cls, "title": "\n".join(title),
             # An API that cannot express the probe neither agrees nor disagrees with what is written about it.
             "doc": row.get("agrees_with_docs") is False and shown != "unsupported",
+            "undoc": row.get("documentation") == "undocumented" and shown != "unsupported",
             "blog": row.get("agrees_with_blog") is False and shown != "unsupported"}
 
 

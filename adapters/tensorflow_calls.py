@@ -172,9 +172,8 @@ def scatter_nd(tf: Any, attrs: dict[str, Any], data: np.ndarray, indices: np.nda
     """ScatterND -> tf.scatter_nd(indices, updates, shape=data.shape), where that computes the same thing.
 
     tf.scatter_nd has no data input: it scatters into zeros ("" for strings) and sums duplicate indices. So it
-    expresses ScatterND only when data is all zeros and reduction is 'add', or reduction is 'none' and no index
-    tuple repeats (a sum of one update is that update). Index tuples are compared as given (-1 and size-1 count
-    as different); this decides only whether the call is made, the values go to TensorFlow unchanged.
+    expresses every ScatterND case with all-zero data and reduction 'none' or 'add'; the values go to TensorFlow
+    unchanged, and what it does with duplicates, negative or out-of-range indices is measured.
     """
     reduction = attrs["reduction"]
     why = _scatter_nd_gap(reduction, data, indices)
@@ -197,14 +196,12 @@ def _scatter_name(reduction: str) -> str:
 
 
 def _scatter_nd_gap(reduction: str, data: np.ndarray, indices: np.ndarray) -> str:
-    """Why tf.scatter_nd cannot express this ScatterND case, or "" if it can."""
+    """Why tf.scatter_nd cannot express this ScatterND case, or "" if it can: it has no data input, so it expresses
+    every case whose data is all zeros ("" for strings) and whose reduction is 'none' or 'add'. With 'none' and a
+    repeated index tuple it sums the updates: that is TensorFlow's documented behaviour, measured as such."""
     if reduction not in ("none", "add"):
-        return f"reduction={reduction!r} needs the data values, only 'add' (any indices) or 'none' (unique) fit"
+        return f"reduction={reduction!r} needs the data values, only 'add' and 'none' fit"
     zero = "" if data.dtype == object else 0
     if not bool(np.all(data == zero)):
         return "data is not all zeros" if zero == 0 else "data is not all empty strings"
-    if reduction == "none" and indices.ndim >= 1 and indices.size:
-        tuples = indices.reshape(-1, indices.shape[-1])
-        if np.unique(tuples, axis=0).shape[0] != tuples.shape[0]:
-            return "reduction='none' with repeated index tuples (scatter_nd would sum them)"
     return ""

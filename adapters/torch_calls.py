@@ -18,7 +18,7 @@ _EAGER: dict[str, tuple[str, ...]] = {
     "GatherND": ("indexing",),
     "ScatterElements": ("scatter", "scatter_reduce"),
     "ScatterND": ("index_put",),
-    "Take": ("take",),
+    "Take": ("take", "index_select"),
 }
 # Every eager variant, then the same ones under torch.compile; the first is the default.
 VARIANTS: dict[str, tuple[str, ...]] = {
@@ -53,9 +53,20 @@ def expression(op: str, variant: str, shapes: Shapes, attrs: dict[str, Any], omi
             return "data[indices]"
         return gather_indexing(int(attrs["axis"]), batch_dims, shapes)
     if op == "Take":
+        if attrs["mode"] != "raise":
+            raise Unsupported(f"torch.take / torch.index_select have no mode={attrs['mode']!r} "
+                              "(out-of-range indices raise)")
+        axis = None if omit_axis else attrs["axis"]
+        if variant == "take":  # torch.take has no dim: it always reads the flattened input
+            if axis is not None:
+                raise Unsupported(f"torch.take has no dim (it indexes the flattened input); axis={axis} is the "
+                                  "'index_select' variant's")
+            return "torch.take(data, indices)"
         if omit_axis:
-            return take(None, attrs["mode"], len(shapes["indices"]))  # torch.take has no dim: always flattened
-        return take(attrs["axis"], attrs["mode"], len(shapes["indices"]))
+            raise required("torch.index_select(input, dim, index)")
+        if axis is None:
+            raise Unsupported("torch.index_select needs a dim; Take with axis=None (flattened) is torch.take's")
+        return index_select(int(axis), len(shapes["indices"]))
     if op == "GatherElements":
         if omit_axis:
             raise required("torch.gather(input, dim, index)")
@@ -118,15 +129,6 @@ def gather_nd(batch_dims: int, indices_rank: int) -> str:
     grid = ", ".join(_arange(i, indices_rank - 2 - i) for i in range(batch_dims))
     comma = "," if batch_dims == 1 else ""  # a one-element tuple needs its comma
     return f"data[({grid}{comma}) + tuple(indices.unbind(-1))]"
-
-
-def take(axis: int | None, mode: str, indices_rank: int) -> str:
-    """Take: torch.take on the flattened data (axis None), index_select for an axis. torch has no index modes."""
-    if mode != "raise":
-        raise Unsupported(f"torch.take / torch.index_select have no mode={mode!r} (out-of-range indices raise)")
-    if axis is None:
-        return "torch.take(data, indices)"
-    return index_select(int(axis), indices_rank)
 
 
 def scatter_elements(variant: str, axis: int | None, reduction: str) -> str:

@@ -38,6 +38,8 @@ XLA_OOB = "XLA clamps an out-of-range gather index and returns a value where ONN
 XLA_SCATTER = "XLA silently drops scatter updates whose index is outside [0, s) (negatives too); ONNX wraps negatives"
 XLA_STRING = "XLA cannot compile tf.string tensors (no XLA_CPU_JIT kernel for DT_STRING arguments)"
 BOOL_MAX = "TensorScatterMax has no CPU kernel for bool (NotFoundError); XLA has one and conforms"
+SCATTER_ND_SUMS = ("tf.scatter_nd sums the updates of a repeated index (documented: 'updates ... will be summed'), "
+                   "where ONNX ScatterND without a reduction writes one of them")
 RANK1 = "tensor_scatter_nd_* needs a leading update axis: indices of shape (k,) are rejected (XLA accepts them)"
 
 EAGER_GRAPH = ("eager", "function")
@@ -98,6 +100,8 @@ KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
     **_each("scatter_nd", ["scatternd-rank1-indices-element", "scatternd-rank1-indices-slice"],
             _modes("tensor_scatter_nd", EAGER_GRAPH), RANK1),
     **_each("scatter_nd", ["scatternd-dtype-string"], ["tensor_scatter_nd/xla"], XLA_STRING),
+    **_each("regression/scatter_nd", ["jax-12359-scatter-duplicates-cpu-vs-gpu"], _modes("scatter_nd"),
+            SCATTER_ND_SUMS),
     # Take (mode raise via tf.gather; clip/wrap via tnp.take conform)
     **_each("take", _TAKE_NEG, _modes("gather", EAGER_GRAPH), NEGATIVE),
     **_each("take", _TAKE_NEG + _TAKE_NEG_OUTSIDE, ["gather/xla"], XLA_CLAMP),
@@ -283,7 +287,7 @@ def test_multiplying_scatter_is_unsupported() -> None:
         ADAPTER.prepare(el, "tensor_scatter_nd/xla")
 
 
-def test_scatter_nd_runs_only_what_a_zero_tensor_can_express() -> None:
+def test_scatter_nd_runs_every_case_a_zero_tensor_can_express() -> None:
     zeros, upd = np.zeros(4, np.float32), np.array([1.0, 2.0], np.float32)
     dup = np.array([[1], [1]])
     added = _case("ScatterND", {"reduction": "add"}, data=zeros, indices=dup, updates=upd)
@@ -294,8 +298,10 @@ def test_scatter_nd_runs_only_what_a_zero_tensor_can_express() -> None:
     strings = np.array(["", ""], dtype=object)
     set_str = _case("ScatterND", {}, data=strings, indices=np.array([[1]]), updates=np.array(["é"], dtype=object))
     assert _run(set_str, "scatter_nd/eager").tolist() == ["", "é"]
+    # Without a reduction and with a repeated index tuple, tf.scatter_nd still runs and sums: that is measured.
+    repeated = _case("ScatterND", {}, data=zeros, indices=dup, updates=upd)
+    np.testing.assert_array_equal(_run(repeated, "scatter_nd/eager"), [0.0, 3.0, 0.0, 0.0])
     gaps = [
-        (_case("ScatterND", {}, data=zeros, indices=dup, updates=upd), "repeated index tuples"),
         (_case("ScatterND", {"reduction": "add"}, data=zeros + 1, indices=dup, updates=upd), "not all zeros"),
         (_case("ScatterND", {"reduction": "max"}, data=zeros, indices=dup, updates=upd), "reduction='max'"),
         (_case("ScatterND", {}, data=np.array(["a", ""], dtype=object), indices=np.array([[1]]),

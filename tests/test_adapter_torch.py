@@ -73,8 +73,8 @@ KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
         "onnx-scatterelements18-negative-indices", "se-negative-indices")},
     **_both("cases/scatter_elements.yaml::se-reduction-add-negative-indices", ("scatter", "scatter_reduce"),
             "Tensor.scatter_add / scatter_reduce reject negative indices (RuntimeError)"),
-    # Take: mode raise goes to torch.take (axis None, int64 only) or index_select (an axis)
-    **{(f"cases/take.yaml::{c}", "take"): _NEG_INDEX_SELECT for c in (
+    # Take: mode raise is torch.take (axis None, int64 only) or torch.index_select (an axis)
+    **{(f"cases/take.yaml::{c}", "index_select"): _NEG_INDEX_SELECT for c in (
         "take-negative-indices-raise", "gen-take-axis0-rank4-with-negatives")},
     ("cases/take.yaml::take-index-int32", "take"): "torch.take takes int64 indices only ('Expected a long tensor')",
     # torch.compile (only COMPILE_SUBSET runs here): out-of-range checks survive compilation; negative indices
@@ -129,7 +129,7 @@ def test_variants_default_first_and_compile_twins() -> None:
     assert ADAPTER.variants("ScatterElements") == ["scatter", "scatter_reduce", "scatter/compile",
                                                    "scatter_reduce/compile"]
     assert ADAPTER.variants("ScatterND") == ["index_put", "index_put/compile"]
-    assert ADAPTER.variants("Take") == ["take", "take/compile"]
+    assert ADAPTER.variants("Take") == ["take", "index_select", "take/compile", "index_select/compile"]
     with pytest.raises(ValueError, match="no variant"):
         ADAPTER.prepare(_case("Take", {"axis": None, "mode": "raise"}, data=F, indices=np.array([0])), "indexing")
 
@@ -214,7 +214,15 @@ def test_take_flattened_along_an_axis_and_modes() -> None:
     assert ADAPTER.prepare(flat, "take").api == "torch.take(data, indices)"
     np.testing.assert_array_equal(_run(flat, "take"), np.take(F, idx))  # torch.take wraps negatives
     along = _case("Take", {"axis": 1, "mode": "raise"}, data=F, indices=np.array([3, 0]))
-    assert ADAPTER.prepare(along, "take").api == "torch.index_select(data, 1, indices)"
+    assert ADAPTER.prepare(along, "index_select").api == "torch.index_select(data, 1, indices)"
+    # A variant named after an API calls that API: torch.take has no dim, index_select takes no flattened input.
+    with pytest.raises(Unsupported, match=r"torch\.take has no dim"):
+        ADAPTER.prepare(along, "take")
+    with pytest.raises(Unsupported, match="needs a dim"):
+        ADAPTER.prepare(flat, "index_select")
+    # torch.take wraps in-range negative indices, which index_select refuses.
+    neg = _case("Take", {"axis": None, "mode": "raise"}, data=F, indices=np.array([-1, -2]))
+    np.testing.assert_array_equal(_run(neg, "take"), [11, 10])
     for mode in ("wrap", "clip", "fill"):
         with pytest.raises(Unsupported, match=f"mode='{mode}'"):
             ADAPTER.prepare(_case("Take", {"axis": None, "mode": mode}, data=F, indices=idx), "take")

@@ -201,7 +201,7 @@ def _beh_cell(row: dict[str, Any], b: int) -> dict[str, Any]:
                  f"Documented{src}: {words(label, row['dimension'])} [{label}] — {row.get('documented_source')}",
                  f"Canonical (ONNX): {words(row.get('canonical') or 'any single order', row['dimension'])}"]
         return {"b": b, "text": words(label, row["dimension"]), "cls": "doconly", "title": "\n".join(title),
-                "doc": False, "blog": False}
+                "doc": False, "undoc": False, "blog": False}
     if shown == "unsupported":
         cls = "na"
     elif any(p.startswith("crash:") for p in shown.split("|")):

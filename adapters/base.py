@@ -49,12 +49,17 @@ class Call:
     """A prepared native call: ``api`` is the exact call as a user would type it; ``run`` performs it.
 
     ``device`` is where it runs ("cpu" or "gpu"); ``device_name`` says which one (e.g. the GPU's model).
+    ``source`` is the same call as standalone Python statements for a repro script (harness.repro): given NumPy
+    arrays named ``data``, ``indices`` (and ``updates``) and ``np``, they import the framework, convert the inputs
+    to its own tensors (or build its model), make the call and assign the output, as a NumPy array, to ``result``.
+    It is written next to the code that runs the call, so the two say the same thing.
     """
 
     api: str
     run: Callable[[], Any]
     device: str = "cpu"
     device_name: str = ""
+    source: str = ""
 
 
 class Adapter:
@@ -91,6 +96,12 @@ class Adapter:
     def prepare(self, case: CaseData, variant: str) -> Call:
         """Return the native call for ``case`` in ``variant``; raise Unsupported if the API cannot express it."""
         raise NotImplementedError
+
+    def describe(self, case: CaseData, variant: str) -> tuple[str, str]:
+        """``(api, source)`` of the call ``prepare`` makes, without compiling or running anything the framework
+        could crash in (asked again after a case killed its process). Raises as ``prepare`` does."""
+        call = self.prepare(case, variant)
+        return call.api, call.source
 
     def to_numpy(self, out: Any) -> np.ndarray:
         """Convert the framework's output to a NumPy array."""

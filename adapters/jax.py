@@ -175,7 +175,12 @@ class JaxAdapter(Adapter):
         target = _target(jax, case.device)
         call = self._runner(case, fn, target)
         note = "" if case.device == "cpu" else f"  # under jax.default_device({target})"
-        return Call(api + note, call, device=case.device, device_name=str(getattr(target, "device_kind", target)))
+        lines = ["import jax", "import jax.numpy as jnp", "jax.config.update('jax_enable_x64', True)",
+                 f"target = jax.devices({'cpu' if case.device == 'cpu' else 'gpu'!r})[0]",
+                 "with jax.default_device(target):",
+                 *(f"    {n} = jnp.asarray({n})" for n in names), f"    result = np.asarray({api})"]
+        return Call(api + note, call, device=case.device, device_name=str(getattr(target, "device_kind", target)),
+                    source="\n".join(lines))
 
     @staticmethod
     def _runner(case: CaseData, fn: Callable[..., Any], target: Any) -> Callable[[], Any]:

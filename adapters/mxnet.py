@@ -132,7 +132,17 @@ class MxnetAdapter(Adapter):
         pre, makers = plan_inputs(case, ns)
         api, body = getattr(self, "_" + case.op.lower())(case, variant)
         statements = (["npx.set_np()"] if ns == "np" else []) + pre + [api]
-        return Call("; ".join(statements), _runner(ns, makers, body), device="cpu")
+        # The plain conversions (mx.<ns>.array(x, dtype=x.dtype)) are implicit in the api text; a script spells them.
+        converted = {line.split(" = ", 1)[0] for line in pre}
+        plain = [f"{n} = mx.{ns}.array({n}, dtype={n}.dtype)" for n in case.inputs if n not in converted]
+        source = ["import mxnet as mx", "from mxnet import npx", *(["npx.set_np()"] if ns == "np" else []),
+                  *plain, *pre,
+                  # A scatter is spelled as statements that leave the output in `out`; the others are expressions.
+                  *(api.split("; ") + ["out = out.asnumpy()"] if api.startswith("out = ") else
+                    [f"out = ({api}).asnumpy()"]),
+                  "result = out.view(np.uint16).reshape(out.shape).view(ml_dtypes.bfloat16) "
+                  f"if out.dtype.names == {_BF16_NAMES!r} else out"]
+        return Call("; ".join(statements), _runner(ns, makers, body), device="cpu", source="\n".join(source))
 
     def to_numpy(self, out: Any) -> np.ndarray:
         arr = out.asnumpy() if hasattr(out, "asnumpy") else np.asarray(out)

@@ -33,6 +33,16 @@ def _elements_index(indices: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
     return tuple(grids)
 
 
+def _expr(api: str, run: Any) -> Call:
+    """A Call whose ``api`` is itself a NumPy expression over data/indices/updates: its source assigns it."""
+    return Call(api, run, source=f"result = np.asarray({api})")
+
+
+def _statements(api: str, lines: list[str], run: Any) -> Call:
+    """A Call spelled by several statements that leave the output in ``out``."""
+    return Call(api, run, source="\n".join([*lines, "result = out"]))
+
+
 class NumpyAdapter(Adapter):
     name = "numpy"
     module = "numpy"
@@ -57,14 +67,15 @@ class NumpyAdapter(Adapter):
                 raise Unsupported("np.take has no 'fill' mode (modes: raise, wrap, clip)")
             if omit_axis:  # np.take's default axis=None: the flattened data
                 mode = a["mode"]
-                return Call(f"np.take(data, indices, mode={mode!r})", lambda: np.take(data, indices, mode=mode))
+                return _expr(f"np.take(data, indices, mode={mode!r})", lambda: np.take(data, indices, mode=mode))
             kw = fmt_attrs(axis=a["axis"], mode=a["mode"])
-            return Call(f"np.take(data, indices, {kw})", lambda: np.take(data, indices, axis=a["axis"], mode=a["mode"]))
+            return _expr(f"np.take(data, indices, {kw})",
+                         lambda: np.take(data, indices, axis=a["axis"], mode=a["mode"]))
         if case.op == "GatherElements":
             if omit_axis:  # NumPy 2.x: take_along_axis(arr, indices, axis=-1)
-                return Call("np.take_along_axis(data, indices)", lambda: np.take_along_axis(data, indices))
+                return _expr("np.take_along_axis(data, indices)", lambda: np.take_along_axis(data, indices))
             axis = int(a["axis"])
-            return Call(
+            return _expr(
                 f"np.take_along_axis(data, indices, axis={axis})", lambda: np.take_along_axis(data, indices, axis=axis)
             )
         if case.op == "GatherND":
@@ -84,9 +95,9 @@ class NumpyAdapter(Adapter):
             if batch_dims:
                 # np.take has no batch_dims; the advanced-indexing translation places the indices at a stated axis.
                 raise required("advanced indexing with batch_dims (np.take has none)")
-            return Call("np.take(data, indices)", lambda: np.take(data, indices))  # axis=None: flattened data
+            return _expr("np.take(data, indices)", lambda: np.take(data, indices))  # axis=None: flattened data
         if batch_dims == 0:
-            return Call(f"np.take(data, indices, axis={axis})", lambda: np.take(data, indices, axis=axis))
+            return _expr(f"np.take(data, indices, axis={axis})", lambda: np.take(data, indices, axis=axis))
         # NumPy has no batch_dims; users write it as advanced indexing: aranges for the dims before `axis`,
         # the indices placed over the batch dims and at `axis`.
         ax = axis_index(axis, data.ndim)
@@ -97,7 +108,9 @@ class NumpyAdapter(Adapter):
             idx = tuple(np.arange(data.shape[i]).reshape(s) for i, s in enumerate(grids))
             return data[(*idx, indices.reshape(ishape))]
 
-        return Call(f"data[batch aranges (batch_dims={b}), indices] along axis {ax} (advanced indexing)", run)
+        aranges = [f"np.arange({data.shape[i]}).reshape({tuple(s)})" for i, s in enumerate(grids)]
+        api = f"data[{', '.join([*aranges, f'indices.reshape({tuple(ishape)})'])}]"
+        return _expr(api, run)
 
     def _gather_nd(self, data: np.ndarray, indices: np.ndarray, batch_dims: int) -> Call:
         def run() -> Any:
@@ -105,10 +118,10 @@ class NumpyAdapter(Adapter):
             grid = _batch_grid(data.shape, batch_dims, indices.ndim - 1 - batch_dims)
             return data[grid + tup]
 
-        call = "data[tuple(np.moveaxis(indices, -1, 0))]"
-        if batch_dims:
-            call = f"data[batch aranges (batch_dims={batch_dims}) + tuple(np.moveaxis(indices, -1, 0))]"
-        return Call(call, run)
+        grid = _batch_grid(data.shape, batch_dims, indices.ndim - 1 - batch_dims)
+        aranges = "".join(f"np.arange({data.shape[i]}).reshape({g.shape}), " for i, g in enumerate(grid))
+        return _expr(f"data[({aranges}) + tuple(np.moveaxis(indices, -1, 0))]" if batch_dims
+                     else "data[tuple(np.moveaxis(indices, -1, 0))]", run)
 
     def _scatter_elements(self, data, indices, updates, axis: int, reduction: str) -> Call:
         if reduction == "none":
@@ -118,16 +131,17 @@ class NumpyAdapter(Adapter):
                 np.put_along_axis(out, indices, updates, axis=axis)
                 return out
 
-            return Call(f"out = data.copy(); np.put_along_axis(out, indices, updates, axis={axis})", put)
+            lines = ["out = data.copy()", f"np.put_along_axis(out, indices, updates, axis={axis})"]
+            return _statements("; ".join(lines), lines, put)
 
         def at() -> Any:
             out = data.copy()
             _UFUNC[reduction].at(out, _elements_index(indices, axis_index(axis, data.ndim)), updates)
             return out
 
-        return Call(
-            f"out = data.copy(); {_AT[reduction]}(out, <indices on axis {axis}, aranges elsewhere>, updates)", at
-        )
+        lines = ["index = list(np.indices(indices.shape, sparse=True))", f"index[{axis}] = indices",
+                 "out = data.copy()", f"{_AT[reduction]}(out, tuple(index), updates)"]
+        return _statements("; ".join(lines), lines, at)
 
     def _scatter_nd(self, data, indices, updates, reduction: str) -> Call:
         def run() -> Any:
@@ -140,8 +154,10 @@ class NumpyAdapter(Adapter):
             return out
 
         if reduction == "none":
-            return Call("out = data.copy(); out[tuple(np.moveaxis(indices, -1, 0))] = updates", run)
-        return Call(f"out = data.copy(); {_AT[reduction]}(out, tuple(np.moveaxis(indices, -1, 0)), updates)", run)
+            lines = ["out = data.copy()", "out[tuple(np.moveaxis(indices, -1, 0))] = updates"]
+        else:
+            lines = ["out = data.copy()", f"{_AT[reduction]}(out, tuple(np.moveaxis(indices, -1, 0)), updates)"]
+        return _statements("; ".join(lines), lines, run)
 
 
 ADAPTER = NumpyAdapter()

@@ -122,3 +122,54 @@ def preload() -> None:
 def feeds(case: CaseData) -> dict[str, np.ndarray]:
     """The input arrays keyed by graph input name."""
     return dict(case.inputs)
+
+
+def model_source(model: Any) -> str:
+    """Statements that build ``model`` again with onnx.helper and assign it to ``model`` (for Call.source).
+
+    Written from the ModelProto itself (nodes, attributes, typed inputs, initializers, opsets, IR version), so the
+    repro builds exactly the model that ran: ``exec`` of the text gives a model that serialises to the same bytes.
+    """
+    import onnx
+    from onnx import numpy_helper
+
+    def tensor_type(elem: int) -> str:
+        return f"TensorProto.{onnx.TensorProto.DataType.Name(elem)}"
+
+    def value_info(vi: Any) -> str:
+        t = vi.type.tensor_type
+        shape = [d.dim_value for d in t.shape.dim] if t.HasField("shape") else None
+        return f"helper.make_tensor_value_info({vi.name!r}, {tensor_type(t.elem_type)}, {shape!r})"
+
+    g = model.graph
+    lines = ["import onnx", "from onnx import TensorProto, helper", "nodes = ["]
+    for n in g.node:
+        attrs = "".join(f", {a.name}={helper_value(a)!r}" for a in n.attribute)
+        lines.append(f"    helper.make_node({n.op_type!r}, {list(n.input)!r}, {list(n.output)!r}{attrs}),")
+    lines.append("]")
+    inits = [f"helper.make_tensor({t.name!r}, {tensor_type(t.data_type)}, {list(t.dims)!r}, "
+             f"{numpy_helper.to_array(t).reshape(-1).tolist()!r})" for t in g.initializer]
+    lines += [f"graph = helper.make_graph(nodes, {g.name!r}, [{', '.join(value_info(v) for v in g.input)}],",
+              f"                          [{', '.join(value_info(v) for v in g.output)}],",
+              f"                          initializer=[{', '.join(inits)}])",
+              "model = helper.make_model(graph, opset_imports=[" + ", ".join(
+                  f"helper.make_opsetid({o.domain!r}, {o.version})" for o in model.opset_import) + "])",
+              f"model.ir_version = {model.ir_version}"]
+    return "\n".join(lines)
+
+
+def helper_value(attr: Any) -> Any:
+    """An AttributeProto's value as onnx.helper.make_node takes it (ints, floats, strings and their lists)."""
+    from onnx import helper
+
+    value = helper.get_attribute_value(attr)
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, list) and value and isinstance(value[0], bytes):
+        return [v.decode() for v in value]
+    return value
+
+
+def feeds_source(names: list[str]) -> str:
+    """``{"data": data, "indices": indices}``: the feeds of a model's run, as source."""
+    return "{" + ", ".join(f"{n!r}: {n}" for n in names) + "}"

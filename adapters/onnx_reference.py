@@ -33,7 +33,10 @@ class OnnxReferenceAdapter(Adapter):
         def run() -> Any:
             return ReferenceEvaluator(model).run(None, onnx_graph.feeds(case))[0]
 
-        return Call(f"ReferenceEvaluator(model).run(None, feeds)  # model: {text}", run)
+        source = "\n".join([onnx_graph.model_source(model), "from onnx.reference import ReferenceEvaluator",
+                            f"result = np.asarray(ReferenceEvaluator(model).run(None, "
+                            f"{onnx_graph.feeds_source(list(case.inputs))})[0])"])
+        return Call(f"ReferenceEvaluator(model).run(None, feeds)  # model: {text}", run, source=source)
 
     def to_numpy(self, out: Any) -> np.ndarray:
         return np.asarray(out)

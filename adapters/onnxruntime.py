@@ -215,16 +215,34 @@ class OnnxruntimeAdapter(Adapter):
         inputs = dict(case.inputs)
         comment = f"  # {', '.join(provider_list)}, intra_op_num_threads={n_threads}"
         device = device_of(provider_list[0])
+        session = (f"session = onnxruntime.InferenceSession(model.SerializeToString(), providers={provider_list!r}, "
+                   f"sess_options=options)")
+        head = [onnx_graph.model_source(model), "import onnxruntime", "options = onnxruntime.SessionOptions()",
+                f"options.intra_op_num_threads = {n_threads}", session]
         if not any(_is_bfloat16(v) for v in inputs.values()):
             api = f"onnxruntime.InferenceSession(model: {text}).run(None, {{{', '.join(inputs)}}}){comment}"
-            return Call(api, lambda: self._session(plan).run(None, inputs)[0], device)
+            source = [*head, f"result = session.run(None, {onnx_graph.feeds_source(list(inputs))})[0]"]
+            return Call(api, lambda: self._session(plan).run(None, inputs)[0], device, source="\n".join(source))
         # sess.run() cannot take ml_dtypes.bfloat16 arrays ("Numpy_type 256 can't be converted to MLDataType"):
         # a user wraps the raw 16-bit words in OrtValues typed BFLOAT16 and reads the result's bytes back.
         feeds = ", ".join(
             f"{n}: OrtValue.ortvalue_from_numpy_with_onnx_type({n}.view(np.uint16), TensorProto.BFLOAT16)"
             if _is_bfloat16(v) else f"{n}: OrtValue.ortvalue_from_numpy({n})" for n, v in inputs.items())
         api = f"onnxruntime.InferenceSession(model: {text}).run_with_ort_values(None, {{{feeds}}}){comment}"
-        return Call(api, lambda: self._run_ort_values(plan, inputs), device)
+        source = [*head, "from onnxruntime import OrtValue",
+                  *(f"{n} = np.ascontiguousarray({n}).reshape({n}.shape)" for n in inputs),
+                  "out = session.run_with_ort_values(None, {" + ", ".join(
+                      f"{n!r}: " + (f"OrtValue.ortvalue_from_numpy_with_onnx_type({n}.view(np.uint16), "
+                                    "TensorProto.BFLOAT16)" if _is_bfloat16(v)
+                                    else f"OrtValue.ortvalue_from_numpy({n})")
+                      for n, v in inputs.items()) + "})[0]",
+                  "if out.data_type() == 'tensor(bfloat16)':  # OrtValue.numpy() has no bfloat16: copy the bytes",
+                  "    import ctypes",
+                  "    raw = (ctypes.c_uint8 * out.tensor_size_in_bytes()).from_address(out.data_ptr())",
+                  "    result = np.frombuffer(bytes(raw), np.uint16).view(ml_dtypes.bfloat16).reshape(out.shape())",
+                  "else:",
+                  "    result = out.numpy()"]
+        return Call(api, lambda: self._run_ort_values(plan, inputs), device, source="\n".join(source))
 
     def _session(self, plan: _Plan) -> Any:
         session = self.cache.get(plan.key, plan.model, plan.providers, plan.threads)

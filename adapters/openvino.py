@@ -11,6 +11,7 @@ with ``core.read_model(model_bytes)``, the other way users meet OpenVINO.
 
 from __future__ import annotations
 
+import inspect
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -194,6 +195,36 @@ def native_spec(case: CaseData, variant: str) -> NodeSpec:
     return NodeSpec(variant, opset, fn, ins, {"axis": 0}, arg_text={"indices": "indices[..., 0]"})
 
 
+# The conversions a repro script needs, as this module runs them: the functions' own source.
+_TENSOR_SOURCE = ["import openvino as ov", "from typing import Any", inspect.getsource(to_tensor),
+                  inspect.getsource(from_tensor)]
+
+
+def _INFER_SOURCE(names: list[str]) -> list[str]:
+    return ["request = compiled.create_infer_request()",
+            f"request.infer([to_tensor(a) for a in ({', '.join(names)},)])",
+            "result = from_tensor(request.get_output_tensor(0))"]
+
+
+def _source(spec: NodeSpec) -> str:
+    """The node call as standalone statements (Call.source): the Parameters, node and model build_model makes."""
+    names = list(spec.inputs)
+    lines = [*_TENSOR_SOURCE]
+    if "indices" in spec.arg_text:
+        lines.append(f"indices = {spec.arg_text['indices']}")
+    lines.append("params = [" + ", ".join(
+        f"ov.opset8.parameter(list({n}.shape), ov.Type.string if {n}.dtype == object else ov.Type.bf16 "
+        f"if {n}.dtype.name == 'bfloat16' else ov.Type({n}.dtype), name={n!r})" for n in names) + "]")
+    lines.append("args = list(params)")
+    if spec.flatten:
+        lines.append(f"args[0] = ov.opset{spec.opset}.reshape(args[0], [-1], special_zero=False)")
+    kwargs = "".join(f", {k}={v!r}" for k, v in spec.kwargs.items())
+    lines += [f"node = ov.opset{spec.opset}.{spec.fn}(*args{kwargs})",
+              f"model = ov.Model([node], params, {spec.variant!r})",
+              "compiled = ov.Core().compile_model(model, 'CPU')", *_INFER_SOURCE(names)]
+    return "\n".join(lines)
+
+
 def build_model(spec: NodeSpec, types: dict[str, Any] | None = None) -> Any:
     """The ov.Model of ``spec``: one Parameter per input (shape and element type of the case's array), one node."""
     import openvino as ov
@@ -262,7 +293,22 @@ class OpenVinoAdapter(Adapter):
         types = {n: element_type(arr) for n, arr in spec.inputs.items()}  # raises Unsupported for complex
         # Building the node runs OpenVINO's shape inference, which rejects invalid shapes/attributes here.
         compiled = self.compiled(spec.key(), lambda: build_model(spec, types))
-        return Call(spec.api(), lambda: self._infer(compiled, list(spec.inputs.values())))
+        return Call(spec.api(), lambda: self._infer(compiled, list(spec.inputs.values())), source=_source(spec))
+
+    def describe(self, case: CaseData, variant: str) -> tuple[str, str]:
+        """The call without compiling it: OpenVINO crashes while compiling some models (SIGFPE on empty data)."""
+        if variant == ONNX:
+            model, names, text = onnx_graph.build(case)
+            return (f"ov.Core().compile_model(core.read_model(model.SerializeToString()), 'CPU')  # model: {text}",
+                    "\n".join(self._onnx_source(model, names)))
+        spec = native_spec(case, variant)
+        return spec.api(), _source(spec)
+
+    @staticmethod
+    def _onnx_source(model: Any, names: list[str]) -> list[str]:
+        return [onnx_graph.model_source(model), *_TENSOR_SOURCE, "core = ov.Core()",
+                "compiled = core.compile_model(core.read_model(model.SerializeToString()), 'CPU')",
+                *_INFER_SOURCE(names)]
 
     def _prepare_onnx(self, case: CaseData) -> Call:
         model, names, text = onnx_graph.build(case)
@@ -270,7 +316,7 @@ class OpenVinoAdapter(Adapter):
         compiled = self.compiled((ONNX, blob), lambda: self.core.read_model(blob))
         feeds = [case.inputs[n] for n in names]
         api = f"ov.Core().compile_model(core.read_model(model.SerializeToString()), 'CPU')  # model: {text}"
-        return Call(api, lambda: self._infer(compiled, feeds))
+        return Call(api, lambda: self._infer(compiled, feeds), source="\n".join(self._onnx_source(model, names)))
 
     def release(self) -> None:
         self._compiled.clear()

@@ -147,7 +147,7 @@ class TensorFlowAdapter(Adapter):
                 return fn(*[to_tensor(tf, arr) for arr in inputs])
 
         note = "" if case.device == "cpu" else f"  # under tf.device({place!r})"
-        return Call(text + note, run, case.device, device_name)
+        return Call(text + note, run, case.device, device_name, source=_source(spec, mode, inputs, place))
 
     def to_numpy(self, out: Any) -> np.ndarray:
         return from_tensor(out)
@@ -163,6 +163,25 @@ def _placement(tf: Any, device: str) -> tuple[str, str]:
         raise NoDevice(f"tensorflow {tf.__version__} sees no GPU ({built})")
     details = tf.config.experimental.get_device_details(tf.config.list_physical_devices("GPU")[0])
     return gpus[0].name, str(details.get("device_name", gpus[0].name))
+
+
+def _source(spec: calls.Spec, mode: str, inputs: list[np.ndarray], place: str) -> str:
+    """The call as standalone statements (Call.source): tf.constant inputs, the same body, eager or tf.function."""
+    lines = ["import tensorflow as tf"]
+    for name, arr in zip(spec.args, inputs, strict=True):
+        typed = ", dtype=tf.string" if arr.dtype == object else ""
+        lines.append(f"{name} = tf.constant({name}{typed})")
+    args = ", ".join(spec.args)
+    lines.append(f"def f({args}):")
+    if spec.prelude:
+        lines.append(f"    {spec.prelude}")
+    lines.append(f"    return {spec.body}")
+    call = {"eager": "f", "function": "tf.function(f)", "xla": "tf.function(f, jit_compile=True)"}[mode]
+    lines.append(f"with tf.device({place!r}):")
+    lines.append(f"    out = {call}({args}).numpy()")
+    lines.append("result = np.vectorize(lambda b: b.decode('utf-8'), otypes=[object])(out) "
+                 "if out.dtype.kind in 'OS' and out.size else np.asarray(out)")
+    return "\n".join(lines)
 
 
 ADAPTER = TensorFlowAdapter()

@@ -163,7 +163,8 @@ class TorchAdapter(Adapter):
             with target:
                 return fn(*tensors)
 
-        return Call(api + note, run, device=case.device, device_name=device_name)
+        return Call(api + note, run, device=case.device, device_name=device_name,
+                    source=_source(expr, names, arrays, compiled, case.device))
 
     def to_numpy(self, out: Any) -> np.ndarray:
         torch = _torch()
@@ -175,6 +176,28 @@ class TorchAdapter(Adapter):
 
             return out.to(torch.float32).numpy().astype(ml_dtypes.bfloat16)
         return out.resolve_conj().numpy()
+
+
+def _source(expr: str, names: tuple[str, ...], arrays: tuple[np.ndarray, ...], compiled: bool, device: str) -> str:
+    """The call as standalone statements (Call.source): tensors as to_tensor makes them, the same expression."""
+    lines = ["import torch"]
+    for name, arr in zip(names, arrays, strict=True):
+        if arr.dtype.name == "bfloat16":
+            lines.append(f"{name} = torch.from_numpy({name}.astype(np.float32)).to(torch.bfloat16)")
+        else:
+            lines.append(f"{name} = torch.from_numpy({name})")
+        if device == "gpu":
+            lines.append(f"{name} = {name}.to('cuda')")
+    args = ", ".join(names)
+    if compiled:
+        lines.append(f"fn = torch.compile(lambda {args}: {expr}, backend='inductor', dynamic=False)")
+        lines.append(f"out = fn({args})")
+    else:
+        lines.append(f"out = {expr}")
+    lines.append("out = out.detach().cpu()")
+    lines.append("result = out.to(torch.float32).numpy().astype(ml_dtypes.bfloat16) if out.dtype == torch.bfloat16 "
+                 "else out.resolve_conj().numpy()")
+    return "\n".join(lines)
 
 
 ADAPTER = TorchAdapter()

@@ -14,6 +14,7 @@ from typing import Any
 
 from harness import resources
 from harness.dimensions import DIMENSIONS, canonical_label
+from harness.reference.constraints import CONSTRAINTS
 
 _DUPLICATE_OK = ("last-wins", "first-wins", "accumulate", "mixed")
 
@@ -60,10 +61,17 @@ def _agrees(claim: Any, labels: list[str]) -> bool | None:
 
 
 def conforms(op: str, dimension: str, label: str) -> bool:
-    """Whether a measured label agrees with the canonical semantics of that dimension."""
+    """Whether a measured label agrees with the canonical semantics of that dimension.
+
+    An index type outside the operator's type constraints (``index-dtype:int8`` for Gather) may be refused or
+    computed: both conform (harness.reference.constraints), only a wrong value does not.
+    """
     want = canonical_label(op, dimension)
     if want is None:  # duplicate targets without a reduction: any single order is allowed
         return label in _DUPLICATE_OK
+    if dimension.startswith("index-dtype:") and op in CONSTRAINTS:
+        if dimension.split(":", 1)[1] not in CONSTRAINTS[op].index:
+            return label in ("ok", "error")
     return label == want
 
 

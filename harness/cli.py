@@ -151,6 +151,43 @@ def _diff(args: argparse.Namespace) -> int:
     return 0
 
 
+def _repro(args: argparse.Namespace) -> int:
+    from harness.records import read
+    from harness.report.drilldown import CaseIndex
+    from harness.repro import script
+    from harness.runner import is_finding
+
+    framework, _, variant = args.framework.partition(":")
+    matches = [r for r in read(args.files) if r["framework"] == framework
+               and (r["case"] == args.case or r["case"].endswith(f"::{args.case}"))
+               and (not variant or r.get("variant") == variant) and r.get("device", "cpu") == args.device]
+    if not matches:
+        print(f"no record of {args.case} on {args.framework} ({args.device}) in {', '.join(args.files)}",
+              file=sys.stderr)
+        return 2
+    findings = [r for r in matches if is_finding(r)]
+    if not findings:
+        print(f"{args.case} on {args.framework}: {matches[0]['verdict']} ({matches[0]['outcome']}); a repro is written "
+              "for findings only", file=sys.stderr)
+        return 2
+    record = findings[0]
+    case = CaseIndex().get(record["case"])
+    if case is None:
+        print(f"case {record['case']} not found (run from the directory the run was made in)", file=sys.stderr)
+        return 2
+    try:
+        text = script(case, record)
+    except ValueError as exc:
+        print(f"{exc} (results written before repro scripts existed: run the case again)", file=sys.stderr)
+        return 2
+    if args.out:
+        Path(args.out).write_text(text)
+        print(f"wrote {args.out}: {record['case']} on {framework}:{record.get('variant')} ({record['outcome']})")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def _import(args: argparse.Namespace) -> int:
     from harness.importers import cli_main
 
@@ -187,6 +224,12 @@ def main(argv: list[str] | None = None) -> int:
     dif.add_argument("old")
     dif.add_argument("new")
     dif.add_argument("--examples", type=int, default=3, help="example records shown per change")
+    rpr = sub.add_parser("repro", help="write the standalone repro script of a finding (deviation, crash, label)")
+    rpr.add_argument("files", nargs="+", help="results files (JSON Lines)")
+    rpr.add_argument("--case", required=True, help="the case: file::id, or its id")
+    rpr.add_argument("--framework", required=True, help="NAME or NAME:VARIANT (default: its first finding)")
+    rpr.add_argument("--device", default="cpu")
+    rpr.add_argument("--out", default="", help="write the script here (default: standard output)")
     bas = sub.add_parser("baseline", help="write baselines/<framework>.yaml from the probe labels in results files")
     bas.add_argument("files", nargs="+")
     bas.add_argument("--dir", default=str(ROOT / "baselines"))
@@ -212,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         "report": _report,
         "summary": _summary,
         "diff": _diff,
+        "repro": _repro,
         "import": _import,
         "fuzz": fuzz.main,
     }

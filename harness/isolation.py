@@ -35,7 +35,7 @@ _REMOTE = """
 import pickle
 import sys
 sys.path.insert(0, __ROOT__)
-from harness.worker import describe, run_case, run_forked, start_template, stop_templates
+from harness.worker import describe, prepare_call, run_case, run_forked, start_template, stop_templates
 try:  # the channel's own descriptors: forked templates close them, so this worker's end stays visible
     _FDS = (channel.gateway._io.infile.fileno(), channel.gateway._io.outfile.fileno())
 except Exception:
@@ -51,6 +51,8 @@ while True:
             result = run_case(*args)
         elif kind == "fork":
             result = run_forked(*args)
+        elif kind == "prepare":
+            result = prepare_call(*args)
         else:
             result = describe(*args[:1])
             if len(args) > 1 and args[1]:
@@ -155,6 +157,15 @@ class Isolated:
         an out-of-range write can corrupt the heap and kill the process only at exit, and that crash belongs to
         this case, not to whichever case would have run next.
         """
+        result = self._run_once(framework, variant, payload)
+        if result.get("outcome") in ("crash", "timeout") and not result.get("api"):
+            # The process that made the call is gone, and the call with it: ask a live worker to prepare it again
+            # (without running it), so the record names the call that crashed and its repro can make it.
+            prepared = self._run(framework, ("prepare", (framework, variant, payload)), self.timeout)
+            result = {**result, "api": prepared.get("api", ""), "source": prepared.get("source", "")}
+        return result
+
+    def _run_once(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
         if payload.get("fresh") and self.fork:
             result = self._run_forked(framework, variant, payload)
             if result is not None:

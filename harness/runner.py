@@ -197,6 +197,21 @@ def _expected_field(case: Case, expected: Any) -> Any:
     return case.memo["expected_field"]
 
 
+def is_finding(record: dict[str, Any]) -> bool:
+    """True for a record that is not a plain conformance: it deviates (crashes and hangs included), or its
+    behaviour label differs from the canonical one. Such a record carries its repro. An API that cannot express
+    the case (unsupported, an axis it requires) made no call: nothing to reproduce."""
+    if record["outcome"] == "unsupported":
+        return False
+    if record["verdict"] == "deviates":
+        return True
+    if record.get("label") and record.get("dimension"):
+        from harness.behaviour import conforms
+
+        return record["label"] != "unsupported" and not conforms(record["op"], record["dimension"], record["label"])
+    return False
+
+
 def execute(case: Case, framework: str, variant: str, executor: Executor, device: str = "cpu") -> dict[str, Any]:
     """Run ``case`` on ``framework``/``variant`` on ``device`` through ``executor``; return the full result record.
 
@@ -236,6 +251,8 @@ def execute(case: Case, framework: str, variant: str, executor: Executor, device
         observed = wire.decode(res["value"]) if res["outcome"] == "ok" else None
         record["dimension"] = case.spec.dimension
         record["label"] = label(case.spec.dimension, case.op, case.inputs(), case.attrs, record, observed)
+    if is_finding(record):  # its repro script is made from the native call's source (harness.repro)
+        record["native"] = res.get("source") or ""
     key_variant, key_fw = f"{framework}:{variant}", framework
     known = case.spec.known.get(key_variant) or case.spec.known.get(key_fw)
     if known and record["verdict"] == "deviates":

@@ -137,8 +137,8 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
     except Unsupported as exc:
         return {**result, "outcome": "unsupported", "reason": str(exc), "duration_s": 0.0}
     except Exception as exc:  # a framework that rejects the case while building it: a result, not a crash
-        return {**result, **_error(exc), "duration_s": 0.0}
-    result.update(api=call.api, device=call.device, device_name=call.device_name)
+        return {**result, **_error(exc), **_described(adapter, case, variant), "duration_s": 0.0}
+    result.update(api=call.api, device=call.device, device_name=call.device_name, source=call.source)
     start = time.perf_counter()
     distinct = 1
     try:
@@ -159,6 +159,33 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
         return {**result, **_error(exc), "duration_s": time.perf_counter() - start}
     elapsed = time.perf_counter() - start
     return {**result, "outcome": "ok", "value": wire.encode(value), "duration_s": elapsed, "distinct_outputs": distinct}
+
+
+def _described(adapter: Any, case: Any, variant: str) -> dict[str, str]:
+    """The call's ``api`` and ``source`` where the adapter can say them without building it (else nothing)."""
+    try:
+        api, source = adapter.describe(case, variant)
+    except Exception:
+        return {}
+    return {"api": api, "source": source}
+
+
+def prepare_call(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The native call of a case without running it: ``{"api", "source"}`` (empty where the adapter cannot say it).
+
+    For a case whose run killed its process: the record still names the call that did it, and its repro runs it.
+    """
+    import adapters
+    from adapters.base import CaseData
+
+    case = CaseData(op=payload["op"], inputs={k: wire.decode(v) for k, v in payload["inputs"].items()},
+                    attrs=payload["attrs"], opset=payload.get("opset"), omit=tuple(payload.get("omit") or ()),
+                    device=payload.get("device") or "cpu")
+    try:
+        api, source = adapters.get(adapter_name).describe(case, variant)
+    except Exception:  # Unsupported, NoDevice or a framework that rejects the case while building it
+        return {"api": "", "source": ""}
+    return {"api": api, "source": source}
 
 
 def _digest(value: Any) -> Any:

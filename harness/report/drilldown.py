@@ -16,7 +16,7 @@ from typing import Any
 from markupsafe import Markup
 
 from harness.cases import Case, load_file
-from harness.repro import snippet
+from harness.repro import script_body, script_head, snippet
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_TEXT = 4000  # characters of an error message or reason kept in the page
@@ -63,6 +63,16 @@ class CaseIndex:
         return self._files[file].get(cid)
 
 
+def _script_body(case: Case | None, rec: dict[str, Any]) -> str | None:
+    """The finding's own part of its repro script (harness.repro), or None: not a finding, or no call recorded."""
+    if case is None or not rec.get("native"):
+        return None
+    try:
+        return script_body(case, rec)
+    except Exception:  # a case that no longer builds still shows its record
+        return None
+
+
 class Strings:
     """A string table: each distinct text stored once in the blob, referred to by index."""
 
@@ -92,6 +102,7 @@ def case_entry(nodeid: str, op: str, case: Case | None, first: dict[str, Any]) -
         inputs = case.inputs()
         entry["inputs"] = [[k, str(v.dtype), list(v.shape)] for k, v in inputs.items()]
         entry["repro"] = snippet(case, "")  # the page appends the record's native call, as snippet(case, api) does
+        entry["rhead"] = script_head(case)  # a finding's repro script: this, then the record's own part
     except Exception as exc:  # a case that no longer builds still shows its records
         entry["missing"] = f"inputs unavailable: {exc}"
     entry.update({
@@ -127,6 +138,7 @@ def blob(records: list[dict[str, Any]], cols: list[str], behaviour: list[dict[st
             "mae": _finite(rec.get("max_abs_err")), "fm": _finite(rec.get("first_mismatches")) or None,
             "kd": strings(rec.get("known_deviation")), "dim": rec.get("dimension"), "lab": rec.get("label"),
             "dur": rec.get("duration_s"), "ext": rec.get("extension"), "dk": rec.get("deviation"),
+            "scr": strings(_script_body(cases.get(nodeid), rec)),
             # Most records are inside the spec: the page says so by default, and stores only the exceptions.
             "sp": strings(rec["spec"]) if rec.get("spec", "inside") != "inside" else None,
         }

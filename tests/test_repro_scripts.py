@@ -1,0 +1,137 @@
+"""Every finding carries a repro that runs: for each adapter variant that runs here, a finding is measured anew, its
+standalone script written (harness.repro.script) and run in that framework's own interpreter, where it must exit
+0, i.e. the recorded behaviour reproduced. MXNet's scripts run in .venv-mxnet.
+
+The findings are probes whose baseline label differs from the canonical one (baselines/<framework>.yaml): one per
+variant, measured again here, so a script is judged against what the harness observes today.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import adapters
+from harness import baseline, resources
+from harness.cases import Case, load_file
+from harness.isolation import Isolated
+from harness.repro import script
+from harness.runner import execute, is_finding
+
+ROOT = Path(__file__).resolve().parents[1]
+PYTHONS = adapters.venv_pythons(ROOT)
+
+
+def _frameworks() -> list[str]:
+    return [n for n in adapters.names() if (adapters.is_available(n) or n in PYTHONS)
+            and adapters.get(n).unavailable() is None]
+
+
+def _probes() -> dict[str, Case]:
+    out = {}
+    for path in sorted((ROOT / "cases" / "probes").glob("*.yaml")):
+        for case in load_file(path, path.relative_to(ROOT).as_posix()):
+            if isinstance(case, Case):
+                out[case.nodeid] = case
+    return out
+
+
+def _candidates(framework: str, probes: dict[str, Case]) -> dict[str, list[str]]:
+    """variant -> probe node ids whose baseline label is not canonical (and not a hang), in file order."""
+    from harness.behaviour import conforms
+
+    labels = baseline.load(resources.baselines_dir(), framework)["labels"]
+    out: dict[str, list[str]] = defaultdict(list)
+    for key, label in labels.items():
+        nodeid, _, variant = key.partition("[")
+        variant = variant.rstrip("]")
+        case = probes.get(nodeid)
+        if case is None or "@" in variant or label in ("unsupported", "timeout"):
+            continue
+        if not conforms(case.op, case.spec.dimension, label):
+            out[variant].append(nodeid)
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("framework", _frameworks())
+def test_a_repro_of_a_finding_runs_for_every_variant(framework: str, tmp_path: Path) -> None:
+    probes = _probes()
+    executor = Isolated(PYTHONS, 120.0)
+    written: dict[str, str] = {}
+    try:
+        for variant, nodeids in sorted(_candidates(framework, probes).items()):
+            for nodeid in nodeids[:3]:  # the first whose finding shows again today
+                record = execute(probes[nodeid], framework, variant, executor)
+                if not is_finding(record) or record["outcome"] == "timeout":
+                    continue
+                path = tmp_path / f"{variant.replace('/', '_')}.py"
+                path.write_text(script(probes[nodeid], record))
+                written[str(path)] = f"{variant}: {nodeid} ({record['outcome']}, {record.get('label')})"
+                break
+    finally:
+        executor.close()
+    if not written:
+        pytest.skip(f"{framework}: no probe finding in its baseline")
+    python = PYTHONS.get(framework, sys.executable)
+
+    def run(path: str) -> str:  # each script in a process of its own, as a user runs it (global state stays put)
+        proc = subprocess.run([python, path], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        return "ok" if proc.returncode == 0 else f"exit {proc.returncode}: {proc.stderr[-600:]}"
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = dict(zip(written, pool.map(run, written), strict=True))
+    failed = {written[p]: r for p, r in results.items() if r != "ok"}
+    print(f"{framework}: {len(results)} repro script(s) ran, {len(results) - len(failed)} reproduced")
+    assert not failed, failed
+
+
+DEFAULT_AXIS_PROBE = """\
+op: GatherElements
+cases:
+  - id: ge-default-axis
+    source: "test: numpy's take_along_axis defaults to the last axis, ONNX to axis 0"
+    dimension: default-axis
+    omit: [axis]
+    inputs:
+      data: {value: [[1, 2, 3], [4, 5, 6]], dtype: float32}
+      indices: {value: [[1, 0, 1], [0, 1, 0]], dtype: int64}
+"""
+
+
+def test_harness_repro_writes_a_script_that_reproduces_the_finding(tmp_path: Path) -> None:
+    from harness.report import generate
+
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "probe.yaml").write_text(DEFAULT_AXIS_PROBE)
+    run = subprocess.run([sys.executable, "-m", "harness", "run", "mine", "--framework", "numpy,onnx-reference",
+                          "--results", "r.jsonl"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = tmp_path / "repro.py"
+    made = subprocess.run([sys.executable, "-m", "harness", "repro", "r.jsonl", "--case", "ge-default-axis",
+                           "--framework", "numpy", "--out", str(out)], cwd=tmp_path, capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    text = out.read_text()
+    assert "np.take_along_axis(data, indices)" in text and "label default-axis = last" in text
+    ran = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    # A conforming record has nothing to reproduce: said, with a non-zero status.
+    none = subprocess.run([sys.executable, "-m", "harness", "repro", "r.jsonl", "--case", "ge-default-axis",
+                           "--framework", "onnx-reference"], cwd=tmp_path, capture_output=True, text=True)
+    assert none.returncode == 2 and "findings only" in none.stderr
+    # The report's drill-down carries the same script for the finding.
+    import os
+
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        paths = generate([tmp_path / "r.jsonl"], tmp_path / "report")
+    finally:
+        os.chdir(here)
+    html = paths["index.html"].read_text()
+    assert "np.take_along_axis(data, indices)" in html and "Repro script" in html

@@ -23,7 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from adapters.attrs import InvalidAttribute, axis_index, batch_dims_count, batched_index_shapes, valid_axis
+from adapters.attrs import (
+    InvalidAttribute,
+    axis_index,
+    batch_dims_count,
+    batched_index_shapes,
+    required,
+    valid_axis,
+)
 from adapters.base import Adapter, Call, CaseData, Unsupported, fmt_attrs
 from harness import dtypes
 
@@ -179,6 +186,8 @@ class MxnetAdapter(Adapter):
         indices = case.inputs["indices"]
         b = batch_dims_count(given, indices.ndim)  # negative batch_dims counts from the indices rank
         if variant == "np-indexing":
+            if b and "axis" in case.omit:  # the aranges place the indices at a stated axis
+                raise required(f"data[...] with batch_dims={given} (indices at a stated axis)")
             return self._gather_indexing(case.inputs["data"].shape, indices.shape, axis, given, b)
         fn = {"take": "mx.nd.take", "take-raise": "mx.nd.take", "np.take": "mx.np.take"}[variant]
         if b != 0:

@@ -185,8 +185,9 @@ EXPECTED: dict[tuple[str, str], dict[str, str]] = {
     },  # scatter_reduce has no plain assignment
     # torch.take: "The input tensor is treated as if it were viewed as a 1-D tensor."
     # https://pytorch.org/docs/stable/generated/torch.take.html
-    ("torch", "take"): {"take": "flatten", "take/compile": "flatten"},
-    ("torch", "take-clip"): {"take": U, "take/compile": U},  # torch.take has no mode
+    # Take's index_select variant needs a dim (an axis), which the probe leaves out.
+    ("torch", "take"): {"take": "flatten", "take/compile": "flatten", "index_select": R, "index_select/compile": R},
+    ("torch", "take-clip"): {"take": U, "take/compile": U, "index_select": U, "index_select/compile": U},  # no mode
     # --- JAX (eager and jax.jit alike) ------------------------------------------------------------------------
     # jnp.take: "axis ... If not specified, a is flattened"
     # https://docs.jax.dev/en/latest/_autosummary/jax.numpy.take.html

@@ -99,7 +99,6 @@ KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
     **_each("scatter_nd", ["scatternd-reduction-max-bool"], _modes("tensor_scatter_nd", EAGER_GRAPH), BOOL_MAX),
     **_each("scatter_nd", ["scatternd-rank1-indices-element", "scatternd-rank1-indices-slice"],
             _modes("tensor_scatter_nd", EAGER_GRAPH), RANK1),
-    **_each("scatter_nd", ["scatternd-dtype-string"], ["tensor_scatter_nd/xla"], XLA_STRING),
     **_each("regression/scatter_nd", ["jax-12359-scatter-duplicates-cpu-vs-gpu"], _modes("scatter_nd"),
             SCATTER_ND_SUMS),
     # Take (mode raise via tf.gather; clip/wrap via tnp.take conform)

@@ -121,9 +121,23 @@ def script(case: Case, record: dict[str, Any]) -> str:
     return script_head(case) + script_body(case, record)
 
 
-def script_head(case: Case) -> str:
-    """The part of a repro every finding on ``case`` shares: imports and the inputs as exact literals."""
+def script_head(case: Case, max_elements: int | None = None) -> str:
+    """The part of a repro every finding on ``case`` shares: imports and the inputs as exact literals.
+
+    With ``max_elements``, inputs larger than that together are named instead (for a page that shows many
+    scripts): ``python -m harness repro`` writes them in full.
+    """
     inputs = case.inputs()
+    if max_elements is not None and sum(a.size for a in inputs.values()) > max_elements:
+        return "\n".join([
+            "#!/usr/bin/env python3",
+            f"# Repro of {case.nodeid}: its inputs are too large for this page; write the full script with",
+            f"#   python -m harness repro RESULTS --case {case.nodeid} --framework NAME:VARIANT --out repro.py",
+            "import numpy as np",
+            *(f"{n} = ...  # {dtypes.name_of(a.dtype)} array of shape {list(a.shape)}" for n, a in inputs.items()),
+            f"INPUTS = {{{', '.join(f'{n!r}: {n}' for n in inputs)}}}",
+            "",
+        ])
     return "\n".join([
         "#!/usr/bin/env python3",
         f"# Repro of {case.nodeid}: written by `python -m harness repro`; it exits 0 when the behaviour reproduces.",
@@ -168,9 +182,14 @@ def script_body(case: Case, record: dict[str, Any]) -> str:
 
 
 def snippet(case: Case, api: str) -> str:
-    """Python lines that rebuild the inputs as NumPy arrays, then the native call (framework-specific names)."""
+    """Python lines that rebuild the inputs as NumPy arrays, then the native call (framework-specific names).
+
+    A quick look, not a script: inputs past a few hundred elements are named by shape (the repro script of a
+    finding has them all)."""
     lines = ["import numpy as np"]
-    lines += [f"{name} = {literal(arr)}" for name, arr in case.inputs().items()]
+    lines += [f"{name} = {literal(arr)}" if arr.size <= _MAX_INLINE else
+              f"{name} = ...  # {dtypes.name_of(arr.dtype)} array of shape {list(arr.shape)}: see the case file"
+              for name, arr in case.inputs().items()]
     if api:
         lines.append(api)
     return "\n".join(lines)

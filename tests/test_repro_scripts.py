@@ -135,3 +135,15 @@ def test_harness_repro_writes_a_script_that_reproduces_the_finding(tmp_path: Pat
         os.chdir(here)
     html = paths["index.html"].read_text()
     assert "np.take_along_axis(data, indices)" in html and "Repro script" in html
+
+
+def test_a_page_names_inputs_too_large_to_carry(tmp_path: Path) -> None:
+    from harness.repro import script_head
+
+    (tmp_path / "big.yaml").write_text(
+        "op: Gather\ncases:\n  - id: big\n    source: test\n"
+        "    inputs: {data: {fill: {value: 1.0, shape: [300, 100]}}, indices: [0]}\n")
+    (case,) = load_file(tmp_path / "big.yaml")
+    assert "np.frombuffer(base64.b64decode(" in script_head(case)  # the full script has every element
+    page = script_head(case, max_elements=1000)
+    assert "data = ...  # float32 array of shape [300, 100]" in page and "python -m harness repro" in page

@@ -19,6 +19,7 @@ from harness.cases import Case, load_file
 from harness.repro import script_body, script_head, snippet
 
 ROOT = Path(__file__).resolve().parents[2]
+PAGE_SCRIPT_ELEMENTS = 20_000  # input elements of a case up to which the page carries its repro scripts' inputs
 MAX_TEXT = 4000  # characters of an error message or reason kept in the page
 
 
@@ -92,8 +93,10 @@ class Strings:
         return self._index[text]
 
 
-def case_entry(nodeid: str, op: str, case: Case | None, first: dict[str, Any]) -> dict[str, Any]:
-    """What every cell of one case shares: inputs, attributes, provenance, expected value, repro prefix."""
+def case_entry(nodeid: str, op: str, case: Case | None, first: dict[str, Any],
+               finding: bool = False) -> dict[str, Any]:
+    """What every cell of one case shares: inputs, attributes, provenance, expected value, repro prefix; with
+    ``finding`` (some record of the case is one) also the head of its repro scripts."""
     entry: dict[str, Any] = {"id": nodeid, "op": op, "exp": _finite(first.get("expected"))}
     if case is None:
         entry["missing"] = "case file not found in this checkout: inputs and repro unavailable"
@@ -102,7 +105,8 @@ def case_entry(nodeid: str, op: str, case: Case | None, first: dict[str, Any]) -
         inputs = case.inputs()
         entry["inputs"] = [[k, str(v.dtype), list(v.shape)] for k, v in inputs.items()]
         entry["repro"] = snippet(case, "")  # the page appends the record's native call, as snippet(case, api) does
-        entry["rhead"] = script_head(case)  # a finding's repro script: this, then the record's own part
+        if finding:  # a finding's repro script: this, then the record's own part
+            entry["rhead"] = script_head(case, PAGE_SCRIPT_ELEMENTS)
     except Exception as exc:  # a case that no longer builds still shows its records
         entry["missing"] = f"inputs unavailable: {exc}"
     entry.update({
@@ -124,11 +128,12 @@ def blob(records: list[dict[str, Any]], cols: list[str], behaviour: list[dict[st
     recs = []
     from harness.report.build import column, status
 
+    with_findings = {r["case"] for r in records if r.get("native")}
     for rec in records:
         nodeid = rec["case"]
         if nodeid not in case_ix:
             case_ix[nodeid] = len(case_list)
-            case_list.append(case_entry(nodeid, rec["op"], cases.get(nodeid), rec))
+            case_list.append(case_entry(nodeid, rec["op"], cases.get(nodeid), rec, nodeid in with_findings))
         item = {
             "c": case_ix[nodeid], "k": col_index.get(column(rec)), "s": status(rec), "o": rec.get("outcome"),
             "v": rec.get("verdict"), "ver": strings(rec.get("framework_version")), "api": strings(rec.get("api")),

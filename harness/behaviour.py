@@ -94,7 +94,8 @@ def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None,
         labels = sorted({r["label"] for r in recs})
         label = labels[0] if len(labels) == 1 else "|".join(labels)
         api = next((r["api"] for r in recs if r.get("api")), "")
-        doc = _documented(claims, fw, op, dim, api, device)
+        # Without any call recorded (every probe unsupported), the variant names the API (OpenVINO's Gather-1).
+        doc = _documented(claims, fw, op, dim, api or variant, device)
         blog = _documented(claims, f"blog-2020:{_DOCS_OF.get(fw, fw)}", op, dim, "", device)
         rows.append({
             "op": op,

@@ -333,8 +333,11 @@ def lookup(
       none are preferred, else the first (files list the default mode first).
     * ``about``: for secondary sources (blog-2020), the framework the statement is about; ``framework`` may also be
       written ``"blog-2020:tensorflow"``.
+    * ``unversioned`` (without ``api``): only claims that name no operator version (a claim about ``Gather-8`` must
+      not stand for ``Gather-1``).
     """
-    found = lookup_all(claims, framework, op, dimension, api, device=device, mode=mode, about=about)
+    found = lookup_all(claims, framework, op, dimension, api, device=device, mode=mode, about=about,
+                       unversioned=unversioned)
     return found[0] if found else None
 
 

@@ -135,6 +135,7 @@ class Isolated:
         self.fork = (os.environ.get(FORK_ENV, "1") != "0") if fork is None else fork
         self.fork = self.fork and hasattr(os, "fork")
         self._workers: dict[str, _Worker] = {}
+        self._versions: dict[str, str] = {}  # framework -> version, as its worker said when it warmed up
 
     def python_for(self, framework: str) -> str:
         """The interpreter that runs ``framework`` (this one unless configured otherwise)."""
@@ -163,6 +164,9 @@ class Isolated:
             # (without running it), so the record names the call that crashed and its repro can make it.
             prepared = self._run(framework, ("prepare", (framework, variant, payload)), self.timeout)
             result = {**result, "api": prepared.get("api", ""), "source": prepared.get("source", "")}
+        if not result.get("framework_version") and framework in self._versions:
+            # A process that died answered nothing: the crash is still this version's.
+            result = {**result, "framework_version": self._versions[framework]}
         return result
 
     def _run_once(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -220,6 +224,7 @@ class Isolated:
                 if info.get("outcome") == "error":
                     return {**info, "duration_s": 0.0}
                 worker.warm.add(framework)
+                self._versions[framework] = info.get("framework_version", "")
                 start = time.perf_counter()
             worker.channel.send((message[0], _blob(message[1])))
             return _unblob(worker.channel.receive(timeout=timeout))

@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from harness import resources
-from harness.dimensions import DIMENSIONS, canonical_label
-from harness.reference.constraints import CONSTRAINTS
-
-_DUPLICATE_OK = ("last-wins", "first-wins", "accumulate", "mixed")
+from harness.dimensions import DIMENSIONS, conforms
+from harness.documented import rows as documented_rows
+from harness.rows import BehaviourRow
 
 
 def _claims(claims_dir: Path) -> Any:
@@ -60,24 +59,10 @@ def _agrees(claim: Any, labels: list[str]) -> bool | None:
     return agrees(claim, labels)
 
 
-def conforms(op: str, dimension: str, label: str) -> bool:
-    """Whether a measured label agrees with the canonical semantics of that dimension.
-
-    An index type outside the operator's type constraints (``index-dtype:int8`` for Gather) may be refused or
-    computed: both conform (harness.reference.constraints), only a wrong value does not.
-    """
-    want = canonical_label(op, dimension)
-    if want is None:  # duplicate targets without a reduction: any single order is allowed
-        return label in _DUPLICATE_OK
-    if dimension.startswith("index-dtype:") and op in CONSTRAINTS:
-        if dimension.split(":", 1)[1] not in CONSTRAINTS[op].index:
-            return label in ("ok", "error")
-    return label == want
-
-
 def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None,
           with_documented: bool = False) -> list[dict[str, Any]]:
-    """One row per (op, dimension, framework, version, variant, device), with labels combined across probes.
+    """One row per (op, dimension, framework, version, variant, device), with labels combined across probes, as
+    dicts with the keys of :class:`harness.rows.BehaviourRow`.
 
     With ``with_documented``, rows for documented-only columns follow (harness.documented: Caffe2, and TensorRT,
     DirectML or a GPU where these results have none), marked ``measured: False``.
@@ -89,7 +74,7 @@ def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None,
                    rec.get("variant", ""), rec.get("device", "cpu"))
             groups[key].append(rec)
     claims = _claims(claims_dir or resources.claims_dir())
-    rows = []
+    rows: list[BehaviourRow] = []
     for (op, dim, fw, version, variant, device), recs in sorted(groups.items()):
         labels = sorted({r["label"] for r in recs})
         label = labels[0] if len(labels) == 1 else "|".join(labels)
@@ -97,36 +82,22 @@ def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None,
         # Without any call recorded (every probe unsupported), the variant names the API (OpenVINO's Gather-1).
         doc = _documented(claims, fw, op, dim, api or variant, device)
         blog = _documented(claims, f"blog-2020:{_DOCS_OF.get(fw, fw)}", op, dim, "", device)
-        rows.append({
-            "op": op,
-            "dimension": dim,
-            "question": DIMENSIONS[dim][0],
-            "framework": fw,
-            "framework_version": version,
-            "variant": variant,
-            "api": api,
-            "device": device,
-            "label": label,
-            "canonical": canonical_label(op, dim),
+        agrees_docs = _agrees(doc, labels)
+        rows.append(BehaviourRow(
+            op=op, dimension=dim, framework=fw, framework_version=version, variant=variant, api=api, device=device,
+            label=label,
             # An API that cannot express a probe neither conforms nor deviates on it.
-            "conforms": all(conforms(op, dim, lab) for lab in labels if lab != "unsupported"),
-            "documented": doc.label if doc else None,
-            "documented_text": doc.text if doc else None,
-            "documented_source": doc.source if doc else None,
-            "agrees_with_docs": _agrees(doc, labels),
-            "documentation": documentation_state(doc, _agrees(doc, labels)),
-            "blog_2020": blog.label if blog else None,
-            "blog_2020_text": blog.text if blog else None,
-            "blog_2020_source": blog.source if blog else None,
-            "agrees_with_blog": _agrees(blog, labels),
-            "cases": sorted({r["case"] for r in recs}),
-            "measured": True,
-        })
+            conforms=all(conforms(op, dim, lab) for lab in labels if lab != "unsupported"),
+            documented=doc.label if doc else None, documented_text=doc.text if doc else None,
+            documented_source=doc.source if doc else None, agrees_with_docs=agrees_docs,
+            documentation=documentation_state(doc, agrees_docs),
+            blog_2020=blog.label if blog else None, blog_2020_text=blog.text if blog else None,
+            blog_2020_source=blog.source if blog else None, agrees_with_blog=_agrees(blog, labels),
+            cases=sorted({r["case"] for r in recs}),
+        ))
     if with_documented and claims:
-        from harness.documented import rows as documented_rows
-
         rows += documented_rows(claims, rows)
-    return rows
+    return [row.as_dict() for row in rows]
 
 
 def render_text(rows: list[dict[str, Any]]) -> str:

@@ -155,7 +155,7 @@ def _repro(args: argparse.Namespace) -> int:
     from harness.records import read
     from harness.report.drilldown import CaseIndex
     from harness.repro import script
-    from harness.runner import is_finding
+    from harness.verdict import is_finding
 
     framework, _, variant = args.framework.partition(":")
     matches = [r for r in read(args.files) if r["framework"] == framework

@@ -8,6 +8,10 @@ The blog's Table 1 and Table 2 (seed 002) are rows of these dimensions.
 from __future__ import annotations
 
 from harness.dtypes import INDEX_DTYPES
+from harness.reference.constraints import CONSTRAINTS
+
+# Duplicate targets without a reduction: ONNX allows any single order of the writes, so any of these conforms.
+_DUPLICATE_OK = ("last-wins", "first-wins", "accumulate", "mixed")
 
 INDEX_LABELS = ("wrap", "error", "clamp", "zero", "fill-nan", "skip", "alias", "garbage")
 DUPLICATE_LABELS = (
@@ -65,6 +69,21 @@ def canonical_label(op: str, dimension: str) -> str | None:
     if dimension == "batch-dims-negative" and op == "GatherND":
         return "error"  # GatherND-13: batch_dims is a non-negative integer
     return "ok"
+
+
+def conforms(op: str, dimension: str, label: str) -> bool:
+    """Whether a measured label agrees with the canonical semantics of that dimension.
+
+    An index type outside the operator's type constraints (``index-dtype:int8`` for Gather) may be refused or
+    computed: both conform (harness.reference.constraints), only a wrong value does not.
+    """
+    want = canonical_label(op, dimension)
+    if want is None:  # duplicate targets without a reduction: any single order is allowed
+        return label in _DUPLICATE_OK
+    if dimension.startswith("index-dtype:") and op in CONSTRAINTS:
+        if dimension.split(":", 1)[1] not in CONSTRAINTS[op].index:
+            return label in ("ok", "error")
+    return label == want
 
 
 def kind(dimension: str) -> str:

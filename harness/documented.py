@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from harness.dimensions import DIMENSIONS, canonical_label
+from harness.claims import DOC_ONLY_LABELS
+from harness.dimensions import DIMENSIONS, conforms
+from harness.rows import BehaviourRow
 
 REASONS = {
     "caffe2": "documented only (no runnable build: Caffe2 was removed from PyTorch)",
@@ -36,20 +38,18 @@ def reason_for(framework: str, device: str | None = None) -> str:
     return "documented only (not measured in these results)"
 
 
-def rows(claims: Iterable[Any], measured: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Behaviour rows (the keys of harness.behaviour.table, plus ``measured: False`` and ``doc_only``) for every
+def rows(claims: Iterable[Any], measured: list[BehaviourRow]) -> list[BehaviourRow]:
+    """Documented-only behaviour rows (``measured=False``, with ``doc_only`` saying why) for every
     (framework, API, device) that has claims but no measured row.
 
     A framework with no results at all gets its whole column from its own claims, completed by what the blog said
     about it (``source_kind: secondary``) where its documentation is silent. A framework with results gets extra
     columns only for devices its claims name but no result covers (e.g. ``tensorflow:tf.gather@gpu``).
     """
-    from harness.behaviour import conforms
-
     claims = list(claims)
     names = lambda fw: {fw, _DOCS_OF.get(fw, fw)}  # noqa: E731
-    measured_fw = {n for r in measured for n in names(r["framework"])}
-    measured_dev = {(n, r.get("device", "cpu")) for r in measured for n in names(r["framework"])}
+    measured_fw = {n for r in measured for n in names(r.framework)}
+    measured_dev = {(n, r.device) for r in measured for n in names(r.framework)}
     chosen: dict[tuple[str, str, str, str, str], Any] = {}  # (framework, op, api, device, dimension) -> claim
     for claim in claims:
         fw = claim.framework
@@ -76,18 +76,13 @@ def rows(claims: Iterable[Any], measured: list[dict[str, Any]]) -> list[dict[str
             chosen.setdefault((fw, claim.op, api, device, claim.dimension), claim)
     out = []
     for (fw, op, api, device, dim), claim in sorted(chosen.items(), key=lambda kv: _order(kv[0])):
-        from harness.claims import DOC_ONLY_LABELS
-
         definite = claim.label not in DOC_ONLY_LABELS
-        out.append({
-            "op": op, "dimension": dim, "question": DIMENSIONS[dim][0], "framework": fw, "framework_version": "",
-            "variant": api, "api": api, "device": device, "label": claim.label, "canonical": canonical_label(op, dim),
-            "conforms": conforms(op, dim, claim.label) if definite else None,
-            "documented": claim.label, "documented_text": claim.text, "documented_source": claim.source,
-            "documented_kind": claim.source_kind, "agrees_with_docs": None,
-            "blog_2020": None, "blog_2020_text": None, "blog_2020_source": None, "agrees_with_blog": None,
-            "cases": [], "measured": False, "doc_only": reason_for(fw, device),
-        })
+        out.append(BehaviourRow(
+            op=op, dimension=dim, framework=fw, framework_version="", variant=api, api=api, device=device,
+            label=claim.label, conforms=conforms(op, dim, claim.label) if definite else None,
+            documented=claim.label, documented_text=claim.text, documented_source=claim.source,
+            documented_kind=claim.source_kind, measured=False, doc_only=reason_for(fw, device),
+        ))
     return out
 
 

@@ -23,6 +23,7 @@ import select
 import signal
 import struct
 import time
+from collections.abc import Callable
 from typing import Any
 
 EXIT_GRACE = 30.0  # seconds a child may take to clean up and exit after sending its result
@@ -80,13 +81,15 @@ def _trim_heap() -> None:
         pass  # not glibc
 
 
-def _child(args: tuple[Any, ...], out: int) -> None:
+RunCase = Callable[..., dict[str, Any]]  # run_case(*args) -> the worker's answer for one case
+Release = Callable[[str], None]  # release(adapter_name): drop what the adapter keeps between cases
+
+
+def _child(args: tuple[Any, ...], out: int, run_case: RunCase, release: Release) -> None:
     """Run one case, send its result, then free everything the case allocated and exit (never returns)."""
     status = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
-        from harness.worker import release, run_case
-
         try:
             result = run_case(*args)
         except BaseException as exc:  # the worker answers every case, even one whose adapter failed oddly
@@ -119,7 +122,7 @@ def _wait(pid: int, timeout: float) -> int | None:
         time.sleep(0.002)
 
 
-def _serve(requests: int, replies: int) -> None:
+def _serve(requests: int, replies: int, run_case: RunCase, release: Release) -> None:
     """The template's loop: fork a child per request and report its result and exit status."""
     # Everything that exists now is the framework's, not a case's: frozen, it is left out of the children's
     # collections (which then walk only what the case made) and their pages are not copied just to be walked.
@@ -134,7 +137,7 @@ def _serve(requests: int, replies: int) -> None:
             os.close(rd)
             os.close(requests)
             os.close(replies)
-            _child(args, wr)
+            _child(args, wr, run_case, release)
         os.close(wr)
         _send(replies, {"pid": pid})
         result = _recv(rd)
@@ -147,11 +150,12 @@ def _serve(requests: int, replies: int) -> None:
 class Template:
     """A process forked from a worker whose framework is imported and which has run no case yet.
 
-    ``close_fds`` are the worker's own channel descriptors: the template must not hold them open, or the harness
-    would not see the worker's end when it dies.
+    Its children call ``run_case(*args)`` for each request and ``release(args[0])`` after it (the worker's own
+    functions: passed in, so this module needs nothing of the worker's). ``close_fds`` are the worker's own channel
+    descriptors: the template must not hold them open, or the harness would not see the worker's end when it dies.
     """
 
-    def __init__(self, close_fds: tuple[int, ...] = ()) -> None:
+    def __init__(self, run_case: RunCase, release: Release, close_fds: tuple[int, ...] = ()) -> None:
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         pid = os.fork()
@@ -165,7 +169,7 @@ class Template:
                         os.close(fd)
                     except OSError:
                         pass
-                _serve(req_r, rep_w)
+                _serve(req_r, rep_w, run_case, release)
             except BaseException:
                 code = 70
             os._exit(code)

@@ -55,7 +55,7 @@ def start_template(adapter_name: str, close_fds: tuple[int, ...] = ()) -> bool:
 
     if adapter_name in FORK_AFTER_RUN:
         _warm_up(adapter_name)
-    _TEMPLATES[adapter_name] = Template(close_fds)
+    _TEMPLATES[adapter_name] = Template(run_case, release, close_fds)
     return True
 
 

@@ -9,7 +9,8 @@ import numpy as np
 from harness import wire
 from harness.cases import Case, load_file
 from harness.repro import failure_message
-from harness.runner import execute, judge
+from harness.runner import execute
+from harness.verdict import judge
 
 
 def _case(tmp_path: Path) -> Case:

@@ -21,7 +21,8 @@ from harness import baseline, resources
 from harness.cases import Case, load_file
 from harness.isolation import Isolated
 from harness.repro import script
-from harness.runner import execute, is_finding
+from harness.runner import execute
+from harness.verdict import is_finding
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHONS = adapters.venv_pythons(ROOT)
@@ -43,7 +44,7 @@ def _probes() -> dict[str, Case]:
 
 def _candidates(framework: str, probes: dict[str, Case]) -> dict[str, list[str]]:
     """variant -> probe node ids whose baseline label is not canonical (and not a hang), in file order."""
-    from harness.behaviour import conforms
+    from harness.dimensions import conforms
 
     labels = baseline.load(resources.baselines_dir(), framework)["labels"]
     out: dict[str, list[str]] = defaultdict(list)

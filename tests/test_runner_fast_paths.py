@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness import records, runner, wire
+from harness import records, runner, verdict, wire
 from harness.cases import Case, load_file
 from harness.compare import compare
 
@@ -47,7 +47,7 @@ def test_identical_outputs_get_the_fields_compare_gives(expected: np.ndarray, tm
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     case = _case(tmp_path, monkeypatch)
     res = {"outcome": "ok", "value": wire.encode(expected.copy())}
-    fields = runner.judge(case, res, expected)
+    fields = verdict.judge(case, res, expected)
     full = compare(wire.decode(res["value"]), expected)
     assert fields["verdict"] == "conforms" and full.equal
     assert (fields["max_abs_err"], fields["mismatches"], fields["first_mismatches"]) == (
@@ -64,7 +64,7 @@ def test_different_outputs_still_take_the_full_comparison(tmp_path: Path, monkey
 
 
 def judge_of(case: Case, observed: np.ndarray, expected: np.ndarray) -> dict[str, Any]:
-    return runner.judge(case, {"outcome": "ok", "value": wire.encode(observed)}, expected)
+    return verdict.judge(case, {"outcome": "ok", "value": wire.encode(observed)}, expected)
 
 
 def test_per_case_work_is_done_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness import runner, wire
+from harness import verdict, wire
 from harness.cases import Case, load_file
 from harness.reference import InvalidInput, compute
 from harness.reference.constraints import CONSTRAINTS, outside_spec
@@ -82,7 +82,7 @@ def test_reductions_are_defined_where_the_reference_engine_computes_them(reducti
 
 def test_refusing_an_input_outside_the_spec_conforms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     case = _case(tmp_path, monkeypatch, "GatherND", GATHER_ND_INT32)
-    fields = runner.judge(case, _error(), case.reference())
+    fields = verdict.judge(case, _error(), case.reference())
     assert fields["verdict"] == "conforms"
     assert fields["spec"] == "outside (int32 indices (ONNX GatherND-13 allows int64))"
     assert "deviation" not in fields
@@ -90,19 +90,19 @@ def test_refusing_an_input_outside_the_spec_conforms(tmp_path: Path, monkeypatch
 
 def test_the_reference_value_outside_the_spec_is_an_extension(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     case = _case(tmp_path, monkeypatch, "GatherND", GATHER_ND_INT32)
-    fields = runner.judge(case, _ok(np.array([3.0], np.float32)), case.reference())
+    fields = verdict.judge(case, _ok(np.array([3.0], np.float32)), case.reference())
     assert fields["verdict"] == "conforms" and fields["extension"] == "int32-indices"
 
 
 def test_another_value_outside_the_spec_deviates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     case = _case(tmp_path, monkeypatch, "GatherND", GATHER_ND_INT32)
-    fields = runner.judge(case, _ok(np.array([2.0], np.float32)), case.reference())
+    fields = verdict.judge(case, _ok(np.array([2.0], np.float32)), case.reference())
     assert fields["verdict"] == "deviates" and fields["deviation"] == "value" and "extension" not in fields
 
 
 def test_a_crash_outside_the_spec_still_deviates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     case = _case(tmp_path, monkeypatch, "GatherND", GATHER_ND_INT32)
-    fields = runner.judge(case, {"outcome": "crash", "signal": "SIGSEGV"}, case.reference())
+    fields = verdict.judge(case, {"outcome": "crash", "signal": "SIGSEGV"}, case.reference())
     assert fields["verdict"] == "deviates" and fields["deviation"] == "crash"
 
 
@@ -116,7 +116,7 @@ def test_refusing_an_allowed_type_is_a_dtype_deviation(tmp_path: Path, monkeypat
             updates: {value: [1], dtype: float16}
           attrs: {reduction: add}
         """)
-    fields = runner.judge(case, _error(), case.reference())
+    fields = verdict.judge(case, _error(), case.reference())
     assert fields["spec"] == "inside"
     assert fields["verdict"] == "deviates" and fields["deviation"] == "dtype"
 
@@ -128,5 +128,5 @@ def test_refusing_a_default_typed_case_is_an_error_deviation(tmp_path: Path,
           source: test
           inputs: {data: [1, 2, 3], indices: [-1]}
         """)
-    fields = runner.judge(case, _error(), case.reference())
+    fields = verdict.judge(case, _error(), case.reference())
     assert fields["verdict"] == "deviates" and fields["deviation"] == "error" and fields["spec"] == "inside"

@@ -18,7 +18,7 @@ from harness.cases import ExpectedError
 from harness.compare import compare
 from harness.fuzz.differ import ApiRun, CaseRun
 from harness.reference import AllowedOutputs
-from harness.runner import tolerance
+from harness.verdict import tolerance
 
 REFERENCE = "reference"
 

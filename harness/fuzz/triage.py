@@ -33,7 +33,7 @@ from harness.fuzz.strategies import GenCase
 from harness.ops import FILE_NAMES, SCATTER_OPS
 from harness.reference import AllowedOutputs, Policy, compute
 from harness.reference.policy import NEGATIVE, OUT_OF_BOUNDS
-from harness.runner import tolerance
+from harness.verdict import tolerance
 
 ROOT = Path(__file__).resolve().parents[2]
 INDEX_DIMS = ("negative-indices", "oob-positive", "oob-negative")

@@ -141,7 +141,8 @@ def measure(case: Case, executor: Any, pythons: dict[str, str] | None = None) ->
     A bug that cannot run here (unmeasurable, no adapter, not installed) gives ``installed=None`` and the reason. A
     variant that cannot express the case at all is a mistake in the bug block and raises ValueError.
     """
-    from harness.runner import judge, payload
+    from harness.runner import payload
+    from harness.verdict import judge
 
     bug = case.spec.bug
     if bug is None:

@@ -71,7 +71,7 @@ def status(rec: dict[str, Any]) -> str:
     """conforms | deviates | dtype | error | crash | timeout | n/a — what a matrix cell shows.
 
     ``dtype`` is a refusal of an element type the canonical type constraints allow (a dtype deviation); a refusal
-    of a type outside them conforms (harness.runner.judge).
+    of a type outside them conforms (harness.verdict.judge).
     """
     outcome = rec.get("outcome")
     if outcome == "unsupported" or rec.get("verdict") == "n/a":
@@ -192,7 +192,7 @@ def shown_label(label: str) -> str:
 
 
 def _beh_cell(row: dict[str, Any], b: int) -> dict[str, Any]:
-    from harness.behaviour import conforms
+    from harness.dimensions import conforms
 
     label, shown = row["label"], shown_label(row["label"])
     if row.get("measured") is False:

@@ -6,7 +6,7 @@ hide the others in its file.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -161,6 +161,33 @@ class BugSpec(_Strict):
         return self
 
 
+# The finding kinds of harness/fuzz/triage.py.
+FindingKind = Annotated[str, Field(pattern=r"^(wrong-value(:nonfinite)?|wrong-shape|wrong-dtype|value-not-error|"
+                                   r"raised:\S+|crash:\S+|timeout)$")]
+
+
+class FindingSpec(_Strict):
+    """What differential fuzzing found on a case (``cases/found/``): the command that generated and shrank it, the
+    disagreements no baseline label explains (why the case exists), and every API's answer that differed from the
+    reference engine, as ``harness/fuzz/describe.py`` words it. Written by ``python -m harness fuzz``."""
+
+    by: str = Field(pattern=r"^python -m harness fuzz ", description="the command that found and shrank the case "
+                    "(the same seed writes the same case again)")
+    kinds: dict[str, FindingKind] = Field(min_length=1, description="framework:variant -> finding kind (wrong-value, "
+                                  "wrong-value:nonfinite, wrong-shape, wrong-dtype, value-not-error, raised:<type>, "
+                                  "crash:<signal>, timeout): the APIs whose answer no baseline label explains")
+    apis: dict[str, str] = Field(description="framework:variant -> what it did, for every API that did not agree "
+                                 "with the reference (the kinds' APIs first, then deviations the baselines label)")
+    agree: list[str] = Field([], description="the APIs that agreed with the reference engine")
+
+    @model_validator(mode="after")
+    def _kinds_answered(self) -> FindingSpec:
+        missing = [api for api in self.kinds if api not in self.apis]
+        if missing:
+            raise ValueError(f"kinds names {', '.join(missing)}, which apis does not answer for")
+        return self
+
+
 class CaseSpec(_Strict):
     """One named case: inputs, attributes, provenance and (optionally) the expected value."""
 
@@ -186,6 +213,7 @@ class CaseSpec(_Strict):
         {}, description="framework or framework:variant -> why a deviation is expected (documented difference)"
     )
     bug: BugSpec | None = Field(None, description="regression cases: the upstream bug report the case pins")
+    finding: FindingSpec | None = Field(None, description="found cases: what differential fuzzing found")
 
 
 class CaseFileSpec(_Strict):

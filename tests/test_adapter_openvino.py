@@ -115,7 +115,7 @@ KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
 def crash_risk(case: Case, variant: str) -> str | None:
     """Why running ``case`` on ``variant`` could kill this process (measured on 2026.4.1 in throwaway
     subprocesses); None when it is safe. These belong to the isolated run, not to an in-process test."""
-    tags = case.spec.tags
+    tags = case.tags
     if "crash" in tags or "empty" in tags:
         return "tagged crash/empty"
     inputs = case.inputs()

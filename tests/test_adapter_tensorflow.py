@@ -128,7 +128,7 @@ KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
 
 def _selected(case: Case) -> list[str]:
     variants = ADAPTER.variants(case.op)
-    if ALL_MODES or MODE_TAGS & set(case.spec.tags):
+    if ALL_MODES or MODE_TAGS & set(case.tags):
         return variants
     return [v for v in variants if v.endswith("/eager")]
 

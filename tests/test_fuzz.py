@@ -129,7 +129,10 @@ def test_fuzzing_finds_shrinks_and_writes_deterministically(differ: Differ, tmp_
     loaded = load_file(a / "scatter_elements.yaml", "cases/found/scatter_elements.yaml")
     assert loaded and all(isinstance(c, Case) for c in loaded), loaded
     case = next(c for c in loaded if "onnxruntime:opset18" in c.spec.description)
-    assert case.spec.source == "harness fuzz --op ScatterElements --seed 5"
+    assert case.spec.finding is not None
+    assert case.spec.finding.by == "python -m harness fuzz --op ScatterElements --n 40 --seed 5"
+    assert case.spec.finding.kinds["onnxruntime:opset18"] == "raised:RuntimeException"
+    assert "\n  # onnxruntime:opset18" in text and "data-dtype:float16=ok" in text  # the why comment
     assert case.spec.tags[:2] == ["found", "fuzz"] and case.spec.expected is not None
     # The written case, run the normal way, still shows the disagreement.
     (again,) = differ.run(GenCase(case.op, case.inputs(), case.attrs), [("onnxruntime", "opset18")]).runs

@@ -1,4 +1,5 @@
-"""The description of a found case: what each framework API did, in words that are the same on every run.
+"""What a found case records (its ``finding:`` block, one-line description and why-comment): what each framework
+API did, in words that are the same on every run.
 
 Values are shown when small; a value that no index policy reproduces on an out-of-range or negative index
 (``garbage``: memory outside the buffer) is not, since it changes from run to run and the case file must not.
@@ -14,12 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from harness.cases import ExpectedError
 from harness.classify import label
 from harness.fuzz import triage
 from harness.fuzz.differ import ApiRun, CaseRun
 from harness.fuzz.shrink import Signature
-from harness.reference import AllowedOutputs
 from harness.values import to_jsonable
 
 
@@ -63,23 +62,53 @@ def what(run: ApiRun, cr: CaseRun) -> str:
     return outcome
 
 
-def describe(cr: CaseRun, targets: list[Signature]) -> str:
-    """What each API did on a found case: the disagreeing APIs first, then the reference and the rest."""
+def _groups(cr: CaseRun, targets: list[Signature]) -> dict[str, list[str]]:
+    """The target APIs by what they did: APIs that did the same thing share one entry, in target order."""
     by_api = {r.api: r for r in cr.runs}
-    said: dict[str, list[str]] = {}  # APIs that did the same thing for the same reason share one sentence
-    for api, kind in targets:
-        run = by_api[api]
-        said.setdefault(f"{what(run, cr)} [{kind}; {run.verdict.note}]", []).append(api)
-    lines = [f"{', '.join(apis)} {text}." for text, apis in said.items()]
-    ref = cr.case.reference()
-    ref_text = f"error ({ref.reason})" if isinstance(ref, ExpectedError) else show(triage.allowed_example(ref))
-    either = " (any of the duplicate updates may win)" if isinstance(ref, AllowedOutputs) else ""
-    lines.append(f"Reference: {ref_text}{either}.")
-    agree = [r.api for r in cr.runs if r.verdict.status == "agree"]
-    if agree:
-        lines.append(f"Agreeing with the reference: {', '.join(agree)}.")
-    other = [f"{r.api} {what(r, cr)}" for r in cr.runs
-             if r.verdict.status in ("labelled", "finding") and (r.api, r.verdict.kind) not in targets]
-    if other:
-        lines.append(f"Other deviations: {'; '.join(other)}.")
-    return " ".join(lines)
+    said: dict[str, list[str]] = {}
+    for api, _ in targets:
+        said.setdefault(what(by_api[api], cr), []).append(api)
+    return said
+
+
+def finding(cr: CaseRun, targets: list[Signature], by: str) -> dict[str, Any]:
+    """The case's ``finding:`` block (harness.schema.FindingSpec): the command ``by``, each target API's finding
+    kind, what every API that did not agree answered (targets first, then labelled deviations), the agreeing APIs."""
+    by_api = {r.api: r for r in cr.runs}
+    apis = {api: what(by_api[api], cr) for api, _ in targets}
+    apis.update({r.api: what(r, cr) for r in cr.runs
+                 if r.verdict.status in ("labelled", "finding") and r.api not in apis})
+    return {"by": by, "kinds": dict(targets), "apis": apis,
+            "agree": [r.api for r in cr.runs if r.verdict.status == "agree"]}
+
+
+def describe(cr: CaseRun, targets: list[Signature]) -> str:
+    """The case's one-line description: what the target APIs did (``openvino:Gather-8 crashed (SIGSEGV)``), errors
+    by their type only (the finding block has the messages)."""
+    return short(_groups(cr, targets))
+
+
+def short(groups: dict[str, list[str]]) -> str:
+    """``apis what; apis what`` for answers grouped by what, an error by its type (``raised RuntimeError``)."""
+    said: dict[str, list[str]] = {}
+    for text, apis in groups.items():
+        said.setdefault(text.split(": ", 1)[0] if text.startswith("raised ") else text, []).extend(apis)
+    return "; ".join(f"{', '.join(apis)} {text}" for text, apis in said.items())
+
+
+def why(cr: CaseRun, targets: list[Signature]) -> list[str]:
+    """The comment above the case: per target API, the baseline labels that fail to predict its answer (those
+    labels may change later; the comment records why the case was written)."""
+    notes: dict[str, list[str]] = {}
+    by_api = {r.api: r for r in cr.runs}
+    for api, _ in targets:
+        notes.setdefault(by_api[api].verdict.note, []).append(api)
+    return [why_line(apis, note) for note, apis in notes.items()]
+
+
+def why_line(apis: list[str], note: str) -> str:
+    """One comment line: ``apis`` answered as no baseline label predicts; ``note`` is the triage verdict's."""
+    labels = note.removeprefix("baseline ")
+    if labels == note:  # "no behaviour dimension touched": nothing the baselines know applies
+        return f"{', '.join(apis)}: a finding, since {note}"
+    return f"{', '.join(apis)}: a finding, since the baseline labels {labels} predict no such answer"

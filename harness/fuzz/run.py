@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 
 from harness.fuzz import summary, triage
-from harness.fuzz.describe import describe
+from harness.fuzz.describe import describe, finding, why
 from harness.fuzz.differ import ApiRun, CaseRun, Differ, apis_for, available
 from harness.fuzz.shrink import Signature, shrink
 from harness.fuzz.strategies import GenCase, examples_for, generate
-from harness.fuzz.writer import case_id, to_case, to_spec, write_found
+from harness.fuzz.writer import SOURCE, Found, case_id, to_case, to_spec, write_found
 from harness.ops import OPS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,12 +27,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @dataclass
 class OpResult:
-    """What fuzzing one operator produced: the runs, the shrunk findings, the written specs, and timings."""
+    """What fuzzing one operator produced: the runs, the shrunk findings, the found cases to write, and timings."""
 
     op: str
     runs: list[CaseRun]
     findings: dict[Signature, GenCase | None] = field(default_factory=dict)
-    specs: list[dict[str, Any]] = field(default_factory=list)
+    specs: list[Found] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     unreproduced: list[Signature] = field(default_factory=list)
 
@@ -59,11 +59,13 @@ def fuzz_op(op: str, n: int, seed_value: int, differ: Differ, apis: list[tuple[s
     groups = _shrink_all(res, differ, apis, source, examples_for(n), seed_value, shrink_budget, say)
     res.timings["shrink_s"] = time.perf_counter() - t_shrink
     res.specs = []
+    by = f"python -m harness fuzz --op {op} --n {n} --seed {seed_value}"
     for full, targets in groups:
-        spec = to_spec(full.gen, source, describe(full, targets), triage.allowed_example(full.case.reference()))
+        spec = to_spec(full.gen, SOURCE, describe(full, targets), triage.allowed_example(full.case.reference()),
+                       finding(full, targets, by))
         if any(kind.startswith(("crash", "timeout")) for _, kind in targets):
             spec["tags"].append("crash")  # harness.isolation.is_risky: a worker of its own in every run
-        res.specs.append(spec)
+        res.specs.append(Found(spec, why(full, targets)))
     res.timings["total_s"] = time.perf_counter() - start
     return res
 

@@ -1,30 +1,42 @@
 """Generated cases as case-file entries (harness/schema.py), and found cases written to ``cases/found/``.
 
-Inputs are written as ``{value: <flat list>, dtype, shape}``, so any rank reads back exactly; the ``expected``
-value is the reference engine's (``{error: true}`` where canonical semantics raise). Files are merged by case
-id (a digest of the case's content), so running the same seed again changes nothing.
+In memory an entry's inputs are ``{value: <flat list>, dtype, shape}`` (what the fuzzer runs is what is written);
+on disk they are nested flow lists through the case files' one writer, :mod:`harness.importers.yamltext`, with a
+comment above each case saying why it was written. The ``expected`` value is the reference engine's
+(``{error: true}`` where canonical semantics raise). Files are merged by case id (a digest of the case's content),
+so running the same seed again changes nothing.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
-from harness import dtypes
+from harness import dtypes, yamlsrc
 from harness.cases import Case, ExpectedError
 from harness.fuzz.strategies import GenCase
+from harness.importers import yamltext
 from harness.ops import FILE_NAMES, SCATTER_OPS, with_defaults
 from harness.schema import CaseSpec
-from harness.values import to_jsonable
+from harness.values import to_array, to_jsonable
 
-_HEADER = (
-    "# Cases found by differential fuzzing (python -m harness fuzz; docs/fuzzing.md). Each is a shrunk case on\n"
-    "# which a framework API disagrees with the reference engine in a way its baseline labels do not explain.\n"
-    "# Written by harness/fuzz/writer.py; entries are merged by id, so edit descriptions with care.\n"
-)
+HEADER = [
+    "Cases found by differential fuzzing (python -m harness fuzz; docs/fuzzing.md). Each is a shrunk case on which "
+    "a framework API disagrees with the reference engine in a way its baseline labels do not explain; its finding "
+    "block says which, and what every API answered. Written by harness/fuzz/writer.py; entries are merged by id.",
+]
+SOURCE = "differential fuzzing, shrunk (finding.by); expected: reference engine"
+
+
+@dataclass(frozen=True)
+class Found:
+    """A found case to write: its entry (a mapping for CaseSpec) and the comment lines saying why it exists."""
+
+    spec: dict[str, Any]
+    why: list[str] = field(default_factory=list)
 
 
 def _input(arr: np.ndarray) -> dict[str, Any]:
@@ -49,8 +61,10 @@ def case_id(gc: GenCase) -> str:
     return f"fuzz-{gc.op.lower()}-{gc.key[:10]}"
 
 
-def to_spec(gc: GenCase, source: str, description: str = "", expected: Any = None) -> dict[str, Any]:
-    """The case-file entry (a dict for CaseSpec) of a generated case; ``expected`` is written when given."""
+def to_spec(gc: GenCase, source: str, description: str = "", expected: Any = None,
+            finding: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The case-file entry (a dict for CaseSpec) of a generated case; ``expected`` and ``finding`` (a FindingSpec
+    mapping) are written when given."""
     spec: dict[str, Any] = {
         "id": case_id(gc),
         "source": source,
@@ -63,6 +77,8 @@ def to_spec(gc: GenCase, source: str, description: str = "", expected: Any = Non
         spec["expected"] = {"error": True}
     elif expected is not None:
         spec["expected"] = to_jsonable(np.asarray(expected))
+    if finding is not None:
+        spec["finding"] = finding
     return spec
 
 
@@ -75,56 +91,49 @@ def to_case(gc: GenCase, source: str = "harness fuzz") -> Case:
                 spec.dimension, _spec=spec)
 
 
-def _load(path: Path) -> list[dict[str, Any]]:
+def _arrays(spec: dict[str, Any]) -> dict[str, Any]:
+    """The entry with its inputs and value ``expected`` as arrays, for yamltext (every operator's output has the
+    data's dtype)."""
+    out = dict(spec)
+    out["inputs"] = {name: to_array(v["value"], v["dtype"], v.get("shape")) for name, v in spec["inputs"].items()}
+    if "expected" in spec and not isinstance(spec["expected"], dict):
+        out["expected"] = to_array(spec["expected"], dtypes.name_of(out["inputs"]["data"].dtype))
+    return out
+
+
+def _load(path: Path) -> list[Found]:
+    """The entries of a found-case file, each with the comment lines above it."""
     if not path.exists():
         return []
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    return list(data.get("cases") or [])
+    text = path.read_text(encoding="utf-8")
+    data, lines = yamlsrc.load(text, str(path))
+    src = text.split("\n")
+    out = []
+    for i, spec in enumerate((data or {}).get("cases") or []):
+        first = lines[("cases", i)] - 1
+        while first > 0 and src[first - 1].lstrip().startswith("#"):
+            first -= 1
+        # Line by line: each was wrapped to fit, so writing it again gives the same line.
+        out.append(Found(spec, [ln.strip().removeprefix("#").strip() for ln in src[first : lines[("cases", i)] - 1]]))
+    return out
 
 
-class _Flow(list):
-    """A list YAML writes on one line (``[[1, 2], [3, 4]]``): tensors stay readable at any rank."""
-
-
-class _Dumper(yaml.SafeDumper):
-    pass
-
-
-_Dumper.add_representer(_Flow, lambda d, v: d.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=True))
-
-
-def _flow(value: Any) -> Any:
-    return _Flow(_flow(v) for v in value) if isinstance(value, list) else value
-
-
-def _dump(op: str, entries: list[dict[str, Any]]) -> str:
-    def flowed(entry: dict[str, Any]) -> dict[str, Any]:
-        out = dict(entry)
-        if isinstance(out.get("expected"), list):
-            out["expected"] = _flow(out["expected"])
-        out["inputs"] = {k: {**v, "value": _flow(v["value"])} for k, v in out["inputs"].items()}
-        return out
-
-    body = yaml.dump({"op": op, "cases": [flowed(e) for e in entries]}, Dumper=_Dumper, sort_keys=False,
-                     width=120, allow_unicode=True, default_flow_style=None)
-    return _HEADER + body
-
-
-def write_found(out_dir: Path, op: str, specs: list[dict[str, Any]]) -> tuple[Path, int]:
-    """Merge ``specs`` into ``out_dir``/<op file>: same id replaces, new ids append in id order (so the file does
+def write_found(out_dir: Path, op: str, found: list[Found]) -> tuple[Path, int]:
+    """Merge ``found`` into ``out_dir``/<op file>: same id replaces, new ids append in id order (so the file does
     not depend on the order findings were met in). Returns (path, number of new entries)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / FILE_NAMES[op]
     entries = _load(path)
-    index = {e.get("id"): i for i, e in enumerate(entries)}
+    index = {e.spec.get("id"): i for i, e in enumerate(entries)}
     added = 0
-    for spec in sorted(specs, key=lambda sp: sp["id"]):
-        if spec["id"] in index:
-            entries[index[spec["id"]]] = spec
+    for new in sorted(found, key=lambda f: f.spec["id"]):
+        if new.spec["id"] in index:
+            entries[index[new.spec["id"]]] = new
         else:
-            index[spec["id"]] = len(entries)
-            entries.append(spec)
+            index[new.spec["id"]] = len(entries)
+            entries.append(new)
             added += 1
     if entries:
-        path.write_text(_dump(op, entries), encoding="utf-8")
+        cases = [yamltext.case_lines(_arrays(e.spec), e.why) for e in entries]
+        path.write_text(yamltext.file_text(HEADER, op, cases), encoding="utf-8")
     return path, added

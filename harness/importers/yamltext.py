@@ -1,4 +1,6 @@
-"""Deterministic YAML text for generated case files: exact values, nested lists laid out row by row.
+"""Deterministic YAML text for generated case files: exact values, nested lists laid out row by row. The one
+writer of case files: the importers (ONNX node tests) and the fuzzer (``cases/found/``) both render through
+:func:`case_lines` and :func:`file_text`.
 
 PyYAML's dumper would do, but its float spelling is not the case files' (``1e-05`` reads back as a string), its
 layout puts every element on a line of its own, and it cannot write comments. Values here are exact: every float
@@ -97,11 +99,21 @@ def nested_text(arr: np.ndarray, col: int) -> str:
     return "[" + (",\n" + " " * (col + 1)).join(parts) + "]"
 
 
+def inline_text(arr: np.ndarray) -> str:
+    """An array as a nested flow list on one line: ``[[1.0, 2.0], [3.0, 4.0]]``."""
+    name = dtypes.name_of(arr.dtype)
+    if arr.ndim == 0:
+        return scalar_text(arr[()], name)
+    if arr.ndim == 1:
+        return "[" + ", ".join(scalar_text(x, name) for x in arr) + "]"
+    return "[" + ", ".join(inline_text(sub) for sub in arr) + "]"
+
+
 def block(key: str, arr: np.ndarray, indent: int) -> list[str]:
     """``key: value`` for an array: on one line when it fits, else the nested list on the lines below the key."""
     pad = " " * indent
-    one = nested_text(arr, indent + len(key) + 2)
-    if "\n" not in one and indent + len(key) + 2 + len(one) <= WIDTH:
+    one = inline_text(arr)
+    if indent + len(key) + 2 + len(one) <= WIDTH:
         return [f"{pad}{key}: {one}"]
     return [f"{pad}{key}:", *(pad + "  " + line if i == 0 else line for i, line in
                               enumerate(nested_text(arr, indent + 2).split("\n")))]
@@ -113,8 +125,8 @@ def input_block(name: str, arr: np.ndarray, indent: int) -> list[str]:
     dtype_name = dtypes.name_of(arr.dtype)
     shape = f", shape: {list(arr.shape)}" if arr.ndim == 0 or arr.size == 0 else ""
     value = arr.reshape(-1) if arr.size == 0 else arr
-    one = f"{pad}{name}: {{value: {nested_text(value, 0)}, dtype: {dtype_name}{shape}}}"
-    if "\n" not in one and len(one) <= WIDTH:
+    one = f"{pad}{name}: {{value: {inline_text(value)}, dtype: {dtype_name}{shape}}}"
+    if len(one) <= WIDTH:
         return [one]
     lines = [f"{pad}{name}:", f"{pad}  dtype: {dtype_name}"]
     if shape:
@@ -137,7 +149,7 @@ def string(text: str, col: int = 0, indent: int = 6) -> str:
 
 
 def flow(value: Any) -> str:
-    """A small mapping or list of plain scalars in flow style: ``{axis: 1, reduction: add}``."""
+    """A small mapping or list of plain scalars in flow style, nested too: ``{axis: 1, reduction: add}``."""
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}: {flow(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list | tuple):
@@ -148,7 +160,88 @@ def flow(value: Any) -> str:
         return "null"
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, float):
+        return float_text(value, "float64")
     if isinstance(value, str) and value.replace("-", "").replace("_", "").isalnum() and not value[0].isdigit():
         if value not in ("true", "false", "null", "yes", "no", "on", "off", "y", "n"):
             return value
     return string(str(value))
+
+
+def quoted(value: Any) -> str:
+    """A scalar as a double-quoted YAML string, whatever its characters (``"openvino:Gather-8"``)."""
+    return json.dumps(str(value), ensure_ascii=True)
+
+
+def comment(text: str, indent: int = 0) -> list[str]:
+    """``text`` as ``# `` comment lines indented by ``indent``, wrapped at spaces before WIDTH."""
+    pad, out, line = " " * indent + "# ", [], text
+    while len(pad) + len(line) > WIDTH and line.rfind(" ", 0, WIDTH - len(pad)) > 0:
+        cut = line.rfind(" ", 0, WIDTH - len(pad))
+        out.append(pad + line[:cut])
+        line = line[cut + 1 :]
+    return [*out, pad + line]
+
+
+def _strings(key: str, items: list[str], indent: int) -> list[str]:
+    """A list of strings, quoted, wrapped like a flow row."""
+    pad = " " * indent
+    return [f"{pad}{key}: " + _row([quoted(x) for x in items], indent + len(key) + 2)]
+
+
+def _answers(key: str, mapping: dict[str, str], indent: int) -> list[str]:
+    """A mapping of quoted keys to quoted strings: in flow style when it fits a line, else one ``"api": "what it
+    did"`` per line (folded)."""
+    pad = " " * indent
+    one = f"{pad}{key}: {{" + ", ".join(f"{quoted(k)}: {quoted(v)}" for k, v in mapping.items()) + "}"
+    if len(one) <= WIDTH:
+        return [one]
+    lines = [f"{pad}{key}:"]
+    for k, v in mapping.items():
+        head = f"{pad}  {quoted(k)}: "
+        lines.append(head + string(v, len(head), indent + 4))
+    return lines
+
+
+def _finding(finding: dict[str, Any], indent: int) -> list[str]:
+    pad = " " * indent
+    lines = [f"{pad}finding:", f"{pad}  by: {quoted(finding['by'])}"]
+    lines += _answers("kinds", finding["kinds"], indent + 2) + _answers("apis", finding["apis"], indent + 2)
+    if finding.get("agree"):
+        lines += _strings("agree", finding["agree"], indent + 2)
+    return lines
+
+
+def case_lines(fields: dict[str, Any], why: list[str] | None = None) -> list[str]:
+    """The YAML lines of one case entry (two-space list indentation, as in the hand-written files), with ``why`` as
+    comment lines above it. ``inputs`` and a value ``expected`` are arrays (written exactly, in flow style); the
+    other fields are written as the schema (harness/schema.py) reads them. Keys keep the order of ``fields``."""
+    lines = [line for text in why or [] for line in comment(text, 2)]
+    lines.append(f"  - id: {fields['id']}")
+    for key, value in fields.items():
+        if key == "id":
+            continue
+        if key in ("source", "description"):
+            lines.append(f"    {key}: {string(value, len(key) + 6)}")
+        elif key == "inputs":
+            lines.append("    inputs:")
+            for name, arr in value.items():
+                lines += input_block(name, arr, 6)
+        elif key == "expected" and isinstance(value, np.ndarray):
+            lines += block("expected", value, 4)
+        elif key == "caveat":
+            lines.append(f"    caveat: {{kind: {value['kind']}, why: {string(value['why'], 34)}}}")
+        elif key == "finding":
+            lines += _finding(value, 4)
+        elif key != "attrs" or value:
+            lines.append(f"    {key}: {flow(value)}")
+    return lines
+
+
+def file_text(header: list[str], op: str, cases: list[list[str]]) -> str:
+    """A whole case file: ``header`` as comment lines (wrapped), then the cases (each from :func:`case_lines`),
+    a blank line between two."""
+    body = [f"op: {op}", "cases:"]
+    for i, lines in enumerate(cases):
+        body += ([""] if i else []) + lines
+    return "\n".join([line for text in header for line in comment(text)] + body) + "\n"

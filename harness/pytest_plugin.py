@@ -110,6 +110,10 @@ class _State:
         given = config.getoption("baseline_dir")
         use_local = local.is_dir() or self.update_baseline
         self.baseline_dir = Path(given) if given else local if use_local else resources.baselines_dir()
+        from harness import known
+
+        # Likewise a project's own known/ deviations (the xfail reasons), else the shipped ones.
+        known.use_directory(config.rootpath / "known" if (config.rootpath / "known").is_dir() else None)
         self.case_globs = (config.getoption("case_glob") or config.getini("conformance_case_glob")).split()
         self.invocation_dir = config.invocation_params.dir
         self.baselines: dict[str, dict[str, Any]] = {}

@@ -1,9 +1,9 @@
-"""Where the harness's own data lives: baselines, documented claims and the case-file JSON Schema.
+"""Where the harness's own data lives: baselines, documented claims, known deviations and the case-file JSON Schema.
 
-In a checkout they are the top-level ``baselines/``, ``claims/`` and ``cases/schema.json``; ``harness/data/`` links
-to them, and a wheel carries them there as package data, so a non-editable install finds the same files. An
-environment variable points elsewhere (``GSC_BASELINES``, ``GSC_CLAIMS``); the pytest plugin and the commands also
-take options.
+In a checkout they are the top-level ``baselines/``, ``claims/``, ``known/`` and ``cases/schema.json``;
+``harness/data/`` links to them, and a wheel carries them there as package data, so a non-editable install finds
+the same files. An environment variable points elsewhere (``GSC_BASELINES``, ``GSC_CLAIMS``, ``GSC_KNOWN``); the
+pytest plugin and the commands also take options.
 """
 
 from __future__ import annotations
@@ -22,6 +22,11 @@ def baselines_dir() -> Path:
 def claims_dir() -> Path:
     """The directory of ``<framework>.yaml`` documented claims: ``$GSC_CLAIMS``, else the shipped ones."""
     return Path(os.environ.get("GSC_CLAIMS") or DATA / "claims")
+
+
+def known_dir() -> Path:
+    """The directory of ``<framework>.yaml`` known deviations: ``$GSC_KNOWN``, else the shipped ones."""
+    return Path(os.environ.get("GSC_KNOWN") or DATA / "known")
 
 
 def schema_path() -> Path:

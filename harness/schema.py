@@ -209,9 +209,6 @@ class CaseSpec(_Strict):
         [], description="attributes left to each framework's own default (e.g. [axis] for the default-axis probe)"
     )
     repeat: int = Field(1, ge=1, le=100, description="run this many times and compare bitwise (nondeterminism)")
-    known: dict[str, str] = Field(
-        {}, description="framework or framework:variant -> why a deviation is expected (documented difference)"
-    )
     bug: BugSpec | None = Field(None, description="regression cases: the upstream bug report the case pins")
     finding: FindingSpec | None = Field(None, description="found cases: what differential fuzzing found")
 

@@ -13,75 +13,18 @@ import pytest
 pytest.importorskip("jax")
 
 import ml_dtypes
-from _shipped import REGRESSION_GATHER_OOB, shipped_cases
 
 from adapters import jax as jax_adapter
 from adapters.attrs import InvalidAttribute
 from adapters.base import CaseData, Unsupported
 from harness import wire
-from harness.cases import Case
 from harness.compare import compare
 from harness.ops import with_defaults
 from harness.reference import compute
-from harness.runner import InProcess, execute
 from harness.worker import run_case
 
 ADAPTER = jax_adapter.ADAPTER
 ROOT = Path(__file__).resolve().parents[1]
-
-_FILL = ("jnp.take's default mode is 'fill': out-of-range indices return NaN instead of raising "
-         "(https://docs.jax.dev/en/latest/_autosummary/jax.numpy.take.html)")
-_CLAMP = ("NumPy-style indexing defaults to mode 'promise_in_bounds': out-of-range gathers are clamped "
-          "instead of raising (https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html)")
-_FILL_ALONG = ("jnp.take_along_axis's default mode is 'fill': an out-of-range index gives NaN instead of raising "
-               "(https://docs.jax.dev/en/latest/_autosummary/jax.numpy.take_along_axis.html)")
-# cases/regression/gather.yaml cases with an index outside [-s, s): jnp.take fills, indexing clamps.
-_REG_OOB = REGRESSION_GATHER_OOB
-_REG_GND_OOB = ("tensorflow-12608-gather-nd-gpu-zeros", "tensorflow-112068-xla-gather-nd-accepts-out-of-bounds")
-# (case nodeid, variant) -> why JAX's result differs from canonical semantics. Measured with jax 0.10.2 (CPU).
-KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
-    ("cases/gather.yaml::ov-gather8-example-7", "eager"): _FILL,
-    ("cases/gather.yaml::ov-gather8-example-7", "jit"): _FILL,
-    ("cases/gather.yaml::ov-gather8-example-7", "indexing"): _CLAMP,
-    **{(f"cases/regression/gather.yaml::{c}", v): _FILL for c in _REG_OOB for v in ("eager", "jit")},
-    **{(f"cases/regression/gather.yaml::{c}", "indexing"): _CLAMP for c in _REG_OOB},
-    **{("cases/regression/gather_nd.yaml::" + c, v): _CLAMP for c in _REG_GND_OOB for v in ("eager", "jit")},
-    **{("cases/regression/gather_elements.yaml::mxnet-12009-pick-clips", v): _FILL_ALONG for v in ("eager", "jit")},
-}
-
-
-
-
-# Every case compiles anew (JAX compiles per shape/dtype: each eager op, each jitted function), about 0.2 s of
-# CPU per case and variant. So the default variant runs every case, and the other variants run the cases whose
-# index handling they could treat differently: these tags, plus every listed deviation.
-OTHER_VARIANT_TAGS = {"out-of-bounds", "negative-indices", "batch_dims", "negative-batch-dims", "mode"}
-
-
-def _variants_for(case: Case) -> list[str]:
-    variants = ADAPTER.variants(case.op)
-    if OTHER_VARIANT_TAGS & set(case.tags) or any(k[0] == case.nodeid for k in KNOWN_DEVIATIONS):
-        return variants
-    return variants[:1]
-
-
-def test_shipped_cases_deviate_only_where_known() -> None:
-    executor = InProcess()
-    deviating: dict[tuple[str, str], str] = {}
-    unexplained_na: list[tuple[str, str]] = []
-    for case in shipped_cases():
-        for variant in _variants_for(case):
-            record = execute(case, "jax", variant, executor)
-            if record["verdict"] == "deviates":
-                deviating[(case.nodeid, variant)] = f"{record['reason']} {record.get('error_message') or ''}"
-            elif record["verdict"] == "n/a" and not record.get("reason"):
-                unexplained_na.append((case.nodeid, variant))
-    unexpected = {k: v for k, v in deviating.items() if k not in KNOWN_DEVIATIONS}
-    fixed = sorted(set(KNOWN_DEVIATIONS) - set(deviating))
-    assert not unexpected, f"new deviations: {unexpected}"
-    assert not fixed, f"listed deviations that now conform (update KNOWN_DEVIATIONS): {fixed}"
-    assert not unexplained_na
-
 
 # --- helpers ---------------------------------------------------------------------------------------------------
 

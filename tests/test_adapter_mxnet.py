@@ -1,4 +1,5 @@
-"""The MXNet adapter: every shipped case through the MXNet worker, and focused tests of the translation.
+"""The MXNet adapter: focused tests of the translation and of the worker (tests/test_known_deviations.py runs every
+shipped case through it).
 
 MXNet 1.9 lives in its own interpreter (.venv-mxnet, numpy<1.24), so every native call here goes through
 harness.isolation.Isolated, the way `pytest cases --framework mxnet` runs it. Building a Call (prepare) imports no
@@ -7,167 +8,20 @@ MXNet, so the api strings and the Unsupported decisions are tested in this proce
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from _inprocess import MXNET_PYTHON, WarmMxnet
 
-ROOT = Path(__file__).resolve().parent.parent
-MXNET_PYTHON = ROOT / ".venv-mxnet" / "bin" / "python"
 if not MXNET_PYTHON.exists():
     pytest.skip("MXNet's environment is not built (make mxnet-env)", allow_module_level=True)
 pytest.importorskip("execnet")
 
-from _shipped import REGRESSION_GATHER_NEG, REGRESSION_GATHER_OOB, shipped_cases  # noqa: E402
-
-from adapters.base import CaseData, Unsupported  # noqa: E402
-from adapters.mxnet import ADAPTER, element_coords  # noqa: E402
-from harness import dtypes, wire  # noqa: E402
-from harness.cases import Case  # noqa: E402
-from harness.isolation import Isolated  # noqa: E402
-from harness.ops import GATHER_OPS, SCATTER_OPS, with_defaults  # noqa: E402
-from harness.runner import execute  # noqa: E402
-
-PYTHONS = {"mxnet": str(MXNET_PYTHON)}
-
-_TAKE_NEG = "mx.nd.take's default mode 'clip' clips negative indices to 0 instead of wrapping them"
-_RAISE_NEG = "MXNet's mode='raise' rejects every negative index, in-range ones included"
-_CLIP_OOB = "mode 'clip' (mx.nd.take's default) clamps out-of-range indices instead of raising"
-_LEGACY_0D = "mx.nd under legacy shape semantics has no 0-d arrays: shape inference of take fails"
-_ND_RANK1 = "mx.nd.gather_nd requires an index array of rank >= 2 (rank-1 indices are one tuple)"
-_BF16_COPY = "mx.np ndarray.copy() of a bfloat16 array raises KeyError (numpy.void has no MXNet type)"
-_BOOL_INDEX_COPY = "mx.nd.contrib.index_copy has no bool kernel: 'Unknown type enum 7'"
-_OUTSIDE = (
-    "MXNet scatters without a bounds check: an index outside [0, dim) (negatives included) is written "
-    "outside the array — wrong result, heap corruption, abort or hang"
-)
-
-_PICK_CLIP = "mx.nd.pick's default mode 'clip' clips out-of-range and negative indices instead of raising (mxnet#12009)"
-_PICK_WRAP = "mx.nd.pick(mode='wrap') wraps the out-of-range index 1000 (to 0) instead of raising"
-_IMP, _REG = "cases/imported/onnx_node_", "cases/regression/gather.yaml::"
-# cases/regression/gather.yaml cases with an index past the end: mx.nd.take's default mode clips it.
-# jax-14193 has a 0-d index, which mx.nd.take cannot take (an error, as canonical semantics want).
-_REG_OOB = tuple(c for c in REGRESSION_GATHER_OOB if c != "jax-14193-take-fill-int-min")
-
-# (case nodeid, variant) -> why it deviates. Every entry is measured MXNet 1.9.1 behaviour, not a translation choice.
-# Refusing index types outside ONNX's type constraints (here int16 indices) conforms, so it is not listed.
-KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
-    ("cases/gather.yaml::ov-gather8-example-6", "take"): _TAKE_NEG,
-    ("cases/gather.yaml::ov-gather8-example-6", "take-raise"): _RAISE_NEG,
-    ("cases/gather.yaml::ov-gather8-example-6", "np.take"): _RAISE_NEG,
-    ("cases/gather.yaml::ov-gather8-example-7", "take"): _CLIP_OOB,
-    ("cases/gather.yaml::onnx-gather13-negative-indices", "take"): _TAKE_NEG,
-    ("cases/gather.yaml::onnx-gather13-negative-indices", "take-raise"): _RAISE_NEG,
-    ("cases/gather.yaml::onnx-gather13-negative-indices", "np.take"): _RAISE_NEG,
-    ("cases/gather.yaml::gather-negative-axis-last", "take"): _TAKE_NEG,
-    ("cases/gather.yaml::gather-negative-axis-last", "take-raise"): _RAISE_NEG,
-    ("cases/gather.yaml::gather-negative-axis-last", "np.take"): _RAISE_NEG,
-    ("cases/gather.yaml::gather-scalar-index-axis0", "take"): _LEGACY_0D,
-    ("cases/gather.yaml::gather-scalar-index-axis0", "take-raise"): _LEGACY_0D,
-    ("cases/gather.yaml::gather-scalar-index-axis2", "take"): _LEGACY_0D,
-    ("cases/gather.yaml::gather-scalar-index-axis2", "take-raise"): _LEGACY_0D,
-    ("cases/gather.yaml::gather-scalar-negative-index-1d", "take"): _LEGACY_0D,
-    ("cases/gather.yaml::gather-scalar-negative-index-1d", "take-raise"): _LEGACY_0D,
-    ("cases/gather.yaml::gather-scalar-negative-index-1d", "np.take"): _RAISE_NEG,
-    ("cases/gather.yaml::gather-negative-indices-2d", "take"): _TAKE_NEG,
-    ("cases/gather.yaml::gather-negative-indices-2d", "take-raise"): _RAISE_NEG,
-    ("cases/gather.yaml::gather-negative-indices-2d", "np.take"): _RAISE_NEG,
-    ("cases/gather.yaml::gather-index-int16-negative", "take"): _TAKE_NEG,
-    ("cases/gather.yaml::gen-gather-axis-neg1-rank4-with-negatives", "take"): _TAKE_NEG,
-    ("cases/gather.yaml::gen-gather-axis-neg1-rank4-with-negatives", "take-raise"): _RAISE_NEG,
-    ("cases/gather.yaml::gen-gather-axis-neg1-rank4-with-negatives", "np.take"): _RAISE_NEG,
-    ("cases/gather_nd.yaml::gathernd-rank1-indices-element", "gather_nd"): _ND_RANK1,
-    ("cases/gather_nd.yaml::gathernd-rank1-indices-slice", "gather_nd"): _ND_RANK1,
-    ("cases/scatter_elements.yaml::onnx-scatterelements18-negative-indices", "np-setitem"): _OUTSIDE,
-    ("cases/scatter_elements.yaml::se-negative-indices", "np-setitem"): _OUTSIDE,
-    ("cases/scatter_elements.yaml::se-dtype-bfloat16", "np-setitem"): _BF16_COPY,
-    ("cases/scatter_elements.yaml::se-index-int16-negative", "np-setitem"): _OUTSIDE,
-    ("cases/scatter_nd.yaml::scatternd-negative-indices-elements", "np-setitem"): _OUTSIDE,
-    ("cases/scatter_nd.yaml::scatternd-negative-indices-slices", "np-setitem"): _OUTSIDE,
-    ("cases/scatter_nd.yaml::scatternd-negative-indices-slices", "index_copy"): _OUTSIDE,
-    ("cases/scatter_nd.yaml::scatternd-dtype-bfloat16", "np-setitem"): _BF16_COPY,
-    ("cases/scatter_nd.yaml::scatternd-dtype-bool", "index_copy"): _BOOL_INDEX_COPY,
-    ("cases/scatter_nd.yaml::scatternd-index-int16-negative", "np-setitem"): _OUTSIDE,
-    ("cases/take.yaml::take-scalar-index-axis-none", "take"): _LEGACY_0D,
-    ("cases/take.yaml::take-scalar-index-axis1", "take"): _LEGACY_0D,
-    ("cases/take.yaml::take-negative-indices-raise", "take"): _RAISE_NEG,
-    ("cases/take.yaml::take-negative-indices-raise", "np.take"): _RAISE_NEG,
-    ("cases/take.yaml::gen-take-axis0-rank4-with-negatives", "take"): _RAISE_NEG,
-    ("cases/take.yaml::gen-take-axis0-rank4-with-negatives", "np.take"): _RAISE_NEG,
-    # Imported ONNX node tests (cases/imported) and regression cases (cases/regression)
-    **{(f"{_IMP}gather.yaml::test_gather_negative_indices", v): r for v, r in (
-        ("take", _TAKE_NEG), ("take-raise", _RAISE_NEG), ("np.take", _RAISE_NEG))},
-    (f"{_IMP}scatter_elements.yaml::test_scatter_elements_with_negative_indices", "np-setitem"): _OUTSIDE,
-    **{(_REG + c, "take"): _CLIP_OOB for c in _REG_OOB},
-    **{(_REG + c, v): r for c in REGRESSION_GATHER_NEG[:2]  # the third, a 0-d index, follows
-       for v, r in (("take", _TAKE_NEG), ("take-raise", _RAISE_NEG), ("np.take", _RAISE_NEG))},
-    **{(_REG + "jax-4795-take-negative-scalar-index", v): r for v, r in (
-        ("take", _LEGACY_0D), ("take-raise", _LEGACY_0D), ("np.take", _RAISE_NEG))},
-    ("cases/regression/gather_elements.yaml::mxnet-12009-pick-clips", "pick"): _PICK_CLIP,
-    ("cases/regression/gather_elements.yaml::mxnet-12009-pick-clips", "pick-wrap"): _PICK_WRAP,
-}
-
-# Which cases get a worker of their own, fitted to what MXNet 1.9.1 does (measured; the harness's rule, is_risky,
-# goes by tags and would restart MXNet — about 4 s of import — for every out-of-bounds gather):
-# - its scatters (scatter_nd, item assignment, index_copy) have no bounds check, and negative indices are not
-#   wrapped: any index outside [0, dim) writes outside the array. The heap damage surfaces later (an abort or a
-#   hang in whatever runs next), so each such case runs in a throwaway worker whose exit status is checked;
-# - its gathers raise, clamp or wrap out-of-range indices (take, pick, gather_nd, indexing), and the ones that
-#   crash (take from an empty axis) crash at once: they share the warm worker.
-OUTSIDE_TIMEOUT = 30.0
-
-
-
-
-def _case_data(case: Case) -> CaseData:
-    return CaseData(op=case.op, inputs=case.inputs(), attrs=case.attrs, opset=case.spec.opset)
-
-
-def writes_outside(case: Case, variant: str) -> bool:
-    """True when ``variant`` reaches an MXNet scatter with a coordinate outside [0, dim) for its dimension."""
-    if case.op not in SCATTER_OPS:
-        return False
-    try:
-        ADAPTER.prepare(_case_data(case), variant)
-    except (Unsupported, ValueError):
-        return False
-    data, indices = case.inputs()["data"], case.inputs()["indices"].astype(np.int64)
-    if case.op == "ScatterND":
-        k = indices.shape[-1] if indices.ndim else 0
-        if k > data.ndim:
-            return False
-        return bool(((indices < 0) | (indices >= np.array(data.shape[:k], dtype=np.int64))).any())
-    axis = int(case.attrs["axis"])
-    if not -data.ndim <= axis < data.ndim or indices.ndim != data.ndim:
-        return False
-    # The aranges that spell the other coordinates run over indices' dims, which may exceed data's (an invalid case).
-    wider = any(i > n for d, (i, n) in enumerate(zip(indices.shape, data.shape, strict=True)) if d != axis % data.ndim)
-    return wider or bool(((indices < 0) | (indices >= data.shape[axis])).any())
-
-
-class WarmMxnet:
-    """The shared MXNet worker; gathers stay in it even when the harness would give them a worker of their own."""
-
-    def __init__(self) -> None:
-        self.isolated = Isolated(PYTHONS, timeout=120.0)
-
-    def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
-        if payload["op"] in GATHER_OPS:
-            payload = {**payload, "fresh": False}
-        return self.isolated.run(framework, variant, payload)
-
-
-class FreshMxnet:
-    """A throwaway worker for one case; its exit status is checked, so a crash at exit is that case's crash."""
-
-    def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
-        isolated = Isolated(PYTHONS, timeout=OUTSIDE_TIMEOUT)
-        try:
-            return isolated.run(framework, variant, {**payload, "fresh": True})
-        finally:
-            isolated.close()
+from adapters.base import CaseData, Unsupported
+from adapters.mxnet import ADAPTER, element_coords
+from harness import dtypes, wire
+from harness.ops import with_defaults
 
 
 @pytest.fixture(scope="module")
@@ -176,28 +30,6 @@ def executor() -> Any:
     warm = WarmMxnet()
     yield warm
     warm.isolated.close()
-
-
-def test_every_shipped_case(executor: WarmMxnet) -> None:
-    runs = [(case, variant) for case in shipped_cases() for variant in ADAPTER.variants(case.op)]
-    records: dict[tuple[str, str], dict[str, Any]] = {}
-    # The throwaway workers (MXNet's import is most of their cost) run two at a time beside the warm one.
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        pending = {
-            (c.nodeid, v): pool.submit(execute, c, "mxnet", v, FreshMxnet()) for c, v in runs if writes_outside(c, v)
-        }
-        for case, variant in runs:
-            if (case.nodeid, variant) not in pending:
-                records[(case.nodeid, variant)] = execute(case, "mxnet", variant, executor)
-        records.update({key: future.result() for key, future in pending.items()})
-    missing_reason = [key for key, rec in records.items() if rec["verdict"] == "n/a" and not rec["reason"]]
-    assert not missing_reason, f"n/a records without a reason: {missing_reason}"
-    deviating = {
-        key: f"{rec['outcome']}: {rec['reason']}"[:160] for key, rec in records.items() if rec["verdict"] == "deviates"
-    }
-    unexpected = {k: v for k, v in deviating.items() if k not in KNOWN_DEVIATIONS}
-    fixed = sorted(k for k in KNOWN_DEVIATIONS if k not in deviating)
-    assert not unexpected and not fixed, f"new deviations: {unexpected}\nno longer deviating: {fixed}"
 
 
 # --- the translation (prepare only: no MXNet needed) -------------------------------------------------------------

@@ -10,7 +10,6 @@ import pytest
 pytest.importorskip("onnxruntime")
 
 import ml_dtypes
-from _shipped import shipped_cases
 
 from adapters.base import CaseData, Unsupported
 from adapters.onnxruntime import (
@@ -24,120 +23,9 @@ from adapters.onnxruntime import (
     threads,
     variant_target,
 )
-from harness.runner import InProcess, execute
 from harness.worker import run_case
 
 ROOT = Path(__file__).resolve().parents[1]
-
-# Why onnxruntime 1.31.1 (CPU) differs from canonical semantics, one line per reason; every one is an error raised
-# where the reference computes a value (no case returned a wrong value). Refusing index types outside ONNX's type
-# constraints (int8/int16/uint* indices; int32 for GatherND/ScatterND) conforms, so it is not listed.
-_BF16_BEFORE_13 = ("bfloat16 joined these operators' type lists in opset 13 (Gather/GatherElements/GatherND/"
-                   "ScatterElements/ScatterND-11/12, Scatter-9 and Take's Reshape-5 lack it): INVALID_GRAPH")
-_COMPLEX = "onnxruntime registers no complex64 tensor type: loading the model fails (MLDataType not registered)"
-_SCATTER11 = "Scatter is deprecated at opset 11: onnxruntime rejects every Scatter-11 model (INVALID_GRAPH)"
-_F16_ADD = "onnxruntime's CPU ScatterElements has no float16 kernel for reduction='add' (RUNTIME_EXCEPTION at run)"
-_BOOL_MAX = "onnxruntime's CPU ScatterElements/ScatterND have no bool kernel for reduction='max' (RUNTIME_EXCEPTION)"
-_BF16_ND_MAX = ("onnxruntime's CPU ScatterND has no bfloat16 kernel for reduction='max' (RUNTIME_EXCEPTION at run; "
-                "onnxruntime PR #32065 is open)")
-
-# Every variant of an operator (Take's are Gather's); _SE is every ScatterElements variant but Scatter-11.
-_GATHER = ("opset13", "opset11", "opset1")
-_GE = ("opset13", "opset11")
-_GND = ("opset13", "opset12", "opset11")
-_SND = ("opset18", "opset16", "opset13", "opset11")
-_SE = (*_SND, "Scatter-9")
-
-# reason -> case nodeid -> the variants that deviate for that reason.
-_BY_REASON: dict[str, dict[str, tuple[str, ...]]] = {
-    _BF16_BEFORE_13: {
-        "cases/gather.yaml::gather-dtype-bfloat16": ("opset11", "opset1"),
-        "cases/gather_elements.yaml::ge-dtype-bfloat16": ("opset11",),
-        "cases/gather_nd.yaml::gathernd-dtype-bfloat16": ("opset12", "opset11"),
-        "cases/scatter_elements.yaml::se-dtype-bfloat16": ("opset11", "Scatter-9"),
-        "cases/scatter_nd.yaml::scatternd-dtype-bfloat16": ("opset11",),
-        "cases/take.yaml::take-dtype-bfloat16": ("opset11", "opset1"),
-    },
-    _COMPLEX: {
-        "cases/gather.yaml::gather-dtype-complex64": _GATHER,
-        "cases/gather_elements.yaml::ge-dtype-complex64": _GE,
-        "cases/gather_nd.yaml::gathernd-dtype-complex64": _GND,
-        "cases/scatter_elements.yaml::se-dtype-complex64": _SE,
-        "cases/scatter_nd.yaml::scatternd-dtype-complex64": _SND,
-        "cases/take.yaml::take-dtype-complex64": _GATHER,
-    },
-    _SCATTER11: {
-        "cases/scatter_elements.yaml::onnx-scatterelements18-example-1": ("Scatter-11",),
-        "cases/scatter_elements.yaml::onnx-scatterelements18-example-2": ("Scatter-11",),
-        "cases/scatter_elements.yaml::onnx-scatterelements18-negative-indices": ("Scatter-11",),
-        "cases/scatter_elements.yaml::onnx-scatter11-example-1": ("Scatter-11",),
-        "cases/scatter_elements.yaml::onnx-scatter11-example-2": ("Scatter-11",),
-        "cases/scatter_elements.yaml::se-default-axis": ("Scatter-11",),
-        "cases/scatter_elements.yaml::se-rank3-axis0": ("Scatter-11",),
-        "cases/scatter_elements.yaml::se-rank3-axis1": ("Scatter-11",),
-        "cases/scatter_elements.yaml::se-rank3-axis2": ("Scatter-11",),
-        "cases/scatter_elements.yaml::se-negative-axis-last": ("Scatter-11",),
-        "cases/scatter_elements.yaml::se-negative-axis-first": ("Scatter-11",),
-        "cases/scatter_elements.yaml::se-1d": ("Scatter-11",),
-        "cases/scatter_elements.yaml::se-rank5-axis4": ("Scatter-11",),
-        **{f"cases/imported/onnx_node_scatter_elements.yaml::test_scatter{c}": ("Scatter-11",) for c in (
-            "_with_axis", "_without_axis", "_elements_with_axis", "_elements_without_axis",
-            "_elements_with_negative_indices")},
-        "cases/scatter_elements.yaml::se-negative-indices": ("Scatter-11",),
-        "cases/scatter_elements.yaml::se-reduction-none-explicit": ("Scatter-11",),
-        "cases/scatter_elements.yaml::se-dtype-float16": ("Scatter-11",),
-        "cases/scatter_elements.yaml::se-dtype-bfloat16": ("Scatter-11",),
-        "cases/scatter_elements.yaml::se-dtype-float64": ("Scatter-11",),
-        "cases/scatter_elements.yaml::se-dtype-int8": ("Scatter-11",),
-        "cases/scatter_elements.yaml::se-dtype-uint8": ("Scatter-11",),
-        "cases/scatter_elements.yaml::se-dtype-int32": ("Scatter-11",),
-        "cases/scatter_elements.yaml::se-dtype-int64-large": ("Scatter-11",),
-        "cases/scatter_elements.yaml::se-dtype-bool": ("Scatter-11",),
-        "cases/scatter_elements.yaml::se-dtype-string": ("Scatter-11",),
-        "cases/scatter_elements.yaml::se-dtype-complex64": ("Scatter-11",),
-        "cases/scatter_elements.yaml::gen-scatter-elements-axis0-rank2-unique-int64": ("Scatter-11",),
-        "cases/scatter_elements.yaml::gen-scatter-elements-axis1-rank3-unique-int32": ("Scatter-11",),
-        "cases/scatter_elements.yaml::gen-scatter-elements-axis-neg1-rank4-unique-int64-data": ("Scatter-11",),
-    },
-    _F16_ADD: {
-        "cases/scatter_elements.yaml::se-reduction-add-float16": ("opset18", "opset16"),
-        "cases/regression/scatter_elements.yaml::onnxruntime-32025-cpu-float16-scatter-add": ("opset18", "opset16"),
-    },
-    _BF16_ND_MAX: {
-        "cases/regression/scatter_nd.yaml::onnxruntime-32065-cpu-bfloat16-scatter-nd-max": ("opset18",),
-    },
-    _BOOL_MAX: {
-        "cases/scatter_elements.yaml::se-reduction-max-bool": ("opset18",),
-        "cases/scatter_nd.yaml::scatternd-reduction-max-bool": ("opset18",),
-    },
-}
-KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
-    (nodeid, variant): reason
-    for reason, cases in _BY_REASON.items()
-    for nodeid, variants in cases.items()
-    for variant in variants
-}
-
-
-
-
-def test_shipped_cases_deviate_only_where_known() -> None:
-    executor = InProcess()
-    deviating: dict[tuple[str, str], str] = {}
-    unexplained_na: list[tuple[str, str]] = []
-    for case in shipped_cases():
-        for variant in ADAPTER.variants(case.op):
-            record = execute(case, "onnxruntime", variant, executor)
-            if record["verdict"] == "deviates":
-                deviating[(case.nodeid, variant)] = f"{record['reason']} {record.get('error_message') or ''}"
-            elif record["verdict"] == "n/a" and not record.get("reason"):
-                unexplained_na.append((case.nodeid, variant))
-    unexpected = "\n".join(f"{k}: {v[:300]}" for k, v in sorted(deviating.items()) if k not in KNOWN_DEVIATIONS)
-    fixed = sorted(set(KNOWN_DEVIATIONS) - set(deviating))
-    assert not unexpected, f"new deviations (explain each in KNOWN_DEVIATIONS or fix the adapter):\n{unexpected}"
-    assert not fixed, f"listed deviations that now conform (update KNOWN_DEVIATIONS): {fixed}"
-    assert not unexplained_na
-
 
 # --- variants --------------------------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("openvino")
 
 import ml_dtypes
-from _shipped import REGRESSION_GATHER_NEG, REGRESSION_GATHER_OOB, shipped_cases
+from _inprocess import crash_risk
 
 from adapters.base import CaseData, Unsupported
 from adapters.openvino import (
@@ -24,138 +24,11 @@ from adapters.openvino import (
     native_spec,
     to_tensor,
 )
-from harness.cases import Case, ExpectedError, load_file
+from harness.cases import Case, load_file
 from harness.ops import with_defaults
-from harness.runner import InProcess, execute
 
 ROOT = Path(__file__).resolve().parents[1]
-G, GE, GN = "cases/gather.yaml", "cases/gather_elements.yaml", "cases/gather_nd.yaml"
-SE, SN, TK = "cases/scatter_elements.yaml", "cases/scatter_nd.yaml", "cases/take.yaml"
-IG, RG = "cases/imported/onnx_node_gather.yaml", "cases/regression/gather.yaml"
-RGE, RGN = "cases/regression/gather_elements.yaml", "cases/regression/gather_nd.yaml"
 ONNX = "onnx-frontend"
-ALL_GATHER = ("Gather-8", "Gather-7", "Gather-1", ONNX)
-ALL_GND = ("GatherND-8", "GatherND-5", ONNX)
-ALL_SE = ("ScatterElementsUpdate-12", "ScatterElementsUpdate-3", ONNX)
-ALL_SN = ("ScatterNDUpdate-15", "ScatterNDUpdate-3", "ScatterUpdate-3", ONNX)
-
-_NEG_OLD = ("Gather-7/Gather-1 take indices in [0, dim-1] only (documented); measured: a negative index counts as "
-            "out of range and yields 0")
-_OOB_ZERO = "OpenVINO Gather fills out-of-range indices with zeros (documented, Gather-8 Example 7) instead of raising"
-_F64 = ("the CPU plugin computes f64 as f32 (its internal precisions are f32/bf16/f16 and i32): values rounded, "
-        "overflowed to f32 max or flushed to 0, returned as f64")
-_I64 = ("the CPU plugin computes i64/u64 as i32: values outside 32 bits come back truncated to their low 32 bits "
-        "(2**63-1 -> -1)")
-_COMPLEX = "OpenVINO has no complex element type; the ONNX frontend rejects tensor(complex64) in read_model"
-_STR_GE = "CPU GatherElements supports 1/2/4-byte elements only: 'unsupported inputData input precision: string'"
-_STR_GND = "CPU GatherND: 'unsupported data input precision: string'"
-_STR_SCATTER = "CPU plugin: 'does not support string for use with oneDNN' when compiling the scatter node"
-_GND5 = ("GatherND-5 flattens the batch dims into one output dim (documented: output shape starts with the product "
-         "of the batch dims); GatherND-8 keeps them")
-_SU_SCALAR = ("CPU ScatterUpdate rejects 0-D indices ('do not support scalar input') although the ScatterUpdate-3 "
-              "spec allows them; rank-1 ScatterND indices become indices[..., 0], a scalar")
-_SU_NEG = ("ScatterUpdate-3 raises on negative indices (documented: 'If an index ... is negative, then an exception "
-           "is raised')")
-
-
-def _known(file: str, ids: tuple[str, ...], variants: tuple[str, ...], reason: str) -> dict[tuple[str, str], str]:
-    return {(f"{file}::{i}", v): reason for i in ids for v in variants}
-
-
-# cases/regression/gather.yaml: an index outside [-s, s) (zero fill), or an in-range negative one (Gather-7/1)
-_REG_OOB = REGRESSION_GATHER_OOB
-_REG_NEG = REGRESSION_GATHER_NEG
-
-# (case nodeid, variant) -> why OpenVINO's result differs from canonical semantics. Measured with 2026.4.1 on CPU.
-# Refusing index types outside ONNX's type constraints (GatherElements: uint*/int16; ScatterND: all but int64)
-# conforms, so it is not listed.
-KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
-    **_known(G, ("ov-gather8-example-6", "onnx-gather13-negative-indices", "gather-negative-axis-last",
-                 "gather-scalar-negative-index-1d", "gather-negative-indices-2d", "gather-index-int16-negative",
-                 "gen-gather-axis-neg1-rank4-with-negatives"), ("Gather-7", "Gather-1"), _NEG_OLD),
-    **_known(G, ("ov-gather8-example-7",), ALL_GATHER, _OOB_ZERO),
-    **_known(TK, ("take-mode-raise-out-of-range",), ("Gather-8", ONNX), _OOB_ZERO),
-    **_known(G, ("gather-dtype-float64",), ALL_GATHER, _F64),
-    **_known(G, ("gather-dtype-int64-large",), ALL_GATHER, _I64),
-    **_known(TK, ("take-dtype-float64",), ("Gather-8", ONNX), _F64),
-    **_known(TK, ("take-dtype-int64-large",), ("Gather-8", ONNX), _I64),
-    **_known(GE, ("ge-dtype-float64",), ("GatherElements-6", ONNX), _F64),
-    **_known(GE, ("ge-dtype-int64-large",), ("GatherElements-6", ONNX), _I64),
-    **_known(GE, ("ge-dtype-string",), ("GatherElements-6", ONNX), _STR_GE),
-    **_known(GN, ("gathernd-dtype-float64",), ALL_GND, _F64),
-    **_known(GN, ("gen-gathernd-batch-dims2-rank4",), ("GatherND-8", ONNX), _F64),
-    **_known(GN, ("gathernd-dtype-int64-large",), ALL_GND, _I64),
-    **_known(GN, ("gathernd-dtype-string",), ALL_GND, _STR_GND),
-    **_known(GN, ("trt-gathernd-elementwise-dims-2", "trt-gathernd-elementwise-dims-3",
-                  "trt-gathernd-elementwise-dims-2-slices", "gathernd-batch-dims-2",
-                  "gathernd-batch-dims-2-extra-index-dim"), ("GatherND-5",), _GND5),
-    **_known(GN, ("gen-gathernd-batch-dims2-rank4",), ("GatherND-5",), f"{_GND5}; and {_F64}"),
-    **_known(SE, ("se-dtype-float64",), ALL_SE, _F64),
-    **_known(SE, ("se-dtype-int64-large",), ALL_SE, _I64),
-    **_known(SE, ("se-dtype-string",), ALL_SE, _STR_SCATTER),
-    **_known(SN, ("scatternd-dtype-float64",), ALL_SN, _F64),
-    **_known(SN, ("gen-scatternd-k3-rank3-add-with-negatives",), ("ScatterNDUpdate-15", ONNX), _F64),
-    **_known(SN, ("scatternd-dtype-int64-large",), ALL_SN, _I64),
-    # scatternd-dtype-string is memory-unsafe (ScatterUpdate-3 damages the heap): it runs isolated, not here.
-    **_known(SN, ("scatternd-rank1-indices-slice",), ("ScatterUpdate-3",), _SU_SCALAR),
-    **_known(SN, ("scatternd-negative-indices-slices",), ("ScatterUpdate-3",), _SU_NEG),
-    **{(f"{f}::{i}", ONNX): _COMPLEX for f, i in ((G, "gather-dtype-complex64"), (GE, "ge-dtype-complex64"),
-                                                  (GN, "gathernd-dtype-complex64"), (SE, "se-dtype-complex64"),
-                                                  (SN, "scatternd-dtype-complex64"), (TK, "take-dtype-complex64"))},
-    # Imported ONNX node tests (cases/imported) and regression cases (cases/regression)
-    **_known(IG, ("test_gather_negative_indices",), ("Gather-7", "Gather-1"), _NEG_OLD),
-    **_known(RG, _REG_NEG, ("Gather-7", "Gather-1"), _NEG_OLD),
-    **_known(RG, _REG_OOB, ALL_GATHER, _OOB_ZERO),
-    **_known(RG, ("pytorch-11776-onnx-gather-is-take",), ALL_GATHER, _F64),
-    **_known(RGE, ("pytorch-11776-torch-gather-is-gather-elements",), ("GatherElements-6", ONNX), _F64),
-    **_known(RGN, ("openvino-7379-gather-nd-batch-dims-3",), ("GatherND-5",), _GND5),
-}
-
-
-def crash_risk(case: Case, variant: str) -> str | None:
-    """Why running ``case`` on ``variant`` could kill this process (measured on 2026.4.1 in throwaway
-    subprocesses); None when it is safe. These belong to the isolated run, not to an in-process test."""
-    tags = case.tags
-    if "crash" in tags or "empty" in tags:
-        return "tagged crash/empty"
-    inputs = case.inputs()
-    data, indices = inputs["data"], inputs["indices"]
-    if indices.size == 0 or (case.op in ("Gather", "Take") and data.size == 0):
-        # SIGFPE inside core.compile_model whenever a Gather's output has zero elements (any version, ONNX too).
-        return "Gather with an empty output: SIGFPE in compile_model"
-    if variant == "ScatterUpdate-3" and data.dtype == object:
-        return "ScatterUpdate-3 on string data corrupts the heap (SIGABRT 'munmap_chunk(): invalid pointer' later)"
-    if case.op == "GatherND" and isinstance(case.reference(), ExpectedError):
-        return "GatherND reads out of bounds for out-of-range indices (garbage; far indices SIGSEGV)"
-    if case.op == "ScatterElements":
-        dim = data.shape[int(case.attrs["axis"])] if data.ndim else 0
-        wide = indices.astype(np.float64)  # compare without integer wrap-around
-        if np.any(wide < -dim) or np.any(wide >= 2**31):
-            # below -dim the CPU node writes before the buffer; beyond 31 bits, i32 truncation may make it so
-            return "ScatterElementsUpdate writes out of bounds for indices < -dim (SIGSEGV/SIGABRT)"
-    return None
-
-
-
-
-def test_shipped_cases_deviate_only_where_known() -> None:
-    executor = InProcess()
-    deviating: dict[tuple[str, str], str] = {}
-    unexplained_na: list[tuple[str, str]] = []
-    for case in shipped_cases():
-        for variant in ADAPTER.variants(case.op):
-            if crash_risk(case, variant):
-                continue
-            record = execute(case, "openvino", variant, executor)
-            if record["verdict"] == "deviates":
-                deviating[(case.nodeid, variant)] = f"{record['reason']} {record.get('error_message') or ''}"[:300]
-            elif record["verdict"] == "n/a" and not record.get("reason"):
-                unexplained_na.append((case.nodeid, variant))
-    unexpected = {k: v for k, v in deviating.items() if k not in KNOWN_DEVIATIONS}
-    fixed = sorted(set(KNOWN_DEVIATIONS) - set(deviating))
-    assert not unexpected, f"new deviations: {unexpected}"
-    assert not fixed, f"listed deviations that now conform (update KNOWN_DEVIATIONS): {fixed}"
-    assert not unexplained_na
 
 
 def test_crash_risk_names_the_known_crashers(tmp_path: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,150 +12,14 @@ import pytest
 pytest.importorskip("tensorflow")
 
 import ml_dtypes
-from _shipped import REGRESSION_GATHER_NEG, REGRESSION_GATHER_OOB, shipped_cases
 
 import adapters.tensorflow as tf_adapter
 from adapters.base import CaseData, Unsupported
 from adapters.tensorflow import ADAPTER, from_tensor, split_variant, to_tensor
-from harness.cases import Case
 from harness.reference import compute
-from harness.runner import InProcess, execute
 
 tf = tf_adapter.tf_module()
 ROOT = Path(__file__).resolve().parents[1]
-
-# Each tf.function / XLA variant traces (and XLA compiles) once per new shape: 0.1-0.5 s a case. So the shipped-
-# case test runs them only on cases tagged MODE_TAGS, where the modes are known to part ways (index values
-# outside [0, s), index dtypes); every other case runs its eager variants. GSC_TF_ALL_MODES=1 runs every variant
-# on every case (as does `pytest cases --framework tensorflow`); KNOWN_DEVIATIONS lists the full set.
-MODE_TAGS = {"negative-indices", "out-of-bounds", "index-dtype"}
-ALL_MODES = os.environ.get("GSC_TF_ALL_MODES") == "1"
-
-NEGATIVE = "negative index: TF rejects indices outside [0, s) on CPU (InvalidArgumentError); ONNX wraps negatives"
-XLA_CLAMP = "XLA clamps gather indices into [0, s-1] (negatives -> 0) instead of raising (tensorflow#61865)"
-XLA_OOB = "XLA clamps an out-of-range gather index and returns a value where ONNX raises (tensorflow#61865)"
-XLA_SCATTER = "XLA silently drops scatter updates whose index is outside [0, s) (negatives too); ONNX wraps negatives"
-XLA_STRING = "XLA cannot compile tf.string tensors (no XLA_CPU_JIT kernel for DT_STRING arguments)"
-BOOL_MAX = "TensorScatterMax has no CPU kernel for bool (NotFoundError); XLA has one and conforms"
-SCATTER_ND_SUMS = ("tf.scatter_nd sums the updates of a repeated index (documented: 'updates ... will be summed'), "
-                   "where ONNX ScatterND without a reduction writes one of them")
-RANK1 = "tensor_scatter_nd_* needs a leading update axis: indices of shape (k,) are rejected (XLA accepts them)"
-
-EAGER_GRAPH = ("eager", "function")
-
-
-def _each(file: str, cases: list[str], variants: list[str], reason: str) -> dict[tuple[str, str], str]:
-    return {(f"cases/{file}.yaml::{c}", v): reason for c in cases for v in variants}
-
-
-def _modes(api: str, modes: tuple[str, ...] = tf_adapter.MODES) -> list[str]:
-    return [f"{api}/{m}" for m in modes]
-
-
-_GATHER_NEG = ["ov-gather8-example-6", "onnx-gather13-negative-indices", "gather-negative-axis-last",
-               "gather-scalar-negative-index-1d", "gather-negative-indices-2d",
-               "gen-gather-axis-neg1-rank4-with-negatives"]
-# Negative indices in cases whose index type is outside ONNX's constraints (int16; int32 for GatherND): eager and
-# graph refuse them, which conforms; XLA clamps them, a different value.
-_GATHER_NEG_OUTSIDE = ["gather-index-int16-negative"]
-_GND_NEG_OUTSIDE = ["trt-gathernd-elementwise-dims-1", "gathernd-negative-indices-slices",
-                    "gathernd-index-int16-negative"]
-_TAKE_NEG_OUTSIDE = ["take-index-int16-negative"]
-_GND_NEG = ["gathernd-negative-indices-elements", "gen-gathernd-batch-dims1-rank4-with-negatives"]
-# -2 on an axis of size 2: XLA clamps it to 0, which is where wrapping lands too, so only eager/graph deviate.
-_GND_NEG_COINCIDENT = ["blog-gathernd-example-2", "blog-gathernd-mxnet-example-2"]
-_SE_NEG = ["onnx-scatterelements18-negative-indices", "se-negative-indices", "se-reduction-add-negative-indices"]
-_SND_NEG = ["scatternd-negative-indices-elements", "scatternd-negative-indices-slices",
-            "gen-scatternd-k3-rank3-add-with-negatives"]
-_TAKE_NEG = ["take-negative-indices-raise", "gen-take-axis0-rank4-with-negatives"]
-# cases/regression/gather.yaml: an index past the end (XLA clamps it), or an in-range negative one (eager rejects it)
-_REG_OOB = list(REGRESSION_GATHER_OOB)
-_REG_NEG = list(REGRESSION_GATHER_NEG)
-
-# (case nodeid, variant) -> why TensorFlow's result differs from canonical semantics. Measured with 2.21.0 (CPU).
-# Refusing index types outside ONNX's type constraints (uint*, int16; int32 for GatherND/ScatterND) conforms.
-KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
-    # Gather (tf.gather)
-    **_each("gather", _GATHER_NEG, _modes("gather", EAGER_GRAPH), NEGATIVE),
-    **_each("gather", _GATHER_NEG + _GATHER_NEG_OUTSIDE, ["gather/xla"], XLA_CLAMP),
-    **_each("gather", ["ov-gather8-example-7"], ["gather/xla"], XLA_OOB),
-    **_each("gather", ["gather-dtype-string"], ["gather/xla"], XLA_STRING),
-    # GatherElements (tnp.take_along_axis: it wraps negatives itself, so they conform)
-    **_each("gather_elements", ["ge-dtype-string"], ["take_along_axis/xla"], XLA_STRING),
-    # GatherND (tf.gather_nd)
-    **_each("gather_nd", _GND_NEG + _GND_NEG_COINCIDENT, _modes("gather_nd", EAGER_GRAPH), NEGATIVE),
-    **_each("gather_nd", _GND_NEG + _GND_NEG_OUTSIDE, ["gather_nd/xla"], XLA_CLAMP),
-    **_each("gather_nd", ["gathernd-dtype-string"], ["gather_nd/xla"], XLA_STRING),
-    # ScatterElements (tf.tensor_scatter_nd_* on full coordinates)
-    **_each("scatter_elements", _SE_NEG, _modes("tensor_scatter_nd", EAGER_GRAPH), NEGATIVE),
-    **_each("scatter_elements", [*_SE_NEG, "se-index-int16-negative"], ["tensor_scatter_nd/xla"], XLA_SCATTER),
-    **_each("scatter_elements", ["se-reduction-max-bool"], _modes("tensor_scatter_nd", EAGER_GRAPH), BOOL_MAX),
-    **_each("scatter_elements", ["se-dtype-string"], ["tensor_scatter_nd/xla"], XLA_STRING),
-    # ScatterND (tf.tensor_scatter_nd_*, tf.scatter_nd)
-    **_each("scatter_nd", [*_SND_NEG, "scatternd-reduction-min-float64-negative-indices"],
-            _modes("tensor_scatter_nd", EAGER_GRAPH), NEGATIVE),
-    **_each("scatter_nd", [*_SND_NEG, "scatternd-index-int16-negative"], ["tensor_scatter_nd/xla"], XLA_SCATTER),
-    **_each("scatter_nd", ["scatternd-reduction-max-bool"], _modes("tensor_scatter_nd", EAGER_GRAPH), BOOL_MAX),
-    **_each("scatter_nd", ["scatternd-rank1-indices-element", "scatternd-rank1-indices-slice"],
-            _modes("tensor_scatter_nd", EAGER_GRAPH), RANK1),
-    **_each("regression/scatter_nd", ["jax-12359-scatter-duplicates-cpu-vs-gpu"], _modes("scatter_nd"),
-            SCATTER_ND_SUMS),
-    # Take (mode raise via tf.gather; clip/wrap via tnp.take conform)
-    **_each("take", _TAKE_NEG, _modes("gather", EAGER_GRAPH), NEGATIVE),
-    **_each("take", _TAKE_NEG + _TAKE_NEG_OUTSIDE, ["gather/xla"], XLA_CLAMP),
-    **_each("take", ["take-mode-raise-out-of-range"], ["gather/xla"], XLA_OOB),
-    **_each("take", ["take-dtype-string"], ["gather/xla"], XLA_STRING),
-    # Imported ONNX node tests (cases/imported) and regression cases (cases/regression)
-    **_each("imported/onnx_node_gather", ["test_gather_negative_indices"], _modes("gather", EAGER_GRAPH), NEGATIVE),
-    **_each("imported/onnx_node_gather", ["test_gather_negative_indices"], ["gather/xla"], XLA_CLAMP),
-    **_each("imported/onnx_node_scatter_elements", ["test_scatter_elements_with_negative_indices"],
-            _modes("tensor_scatter_nd", EAGER_GRAPH), NEGATIVE),
-    **_each("imported/onnx_node_scatter_elements", ["test_scatter_elements_with_negative_indices"],
-            ["tensor_scatter_nd/xla"], XLA_SCATTER),
-    **_each("regression/gather", _REG_OOB, ["gather/xla"], XLA_OOB),
-    **_each("regression/gather", _REG_NEG, _modes("gather", EAGER_GRAPH), NEGATIVE),
-    **_each("regression/gather", _REG_NEG, ["gather/xla"], XLA_CLAMP),
-    **_each("regression/gather_elements", ["mxnet-12009-pick-clips"], ["take_along_axis/xla"], XLA_OOB),
-    **_each("regression/gather_nd", ["tensorflow-12608-gather-nd-gpu-zeros",
-            "tensorflow-112068-xla-gather-nd-accepts-out-of-bounds"], ["gather_nd/xla"], XLA_OOB),
-    **_each("regression/gather_nd", ["mxnet-11551-indexing-negative-reads-garbage"], _modes("gather_nd", EAGER_GRAPH),
-            NEGATIVE),
-}
-
-
-
-
-def _selected(case: Case) -> list[str]:
-    variants = ADAPTER.variants(case.op)
-    if ALL_MODES or MODE_TAGS & set(case.tags):
-        return variants
-    return [v for v in variants if v.endswith("/eager")]
-
-
-def test_shipped_cases_deviate_exactly_where_known() -> None:
-    cases = shipped_cases()
-    possible = {(c.nodeid, v) for c in cases for v in ADAPTER.variants(c.op)}
-    stale = sorted(set(KNOWN_DEVIATIONS) - possible)
-    assert not stale, f"KNOWN_DEVIATIONS names cases/variants that do not exist: {stale}"
-    ran: set[tuple[str, str]] = set()
-    deviating: dict[tuple[str, str], str] = {}
-    no_reason = []
-    for case in cases:
-        for variant in _selected(case):
-            rec = execute(case, "tensorflow", variant, InProcess())
-            key = (case.nodeid, variant)
-            ran.add(key)
-            if rec["verdict"] == "deviates":
-                deviating[key] = f"{rec['reason']} {(rec.get('error_message') or '')[:160]}"
-            if rec["verdict"] == "n/a" and not rec.get("reason"):
-                no_reason.append(key)
-    assert not no_reason, f"n/a without a reason: {no_reason}"
-    expected = {k for k in KNOWN_DEVIATIONS if k in ran}
-    unexpected = {k: v for k, v in deviating.items() if k not in expected}
-    fixed = sorted(expected - set(deviating))
-    assert not unexpected, "new deviations:\n" + "\n".join(f"{k}: {v}" for k, v in sorted(unexpected.items()))
-    assert not fixed, f"known deviations that now conform: {fixed}"
-
 
 # ---------------------------------------------------------------------------------------------------------------
 # Translation

@@ -13,7 +13,6 @@ pytest.importorskip("torch")
 
 import ml_dtypes
 import torch
-from _shipped import REGRESSION_GATHER_NEG, shipped_cases
 
 import adapters.torch as torch_adapter
 from adapters.attrs import InvalidAttribute
@@ -21,103 +20,9 @@ from adapters.base import CaseData, Unsupported
 from adapters.torch import ADAPTER, COMPILED, to_tensor
 from adapters.torch_calls import VARIANTS
 from harness.reference import compute
-from harness.runner import InProcess, execute
 from harness.worker import run_case
 
 ROOT = Path(__file__).resolve().parents[1]
-
-# torch.compile costs seconds per new (expression, shape, dtype), so the shipped-case test runs the '/compile'
-# variants only on these cases: in range, negative indices (where compiled index_select differs from eager),
-# out of range, batch_dims through indexing, rejected index dtypes (uint8: eager reads it as a mask, compiled
-# code raises), and one case per scatter. Every other case
-# runs its eager variants only. `pytest cases --framework torch` runs everything.
-COMPILE_SUBSET = {
-    "cases/gather.yaml::ov-gather8-example-1",
-    "cases/gather.yaml::ov-gather8-example-6",
-    "cases/gather.yaml::ov-gather8-example-7",
-    "cases/gather.yaml::ov-gather8-example-2",
-    "cases/gather_elements.yaml::ge-negative-indices",
-    "cases/gather_nd.yaml::blog-gathernd-example-2",
-    "cases/scatter_elements.yaml::se-reduction-add-negative-indices",
-    "cases/scatter_nd.yaml::onnx-scatternd18-add",
-    "cases/gather.yaml::gather-index-int16-negative",
-    "cases/gather_nd.yaml::gathernd-index-uint8",
-    "cases/take.yaml::take-negative-indices-raise",
-}
-
-_NEG_INDEX_SELECT = "torch.index_select rejects negative indices (IndexError 'index out of range in self')"
-_NEG_ELEMENTS = "torch.{} rejects negative indices (RuntimeError 'index -k is out of bounds')"
-_UINT8_MASK = "advanced indexing treats uint8 index tensors as boolean masks (deprecated), not as integer indices"
-_ELEM = ("gather", "scatter")
-
-
-def _both(nodeid: str, variants: tuple[str, ...], reason: str) -> dict[tuple[str, str], str]:
-    return {(nodeid, v): reason for v in variants}
-
-
-# (case nodeid, variant) -> why torch's result differs from canonical semantics. Measured with 2.13.0+cpu.
-# Refusing index types outside ONNX's type constraints (uint*, int16; int32 for GatherND/ScatterND) conforms.
-KNOWN_DEVIATIONS: dict[tuple[str, str], str] = {
-    # Gather: index_select rejects negatives (compiled index_select wraps them: not listed, it conforms)
-    **{(f"cases/gather.yaml::{c}", "index_select"): _NEG_INDEX_SELECT for c in (
-        "ov-gather8-example-6", "onnx-gather13-negative-indices", "gather-negative-axis-last",
-        "gather-scalar-negative-index-1d", "gather-negative-indices-2d", "gen-gather-axis-neg1-rank4-with-negatives")},
-    # GatherElements
-    **{(f"cases/gather_elements.yaml::{c}", "gather"): _NEG_ELEMENTS.format("gather") for c in (
-        "onnx-gatherelements13-negative-indices", "ge-negative-indices",
-        "gen-gather-elements-axis-neg1-rank4-with-negatives")},
-    # GatherND
-    ("cases/gather_nd.yaml::gathernd-index-uint8", "indexing"): _UINT8_MASK + " (returns a wrong-shaped value)",
-    # ScatterElements
-    **{(f"cases/scatter_elements.yaml::{c}", "scatter"): _NEG_ELEMENTS.format("scatter") for c in (
-        "onnx-scatterelements18-negative-indices", "se-negative-indices")},
-    **_both("cases/scatter_elements.yaml::se-reduction-add-negative-indices", ("scatter", "scatter_reduce"),
-            "Tensor.scatter_add / scatter_reduce reject negative indices (RuntimeError)"),
-    # Take: mode raise is torch.take (axis None, int64 only) or torch.index_select (an axis)
-    **{(f"cases/take.yaml::{c}", "index_select"): _NEG_INDEX_SELECT for c in (
-        "take-negative-indices-raise", "gen-take-axis0-rank4-with-negatives")},
-    ("cases/take.yaml::take-index-int32", "take"): "torch.take takes int64 indices only ('Expected a long tensor')",
-    # torch.compile (only COMPILE_SUBSET runs here): out-of-range checks survive compilation; negative indices
-    # raise in the generated kernel like eager gather/scatter do.
-    ("cases/gather_elements.yaml::ge-negative-indices", "gather/compile"):
-        "compiled torch.gather rejects negative indices (inductor kernel: 'index out of bounds')",
-    **_both("cases/scatter_elements.yaml::se-reduction-add-negative-indices",
-            ("scatter/compile", "scatter_reduce/compile"),
-            "compiled scatter_add / scatter_reduce reject negative indices (inductor kernel: 'index out of bounds')"),
-    # ScatterND
-    # Imported ONNX node tests (cases/imported) and regression cases (cases/regression): negative indices
-    **{(c, "index_select"): _NEG_INDEX_SELECT for c in (
-        "cases/imported/onnx_node_gather.yaml::test_gather_negative_indices",
-        *(f"cases/regression/gather.yaml::{c}" for c in REGRESSION_GATHER_NEG))},
-    **{(f"cases/{c}", "gather"): _NEG_ELEMENTS.format("gather") for c in (
-        "imported/onnx_node_gather_elements.yaml::test_gather_elements_negative_indices",
-        "regression/gather_elements.yaml::openvino-30800-cpu-gather-elements-negative")},
-    ("cases/imported/onnx_node_scatter_elements.yaml::test_scatter_elements_with_negative_indices", "scatter"):
-        _NEG_ELEMENTS.format("scatter"),
-}
-
-
-
-
-def test_shipped_cases_deviate_only_where_known() -> None:
-    executor = InProcess()
-    deviating: dict[tuple[str, str], str] = {}
-    unexplained_na: list[tuple[str, str]] = []
-    for case in shipped_cases():
-        for variant in ADAPTER.variants(case.op):
-            if variant.endswith("/compile") and case.nodeid not in COMPILE_SUBSET:
-                continue
-            record = execute(case, "torch", variant, executor)
-            if record["verdict"] == "deviates":
-                deviating[(case.nodeid, variant)] = f"{record['reason']} {record.get('error_message') or ''}"
-            elif record["verdict"] == "n/a" and not record.get("reason"):
-                unexplained_na.append((case.nodeid, variant))
-    unexpected = {k: v for k, v in deviating.items() if k not in KNOWN_DEVIATIONS}
-    fixed = sorted(set(KNOWN_DEVIATIONS) - set(deviating))
-    assert not unexpected, f"new deviations: {unexpected}"
-    assert not fixed, f"listed deviations that now conform (update KNOWN_DEVIATIONS): {fixed}"
-    assert not unexplained_na
-
 
 # --- variants --------------------------------------------------------------------------------------------------
 

@@ -57,7 +57,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
                    check=True, capture_output=True, timeout=600)
     wheel = next(dist.glob("gather_scatter_conformance-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    for shipped in ("harness/data/baselines/numpy.yaml", "harness/data/claims/onnx.yaml", "harness/data/schema.json",
+    for shipped in ("harness/data/baselines/numpy.yaml", "harness/data/claims/onnx.yaml", "harness/data/known/jax.yaml",
+                    "harness/data/schema.json",
                     "harness/report/templates/report.html.j2"):
         assert shipped in names, f"{shipped} is not in the wheel"
     env_dir = tmp / "venv"

@@ -1,0 +1,194 @@
+"""The known-deviation files (known/<framework>.yaml) against a run of every shipped case, both ways.
+
+A (case, variant) that deviates must be listed, with its reason; a listed one that no longer deviates is stale; an
+entry naming a case or variant that does not exist, or a claim that does not resolve, is an error. The run is in
+this process (MXNet: its own interpreter), so what each framework cannot afford here is in PLANS below.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _inprocess import MXNET_PYTHON, FreshMxnet, WarmMxnet, crash_risk, writes_outside
+from _shipped import ROOT, shipped_cases
+
+import adapters
+from harness import known
+from harness.cases import Case
+from harness.runner import InProcess, execute
+
+Key = tuple[str, str]
+
+# torch.compile costs seconds per new (expression, shape, dtype): the '/compile' variants run on these cases only
+# (in range, negative indices where compiled index_select differs from eager, out of range, batch_dims through
+# indexing, rejected index dtypes: uint8 is a mask to eager and an error to compiled code, one case per scatter).
+TORCH_COMPILE_SUBSET = {
+    "cases/gather.yaml::ov-gather8-example-1",
+    "cases/gather.yaml::ov-gather8-example-6",
+    "cases/gather.yaml::ov-gather8-example-7",
+    "cases/gather.yaml::ov-gather8-example-2",
+    "cases/gather_elements.yaml::ge-negative-indices",
+    "cases/gather_nd.yaml::blog-gathernd-example-2",
+    "cases/scatter_elements.yaml::se-reduction-add-negative-indices",
+    "cases/scatter_nd.yaml::onnx-scatternd18-add",
+    "cases/gather.yaml::gather-index-int16-negative",
+    "cases/gather_nd.yaml::gathernd-index-uint8",
+    "cases/take.yaml::take-negative-indices-raise",
+}
+# Each tf.function / XLA variant traces (XLA compiles) once per shape, 0.1-0.5 s a case: they run on cases with
+# these tags, where the modes part ways; GSC_TF_ALL_MODES=1 runs them on every case.
+TF_MODE_TAGS = {"negative-indices", "out-of-bounds", "index-dtype"}
+# JAX compiles every op anew (about 0.2 s a case and variant): the other variants run on cases with these tags.
+JAX_OTHER_VARIANT_TAGS = {"out-of-bounds", "negative-indices", "batch_dims", "negative-batch-dims", "mode"}
+
+
+def _all(case: Case, variant: str) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one framework runs the shipped cases here: which variants it runs beyond the listed deviations (every
+    listed pair always runs), and which (case, variant) cannot run in this process at all (a reason, or None)."""
+
+    selects: Callable[[Case, str], bool] = _all
+    cannot_run: Callable[[Case, str], str | None] = lambda case, variant: None
+
+
+PLANS: dict[str, Plan] = {
+    "onnxruntime": Plan(),
+    "openvino": Plan(cannot_run=crash_risk),  # cases that kill the process belong to the isolated run
+    "torch": Plan(selects=lambda c, v: not v.endswith("/compile") or c.nodeid in TORCH_COMPILE_SUBSET),
+    "tensorflow": Plan(
+        selects=lambda c, v: (
+            v.endswith("/eager") or os.environ.get("GSC_TF_ALL_MODES") == "1" or bool(TF_MODE_TAGS & set(c.tags))
+        )
+    ),
+    "jax": Plan(selects=lambda c, v: v == "eager" or bool(JAX_OTHER_VARIANT_TAGS & set(c.tags))),
+    "mxnet": Plan(),  # runs in .venv-mxnet; scatters that write outside the array get a worker each (_run_mxnet)
+}
+
+
+def _available(framework: str) -> str | None:
+    """Why ``framework`` cannot run here, or None."""
+    if framework == "mxnet":
+        if not MXNET_PYTHON.exists():
+            return "MXNet's environment is not built (make mxnet-env)"
+        return None if importlib.util.find_spec("execnet") else "execnet is not installed"
+    return None if adapters.is_available(framework) else f"{framework} is not installed"
+
+
+def _run_in_process(framework: str, runs: list[tuple[Case, str]]) -> dict[Key, dict[str, Any]]:
+    executor = InProcess()
+    return {(c.nodeid, v): execute(c, framework, v, executor) for c, v in runs}
+
+
+def _run_mxnet(framework: str, runs: list[tuple[Case, str]]) -> dict[Key, dict[str, Any]]:
+    warm = WarmMxnet()
+    try:
+        # The throwaway workers (MXNet's import is most of their cost) run two at a time beside the warm one.
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            pending = {
+                (c.nodeid, v): pool.submit(execute, c, framework, v, FreshMxnet())
+                for c, v in runs
+                if writes_outside(c, v)
+            }
+            records = {(c.nodeid, v): execute(c, framework, v, warm) for c, v in runs if (c.nodeid, v) not in pending}
+            records.update({key: future.result() for key, future in pending.items()})
+    finally:
+        warm.isolated.close()
+    return records
+
+
+def _why(record: dict[str, Any]) -> str:
+    return f"{record['outcome']}: {record.get('reason') or ''} {record.get('error_message') or ''}".strip()[:300]
+
+
+@pytest.mark.parametrize("framework", sorted(PLANS))
+def test_known_file_names_existing_cases_variants_and_claims(framework: str) -> None:
+    parsed = known.parse_file(ROOT / "known" / f"{framework}.yaml")
+    variants = {c.nodeid: adapters.get(framework).variants(c.op) for c in shipped_cases()}
+    missing = [
+        f"{nodeid} [{variant}]" + ("" if nodeid in variants else " (no such case)")
+        for nodeid, variant in known.load_file(ROOT / "known" / f"{framework}.yaml")
+        if variant not in variants.get(nodeid, ())
+    ]
+    assert not missing, f"known/{framework}.yaml names cases or variants that do not exist: {missing}"
+    dangling = [
+        entry.claim.model_dump(exclude_none=True)
+        for entry in parsed.deviations
+        if entry.claim and not known.resolve(entry.claim, framework, ROOT / "claims")
+    ]
+    assert not dangling, f"known/{framework}.yaml: claim references that match no claim: {dangling}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("framework", sorted(PLANS))
+def test_shipped_cases_deviate_only_where_known(framework: str) -> None:
+    why_not = _available(framework)
+    if why_not:
+        pytest.skip(why_not)
+    plan, listed = PLANS[framework], known.entries(framework)
+    runs: list[tuple[Case, str]] = []
+    unrunnable: list[str] = []
+    for case in shipped_cases():
+        for variant in adapters.get(framework).variants(case.op):
+            is_listed = (case.nodeid, variant) in listed
+            if not (is_listed or plan.selects(case, variant)):
+                continue
+            danger = plan.cannot_run(case, variant)
+            if danger and is_listed:
+                unrunnable.append(f"{case.nodeid} [{variant}]: {danger}")
+            elif not danger:
+                runs.append((case, variant))
+    assert not unrunnable, f"known/{framework}.yaml lists pairs this test cannot run in-process: {unrunnable}"
+
+    records = (_run_mxnet if framework == "mxnet" else _run_in_process)(framework, runs)
+    no_reason = [key for key, rec in records.items() if rec["verdict"] == "n/a" and not rec.get("reason")]
+    deviating = {key: rec for key, rec in records.items() if rec["verdict"] == "deviates"}
+    unexpected = [f"{k[0]} [{k[1]}]: {_why(r)}" for k, r in sorted(deviating.items()) if k not in listed]
+    stale = [f"{k[0]} [{k[1]}]: {records[k]['verdict']}" for k in listed if k not in deviating]
+    unannotated = [f"{k[0]} [{k[1]}]" for k, r in deviating.items()
+                   if k in listed and r.get("known_deviation") != listed[k]]
+    assert not unexpected, (
+        f"deviations known/{framework}.yaml does not list (explain each there, or fix the adapter):\n"
+        + "\n".join(unexpected)
+    )
+    assert not stale, f"listed in known/{framework}.yaml but no longer deviating (remove them):\n" + "\n".join(stale)
+    assert not unannotated, f"records without the known file's reason as known_deviation: {unannotated}"
+    assert not no_reason, f"n/a records without a reason: {no_reason}"
+
+
+def test_a_malformed_known_file_is_one_line_naming_file_and_entry(tmp_path: Path) -> None:
+    path = tmp_path / "jax.yaml"
+    path.write_text("framework: jax\nmeasured: '0'\ndeviations:\n  - why: x\n    cases: [cases/take.yaml::a]\n")
+    with pytest.raises(known.KnownFileError) as exc:
+        known.parse_file(path)
+    assert str(exc.value) == f"{path}:4: deviations[0]: a case given as a plain nodeid needs the entry's `variants`"
+    path.write_text("framework: jax\nmeasured: '0'\ndeviations:\n  - why: x\n    variants: [eager]\n"
+                    "    cases: [take]\n")
+    with pytest.raises(known.KnownFileError, match=r":6: deviations\[0\]\.cases: .*'take' is not a case nodeid"):
+        known.parse_file(path)
+
+
+def test_a_pair_listed_under_two_reasons_gets_both(tmp_path: Path) -> None:
+    path = tmp_path / "jax.yaml"
+    path.write_text(
+        "framework: jax\nmeasured: '0'\ndeviations:\n"
+        "  - {why: one, variants: [eager, jit], cases: [f.yaml::a]}\n"
+        "  - {why: two, cases: [{f.yaml::a: [jit]}]}\n"
+    )
+    assert known.load_file(path) == {("f.yaml::a", "eager"): "one", ("f.yaml::a", "jit"): "one; and two"}
+
+
+def test_a_claim_reference_resolves_only_to_matching_claims() -> None:
+    ref = known.ClaimRef(api="Gather-7", dimension="negative-indices")
+    assert [c.label for c in known.resolve(ref, "openvino", ROOT / "claims")] == ["unspecified"]
+    assert known.resolve(ref.model_copy(update={"api": "Gather-99"}), "openvino", ROOT / "claims") == []

@@ -33,7 +33,7 @@ G, GE, GN = "cases/gather.yaml", "cases/gather_elements.yaml", "cases/gather_nd.
 SE, SN, TK = "cases/scatter_elements.yaml", "cases/scatter_nd.yaml", "cases/take.yaml"
 IG, RG = "cases/imported/onnx_node_gather.yaml", "cases/regression/gather.yaml"
 RGE, RGN = "cases/regression/gather_elements.yaml", "cases/regression/gather_nd.yaml"
-ONNX = "onnx-frontend"
+ONNX = "read_model"
 ALL_GATHER = ("Gather-8", "Gather-7", "Gather-1", ONNX)
 ALL_GND = ("GatherND-8", "GatherND-5", ONNX)
 ALL_SE = ("ScatterElementsUpdate-12", "ScatterElementsUpdate-3", ONNX)
@@ -355,17 +355,17 @@ def test_compiled_models_are_cached_by_node_attrs_shapes_and_types() -> None:
     inputs = {"data": _D, "indices": np.array([1, 0])}
     case = CaseData("Gather", inputs, with_defaults("Gather", {"axis": 0}))
     first = adapter.prepare(case, "Gather-8")
-    assert (adapter.cache_misses, adapter.cache_hits) == (1, 0)
+    assert (adapter.cache.misses, adapter.cache.hits) == (1, 0)
     other_values = CaseData("Gather", {"data": _D + 1, "indices": np.array([0, 0])}, case.attrs)
     second = adapter.prepare(other_values, "Gather-8")  # same node, attrs, shapes, types: no recompile
-    assert (adapter.cache_misses, adapter.cache_hits) == (1, 1)
-    assert len(adapter._compiled) == 1
+    assert (adapter.cache.misses, adapter.cache.hits) == (1, 1)
+    assert len(adapter.cache) == 1
     np.testing.assert_array_equal(first.run(), _D[[1, 0]])
     np.testing.assert_array_equal(second.run(), (_D + 1)[[0, 0]])
     adapter.prepare(CaseData("Gather", inputs, with_defaults("Gather", {"axis": 1})), "Gather-8")  # attrs
     adapter.prepare(CaseData("Gather", {"data": _D, "indices": np.array([1, 0], np.int32)}, case.attrs), "Gather-8")
     adapter.prepare(case, "Gather-7")  # node version
-    assert (adapter.cache_misses, adapter.cache_hits) == (4, 1)
+    assert (adapter.cache.misses, adapter.cache.hits) == (4, 1)
 
 
 def test_onnx_frontend_reads_the_model_from_memory_and_caches_it() -> None:
@@ -376,7 +376,7 @@ def test_onnx_frontend_reads_the_model_from_memory_and_caches_it() -> None:
     assert "core.read_model(model.SerializeToString())" in call.api and "GatherElements-13" in call.api
     np.testing.assert_array_equal(call.run(), [[2.0, 0.0, 1.0], [3.0, 3.0, 3.0]])
     adapter.prepare(case, ONNX)
-    assert (adapter.cache_misses, adapter.cache_hits) == (1, 1)
+    assert (adapter.cache.misses, adapter.cache.hits) == (1, 1)
 
 
 def test_version_is_openvinos() -> None:

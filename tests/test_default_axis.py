@@ -80,39 +80,39 @@ EXPECTED: dict[tuple[str, str], dict[str, str]] = {
     # Take maps to Gather; without an axis Gather's default 0 applies (not Take's flattening)
     ("onnx-reference", "take"): {"ReferenceEvaluator": "axis-0"},
     ("onnx-reference", "take-clip"): {"ReferenceEvaluator": U},  # Gather has no mode
-    ("onnxruntime", "gather"): {"opset13": "axis-0", "opset11": "axis-0", "opset1": "axis-0"},  # as above
-    ("onnxruntime", "gather-batch-dims"): {"opset13": U, "opset11": U, "opset1": U},
-    ("onnxruntime", "gather-elements"): {"opset13": "axis-0", "opset11": "axis-0"},
+    ("onnxruntime", "gather"): {"Gather-13": "axis-0", "Gather-11": "axis-0", "Gather-1": "axis-0"},  # as above
+    ("onnxruntime", "gather-batch-dims"): {"Gather-13": U, "Gather-11": U, "Gather-1": U},
+    ("onnxruntime", "gather-elements"): {"GatherElements-13": "axis-0", "GatherElements-11": "axis-0"},
     ("onnxruntime", "scatter-elements"): {
-        "opset18": "axis-0",
-        "opset16": "axis-0",
-        "opset13": "axis-0",
-        "opset11": "axis-0",
+        "ScatterElements-18": "axis-0",
+        "ScatterElements-16": "axis-0",
+        "ScatterElements-13": "axis-0",
+        "ScatterElements-11": "axis-0",
         # Scatter (default axis 0, https://onnx.ai/onnx/operators/onnx__Scatter.html) is deprecated at opset 11:
         # onnxruntime rejects the Scatter-11 model whatever the axis ("Op registered for Scatter is deprecated"),
         # and classify labels any error on the default-axis dimension `required`.
         "Scatter-11": R,
         "Scatter-9": "axis-0",
     },
-    ("onnxruntime", "take"): {"opset13": "axis-0", "opset11": "axis-0", "opset1": "axis-0"},
-    ("onnxruntime", "take-clip"): {"opset13": U, "opset11": U, "opset1": U},
+    ("onnxruntime", "take"): {"Gather-13": "axis-0", "Gather-11": "axis-0", "Gather-1": "axis-0"},
+    ("onnxruntime", "take-clip"): {"Gather-13": U, "Gather-11": U, "Gather-1": U},
     # --- OpenVINO ---------------------------------------------------------------------------------------------
     # Gather-1/7/8: axis is the third input, "Required: yes"; ov.opsetN.gather(data, indices, axis, ...) has no
     # default. https://docs.openvino.ai/2025/documentation/openvino-ir-format/operation-sets/operation-specs/movement/gather-8.html
-    ("openvino", "gather"): {"Gather-8": R, "Gather-7": R, "Gather-1": R, "onnx-frontend": "axis-0"},
-    ("openvino", "gather-batch-dims"): {"Gather-8": R, "Gather-7": R, "Gather-1": R, "onnx-frontend": U},
+    ("openvino", "gather"): {"Gather-8": R, "Gather-7": R, "Gather-1": R, "read_model": "axis-0"},
+    ("openvino", "gather-batch-dims"): {"Gather-8": R, "Gather-7": R, "Gather-1": R, "read_model": U},
     # The Python API's gather_elements(data, indices, axis=0) defaults to 0 (the IR spec marks axis required).
     # https://docs.openvino.ai/2025/api/ie_python_api/_autosummary/openvino.opset6.gather_elements.html
-    ("openvino", "gather-elements"): {"GatherElements-6": "axis-0", "onnx-frontend": "axis-0"},
+    ("openvino", "gather-elements"): {"GatherElements-6": "axis-0", "read_model": "axis-0"},
     # ScatterElementsUpdate-3/12: axis is the fourth input, required.
     # https://docs.openvino.ai/2025/documentation/openvino-ir-format/operation-sets/operation-specs/movement/scatter-elements-update-12.html
     ("openvino", "scatter-elements"): {
         "ScatterElementsUpdate-12": R,
         "ScatterElementsUpdate-3": R,
-        "onnx-frontend": "axis-0",
+        "read_model": "axis-0",
     },
-    ("openvino", "take"): {"Gather-8": R, "onnx-frontend": "axis-0"},
-    ("openvino", "take-clip"): {"Gather-8": U, "onnx-frontend": U},  # Gather has no mode
+    ("openvino", "take"): {"Gather-8": R, "read_model": "axis-0"},
+    ("openvino", "take-clip"): {"Gather-8": U, "read_model": U},  # Gather has no mode
     # --- TensorFlow (eager, tf.function, XLA alike) -----------------------------------------------------------
     # tf.gather: "axis ... Defaults to the first non-batch dimension" (batch_dims, itself 0 by default).
     # https://www.tensorflow.org/api_docs/python/tf/gather
@@ -191,17 +191,17 @@ EXPECTED: dict[tuple[str, str], dict[str, str]] = {
     # --- JAX (eager and jax.jit alike) ------------------------------------------------------------------------
     # jnp.take: "axis ... If not specified, a is flattened"
     # https://docs.jax.dev/en/latest/_autosummary/jax.numpy.take.html
-    ("jax", "gather"): {"eager": "flatten", "jit": "flatten", "indexing": "axis-0"},  # data[indices]: first axis
+    ("jax", "gather"): {"take": "flatten", "take/jit": "flatten", "indexing": "axis-0"},  # data[indices]: first axis
     # jax.vmap(jnp.take): each batch element is flattened (the classifier's per-batch flatten candidate)
-    ("jax", "gather-batch-dims"): {"eager": "flatten", "jit": "flatten", "indexing": R},
+    ("jax", "gather-batch-dims"): {"take": "flatten", "take/jit": "flatten", "indexing": R},
     # jnp.take_along_axis(arr, indices, axis=-1, ...): the signature's default is -1 (the prose says "flattened").
     # https://docs.jax.dev/en/latest/_autosummary/jax.numpy.take_along_axis.html
-    ("jax", "gather-elements"): {"eager": "last", "jit": "last"},
+    ("jax", "gather-elements"): {"take_along_axis": "last", "take_along_axis/jit": "last"},
     # data.at[coordinates]: the axis the coordinates put indices on must be stated.
     # https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html
-    ("jax", "scatter-elements"): {"eager": R, "jit": R},
-    ("jax", "take"): {"eager": U, "jit": U},  # jnp.take has no working mode='raise'
-    ("jax", "take-clip"): {"eager": "flatten", "jit": "flatten"},  # jnp.take, as above
+    ("jax", "scatter-elements"): {"at": R, "at/jit": R},
+    ("jax", "take"): {"take": U, "take/jit": U},  # jnp.take has no working mode='raise'
+    ("jax", "take-clip"): {"take": "flatten", "take/jit": "flatten"},  # jnp.take, as above
 }
 
 # framework -> the module that must be importable for its test to run

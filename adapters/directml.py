@@ -20,17 +20,10 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
+from adapters import variants
 from adapters.attrs import axis_index
 from adapters.base import Call, CaseData
-from adapters.onnxruntime import (
-    OnnxruntimeAdapter,
-    SessionCache,
-    _is_bfloat16,
-    _Plan,
-    _variants,
-    build_model,
-    variant_target,
-)
+from adapters.onnxruntime import OnnxruntimeAdapter, _is_bfloat16, _Plan, _variants, build_model, variant_target
 
 PROVIDER = "DmlExecutionProvider"
 DISTRIBUTION = "onnxruntime-directml"
@@ -55,41 +48,20 @@ def platform_problem(platform: str = sys.platform) -> str | None:
 def dml_variants(op: str) -> list[str]:
     """onnxruntime's variants of ``op``, reordered so the newest version DirectML supports (<= opset 17) is first."""
     names = _variants(op)
-    supported = [v for v in names if not v.startswith("opset") or int(v[5:]) <= MAX_OPSET]
+    supported = [v for v in names if _version(v) <= MAX_OPSET]
     return supported + [v for v in names if v not in supported]
 
 
-class DmlSessionCache(SessionCache):
-    """onnxruntime's session LRU, with the session options the DirectML execution provider needs."""
-
-    def get(self, key: tuple[Any, ...], model: Any, provider_list: list[str], intra_op_threads: int = 1) -> Any:
-        """The cached session for ``key``, created on a miss with DirectML's options (a failure caches nothing)."""
-        if key in self._items:
-            self.hits += 1
-            self._items.move_to_end(key)
-            return self._items[key]
-        import onnxruntime as ort
-
-        self.misses += 1
-        options = ort.SessionOptions()
-        options.enable_mem_pattern = False
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
-        session = ort.InferenceSession(model.SerializeToString(), sess_options=options, providers=provider_list)
-        self._items[key] = session
-        if len(self._items) > self.size:
-            self._items.popitem(last=False)
-        return session
+def _version(variant: str) -> int:
+    # Scatter-9/11 are no ONNX version's newest: they stay where they are, among the supported.
+    onnx_type, version = variants.op_version(variant) or ("", 0)
+    return 0 if onnx_type == "Scatter" else version
 
 
 class DirectMLAdapter(OnnxruntimeAdapter):
     name = "directml"
     module = "onnxruntime"
     devices = ("gpu",)  # DirectML runs on a Direct3D 12 GPU
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.cache = DmlSessionCache()
 
     def unavailable(self) -> str | None:
         return platform_problem()
@@ -102,6 +74,17 @@ class DirectMLAdapter(OnnxruntimeAdapter):
 
     def variants(self, op: str) -> list[str]:
         return dml_variants(op)
+
+    @staticmethod
+    def new_session(plan: _Plan) -> Any:
+        """A session with the options the DirectML execution provider needs (ONNX Runtime's DirectML page)."""
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.enable_mem_pattern = False
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+        return ort.InferenceSession(plan.model.SerializeToString(), sess_options=options, providers=plan.providers)
 
     def prepare(self, case: CaseData, variant: str) -> Call:
         onnx_type, version = variant_target(case.op, variant)

@@ -1,9 +1,10 @@
 """JAX: jnp.take, jnp.take_along_axis, NumPy-style indexing and the ``.at[...]`` scatters, eager or under jax.jit.
 
-Every call is one pure function of the input arrays with the attributes bound statically. The ``eager`` variant
-runs it op by op; ``jit`` runs ``jax.jit`` of the same function (compiled once per (api, attributes), then per
-input shape/dtype by JAX itself). Gather has a third variant, ``indexing``: ``data[:, indices]``, which the JAX
-documentation gives as the indexing equivalent of ``jnp.take`` but whose out-of-bounds default differs.
+Every call is one pure function of the input arrays with the attributes bound statically. A variant is named by
+the API it calls (``take``, ``take_along_axis``, ``indexing``, ``at``) and runs it op by op; ``<api>/jit`` runs
+``jax.jit`` of the same function (compiled once per (api, attributes), then per input shape/dtype by JAX itself).
+Gather has a third variant, ``indexing``: ``data[:, indices]``, which the JAX documentation gives as the indexing
+equivalent of ``jnp.take`` but whose out-of-bounds default differs.
 """
 
 from __future__ import annotations
@@ -12,17 +13,23 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from adapters import variants
 from adapters.attrs import InvalidAttribute, axis_index, batch_dims_count, batched_index_shapes, required
 from adapters.base import Adapter, Call, CaseData, NoDevice, Unsupported, fmt_attrs
 
-_VARIANTS = {
-    "Gather": ["eager", "jit", "indexing"],
-    "GatherElements": ["eager", "jit"],
-    "GatherND": ["eager", "jit"],
-    "ScatterElements": ["eager", "jit"],
-    "ScatterND": ["eager", "jit"],
-    "Take": ["eager", "jit"],
+# Variants per operator, named by the jnp API the call uses (``at``: ``data.at[...].set/add/...``); each runs
+# eagerly and, as ``<api>/jit``, under jax.jit. The default first.
+_APIS = {
+    "Gather": ("take",),
+    "GatherElements": ("take_along_axis",),
+    "GatherND": ("indexing",),
+    "ScatterElements": ("at",),
+    "ScatterND": ("at",),
+    "Take": ("take",),
 }
+JIT = "jit"
+_VARIANTS = {op: [v for api in apis for v in (api, variants.join(api, JIT))] for op, apis in _APIS.items()}
+_VARIANTS["Gather"].append("indexing")  # data[:, indices], eager only
 # ONNX reduction -> the jax.numpy.ndarray.at method a user calls.
 AT_METHODS = {"none": "set", "add": "add", "mul": "multiply", "max": "max", "min": "min"}
 
@@ -167,7 +174,7 @@ class JaxAdapter(Adapter):
         jax, _ = _jax()
         key, fn, api = self._translate(case, variant)
         names = list(case.inputs)
-        if variant == "jit":
+        if variants.mode(variant) == JIT:
             api = f"jax.jit(lambda {', '.join(names)}: {api})({', '.join(names)})"
             if key not in _JITTED:
                 _JITTED[key] = jax.jit(fn)

@@ -35,11 +35,11 @@ from adapters.base import Adapter, Call, CaseData, Unsupported, fmt_attrs
 from harness import dtypes
 
 _VARIANTS = {
-    "Gather": ["take", "take-raise", "np.take", "np-indexing"],
-    "GatherElements": ["pick", "pick-wrap", "np-indexing"],
-    "GatherND": ["gather_nd", "np-indexing"],
-    "ScatterElements": ["np-setitem"],
-    "ScatterND": ["scatter_nd", "np-setitem", "index_copy"],
+    "Gather": ["take", "take/raise", "np.take", "np.indexing"],
+    "GatherElements": ["pick", "pick/wrap", "np.indexing"],
+    "GatherND": ["gather_nd", "np.indexing"],
+    "ScatterElements": ["np.setitem"],
+    "ScatterND": ["scatter_nd", "np.setitem", "index_copy"],
     "Take": ["take", "np.take"],
 }
 # Element types an MXNet 1.9 NDArray holds as NumPy types (bfloat16 is MXNet's own, reached through amp_cast).
@@ -135,7 +135,7 @@ class MxnetAdapter(Adapter):
     def prepare(self, case: CaseData, variant: str) -> Call:
         if variant not in _VARIANTS[case.op]:
             raise ValueError(f"unknown variant {variant!r} for {case.op}; expected {', '.join(_VARIANTS[case.op])}")
-        ns = "np" if variant.startswith("np") else "nd"
+        ns = "np" if variant.startswith("np.") else "nd"  # np.take, np.indexing, np.setitem
         pre, makers = plan_inputs(case, ns)
         api, body = getattr(self, "_" + case.op.lower())(case, variant)
         statements = (["npx.set_np()"] if ns == "np" else []) + pre + [api]
@@ -185,16 +185,16 @@ class MxnetAdapter(Adapter):
         axis, given = int(case.attrs["axis"]), int(case.attrs["batch_dims"])
         indices = case.inputs["indices"]
         b = batch_dims_count(given, indices.ndim)  # negative batch_dims counts from the indices rank
-        if variant == "np-indexing":
+        if variant == "np.indexing":
             if b and "axis" in case.omit:  # the aranges place the indices at a stated axis
                 raise required(f"data[...] with batch_dims={given} (indices at a stated axis)")
             return self._gather_indexing(case.inputs["data"].shape, indices.shape, axis, given, b)
-        fn = {"take": "mx.nd.take", "take-raise": "mx.nd.take", "np.take": "mx.np.take"}[variant]
+        fn = {"take": "mx.nd.take", "take/raise": "mx.nd.take", "np.take": "mx.np.take"}[variant]
         if b != 0:
-            raise Unsupported(f"batch_dims={given}: {fn} has no batch_dims (the np-indexing variant spells it)")
+            raise Unsupported(f"batch_dims={given}: {fn} has no batch_dims (the np.indexing variant spells it)")
         if variant == "take":  # MXNet's default mode, 'clip': what a user gets without naming one
             return f"mx.nd.take(data, indices, axis={axis})", lambda mx, data, indices: mx.nd.take(data, indices, axis)
-        if variant == "take-raise":
+        if variant == "take/raise":
             return (
                 f"mx.nd.take(data, indices, axis={axis}, mode='raise')",
                 lambda mx, data, indices: mx.nd.take(data, indices, axis=axis, mode="raise"),
@@ -225,12 +225,12 @@ class MxnetAdapter(Adapter):
         data, indices = case.inputs["data"], case.inputs["indices"]
         axis = int(case.attrs["axis"])
         ax = valid_axis(axis, data.ndim)  # mx.nd.pick takes the axis as given and judges it itself
-        if variant == "np-indexing":
+        if variant == "np.indexing":
             ax = axis_index(axis, data.ndim)
             if indices.ndim != data.ndim:
                 raise InvalidAttribute(f"indices rank {indices.ndim} differs from data rank {data.ndim}")
             return (f"data[{_coords_api(indices.shape, ax)}]", lambda mx, data, indices: data[_coords(mx, indices, ax)])
-        mode = {"pick": "", "pick-wrap": ", mode='wrap'"}[variant]
+        mode = {"pick": "", "pick/wrap": ", mode='wrap'"}[variant]
         view, sl = "data", None
         if ax is not None and indices.ndim == data.ndim:
             if indices.shape[ax] != 1:
@@ -242,7 +242,7 @@ class MxnetAdapter(Adapter):
                 # GatherElements reads the leading part of data where indices are smaller; pick wants equal shapes.
                 sl = tuple(slice(None) if d == ax else slice(0, i) for d, i in enumerate(indices.shape))
                 view = "data[" + ", ".join(":" if d == ax else f":{i}" for d, i in enumerate(indices.shape)) + "]"
-        kw = {"mode": "wrap"} if variant == "pick-wrap" else {}
+        kw = {"mode": "wrap"} if variant == "pick/wrap" else {}
 
         def body(mx: Any, data: Any, indices: Any) -> Any:
             return mx.nd.pick(data if sl is None else data[sl], indices, axis=axis, keepdims=True, **kw)
@@ -254,7 +254,7 @@ class MxnetAdapter(Adapter):
         shape = case.inputs["indices"].shape
         if not 0 <= b < len(shape):
             raise InvalidAttribute(f"batch_dims={b} is out of range for GatherND with indices of rank {len(shape)}")
-        if variant == "np-indexing":
+        if variant == "np.indexing":
             trailing = len(shape) - 1 - b
             grid_shapes = [(-1,) + (1,) * (b - 1 - i + trailing) for i in range(b)]
             tup = "tuple(mx.np.moveaxis(indices, -1, 0))"

@@ -12,9 +12,8 @@ import numpy as np
 
 from adapters.base import CaseData, Unsupported
 
-# Newest version of each operator, the canonical semantics.
-NEWEST = {"Gather": 13, "GatherElements": 13, "GatherND": 13, "ScatterElements": 18, "ScatterND": 18, "Scatter": 11}
-# Every version a run may select (ONNX changelog): the deprecated Scatter-9/11 is ScatterElements' ancestor.
+# The one table of ONNX operator versions (ONNX changelog): every version a run may select, oldest first. The
+# deprecated Scatter-9/11 is ScatterElements' ancestor. onnxruntime's and DirectML's variants are these versions.
 VERSIONS = {
     "Gather": (1, 11, 13),
     "GatherElements": (11, 13),
@@ -23,6 +22,10 @@ VERSIONS = {
     "ScatterND": (11, 13, 16, 18),
     "Scatter": (9, 11),
 }
+# Newest version of each operator, the canonical semantics.
+NEWEST = {op: max(versions) for op, versions in VERSIONS.items()}
+# Case operators that ONNX spells with another operator: Take is Gather (mode raise only; Reshape first for no axis).
+ONNX_TYPE = {"Take": "Gather"}
 IR_VERSION = 10  # accepted by onnxruntime 1.31 and OpenVINO 2026; onnx 1.23's default (14) is not
 
 
@@ -34,11 +37,9 @@ def onnx_op(case: CaseData, onnx_type: str | None = None) -> tuple[str, int, dic
     """
     a = case.attrs
     omit_axis = "axis" in case.omit
-    op = onnx_type or case.op
-    if case.op == "Take":
-        if a["mode"] != "raise":
-            raise Unsupported(f"ONNX has no Take; Gather has no mode {a['mode']!r} (out-of-range is an error)")
-        op = "Gather"
+    op = onnx_type or ONNX_TYPE.get(case.op, case.op)
+    if case.op == "Take" and a["mode"] != "raise":
+        raise Unsupported(f"ONNX has no Take; Gather has no mode {a['mode']!r} (out-of-range is an error)")
     version = case.opset or NEWEST[op]
     if version not in VERSIONS[op]:
         version = max(v for v in VERSIONS[op] if v <= version) if any(v <= version for v in VERSIONS[op]) else 0

@@ -1,7 +1,8 @@
 """onnxruntime: a one-node ONNX model per case, run by ``onnxruntime.InferenceSession``.
 
-Variants are ONNX operator versions (newest first): ``opset13`` means the node is resolved as that version of the
-operator. The deprecated ``Scatter`` op (ScatterElements' ancestor) is offered as ``Scatter-11`` and ``Scatter-9``.
+Variants are ONNX operator versions (newest first, :data:`adapters.onnx_graph.VERSIONS`): ``Gather-13`` means the
+node is resolved as that version of the operator (Take's are Gather's, which it is translated to). The deprecated
+``Scatter`` op (ScatterElements' ancestor) is offered as ``Scatter-11`` and ``Scatter-9``.
 Sessions are cached by signature (op, version, attributes, input shapes and dtypes, providers, threads): cases that
 differ only in values reuse one session; the session is created lazily inside ``Call.run`` so that a model
 onnxruntime rejects is a recorded error with its ``api`` string, not an exception from ``prepare``.
@@ -19,27 +20,20 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
-from adapters import onnx_graph
+from adapters import onnx_graph, variants
 from adapters.base import Adapter, Call, CaseData, NoDevice
+from adapters.cache import LRU
 
 PROVIDERS_ENV = "GSC_ORT_PROVIDERS"
 THREADS_ENV = "GSC_ORT_THREADS"
 CACHE_SIZE = 256
-# Operator -> the ONNX versions offered as variants "opset<N>", newest (the default) first.
-_VERSIONED = {
-    "Gather": (13, 11, 1),
-    "GatherElements": (13, 11),
-    "GatherND": (13, 12, 11),
-    "ScatterElements": (18, 16, 13, 11),
-    "ScatterND": (18, 16, 13, 11),
-    "Take": (13, 11, 1),  # Take is translated to Gather (mode raise only)
-}
-_SCATTER = ("Scatter-11", "Scatter-9")  # the deprecated Scatter op, ScatterElements' ancestor
+# Case operator -> the deprecated ONNX operator also offered, after the current one's versions (Scatter-11, Scatter-9:
+# ScatterElements' ancestor).
+_DEPRECATED = {"ScatterElements": "Scatter"}
 # Provider -> the device recorded for results.
 _DEVICES = {
     "CPUExecutionProvider": "cpu",
@@ -55,17 +49,22 @@ _RESHAPE_SHAPE_INPUT = 5  # Reshape takes its shape as an input since Reshape-5 
 
 
 def variant_target(op: str, variant: str) -> tuple[str | None, int]:
-    """(ONNX op type override or None, operator version) that ``variant`` of ``op`` names."""
-    if op == "ScatterElements" and variant in _SCATTER:
-        return "Scatter", int(variant.split("-")[1])
-    if variant.startswith("opset") and int(variant[5:]) in _VERSIONED[op]:
-        return None, int(variant[5:])
-    raise ValueError(f"unknown onnxruntime variant {variant!r} for {op}; expected one of {_variants(op)}")
+    """(ONNX op type override or None, operator version) that ``variant`` of ``op`` names (``Gather-13``)."""
+    if variant not in _variants(op):
+        raise ValueError(f"unknown onnxruntime variant {variant!r} for {op}; expected one of {_variants(op)}")
+    onnx_type, version = variants.op_version(variant) or ("", 0)  # every variant is an operator version
+    return (None if onnx_type == _onnx_type(op) else onnx_type), version
+
+
+def _onnx_type(op: str) -> str:
+    return onnx_graph.ONNX_TYPE.get(op, op)
 
 
 def _variants(op: str) -> list[str]:
-    names = [f"opset{v}" for v in _VERSIONED[op]]
-    return names + list(_SCATTER) if op == "ScatterElements" else names
+    """``<OnnxOp>-<N>`` for every version of the operator ``op`` becomes (newest, the default, first), then those of
+    its deprecated ancestor."""
+    types = [_onnx_type(op)] + ([_DEPRECATED[op]] if op in _DEPRECATED else [])
+    return [f"{t}-{v}" for t in types for v in sorted(onnx_graph.VERSIONS[t], reverse=True)]
 
 
 _GPU_PROVIDERS = ("CUDAExecutionProvider", "ROCMExecutionProvider")  # what a --device gpu run picks, in order
@@ -120,43 +119,13 @@ def build_model(case: CaseData, onnx_type: str | None) -> tuple[Any, str, tuple[
     return model, text, (op, version, tuple(sorted(attrs.items())), flat)
 
 
-class SessionCache:
-    """A bounded LRU of InferenceSessions keyed by everything that shapes a session but not the input values."""
+def new_session(model: Any, provider_list: list[str], intra_op_threads: int = 1) -> Any:
+    """An InferenceSession of ``model`` on ``provider_list`` with ``intra_op_threads`` intra-op threads."""
+    import onnxruntime as ort
 
-    def __init__(self, size: int = CACHE_SIZE) -> None:
-        self.size = size
-        self._items: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
-        self.hits = 0
-        self.misses = 0
-
-    def get(self, key: tuple[Any, ...], model: Any, provider_list: list[str], intra_op_threads: int = 1) -> Any:
-        """The cached session for ``key``, creating it from ``model`` (a failure raises and caches nothing)."""
-        if key in self._items:
-            self.hits += 1
-            self._items.move_to_end(key)
-            return self._items[key]
-        import onnxruntime as ort
-
-        self.misses += 1
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = intra_op_threads
-        session = ort.InferenceSession(model.SerializeToString(), sess_options=options, providers=provider_list)
-        self._items[key] = session
-        if len(self._items) > self.size:
-            self._items.popitem(last=False)
-        return session
-
-    def sessions(self) -> list[Any]:
-        """The cached sessions, least recently used first."""
-        return list(self._items.values())
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def clear(self) -> None:
-        """Drop every cached session and reset the counters."""
-        self._items.clear()
-        self.hits = self.misses = 0
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = intra_op_threads
+    return ort.InferenceSession(model.SerializeToString(), sess_options=options, providers=provider_list)
 
 
 def _is_bfloat16(arr: np.ndarray) -> bool:
@@ -194,7 +163,8 @@ class OnnxruntimeAdapter(Adapter):
     devices = ("cpu", "gpu")
 
     def __init__(self) -> None:
-        self.cache = SessionCache()
+        # Sessions keyed by everything that shapes one but not the input values; a failed build caches nothing.
+        self.cache: LRU[Any] = LRU(CACHE_SIZE)
 
     def version(self) -> str:
         import onnxruntime as ort
@@ -245,7 +215,7 @@ class OnnxruntimeAdapter(Adapter):
         return Call(api, lambda: self._run_ort_values(plan, inputs), device, source="\n".join(source))
 
     def _session(self, plan: _Plan) -> Any:
-        session = self.cache.get(plan.key, plan.model, plan.providers, plan.threads)
+        session = self.cache.get_or_make(plan.key, lambda: self.new_session(plan))
         # onnxruntime falls back to CPU (with a warning) when a requested provider fails to initialise; the
         # recorded device would then be wrong, so that is reported as an error of this run.
         used = session.get_providers()[0]
@@ -254,6 +224,11 @@ class OnnxruntimeAdapter(Adapter):
         if used != plan.providers[0]:
             raise RuntimeError(f"session runs on {used}, not the requested {plan.providers[0]}")
         return session
+
+    @staticmethod
+    def new_session(plan: _Plan) -> Any:
+        """The session a cache miss of ``plan`` builds."""
+        return new_session(plan.model, plan.providers, plan.threads)
 
     def _run_ort_values(self, plan: _Plan, inputs: dict[str, np.ndarray]) -> np.ndarray:
         import onnxruntime as ort

@@ -5,15 +5,15 @@ OpenVINO's Python opset API (``ov.opset8.gather`` and friends), compiled with ``
 "CPU")`` and run through an infer request. Compiling costs tens to hundreds of milliseconds, so compiled models are
 cached by (node, attributes, input shapes and element types); inference is what a run times.
 
-The ``onnx-frontend`` variant builds the one-node ONNX model of :mod:`adapters.onnx_graph` and loads it from memory
+The ``read_model`` variant builds the one-node ONNX model of :mod:`adapters.onnx_graph` and loads it from memory
 with ``core.read_model(model_bytes)``, the other way users meet OpenVINO.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections import OrderedDict
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -21,8 +21,9 @@ import numpy as np
 from adapters import onnx_graph
 from adapters.attrs import required
 from adapters.base import Adapter, Call, CaseData, Unsupported, fmt_attrs
+from adapters.cache import LRU
 
-ONNX = "onnx-frontend"
+ONNX = "read_model"  # the one-node ONNX model through the ONNX frontend: core.read_model(model_bytes)
 # Variants per operator, the default (newest opset node) first.
 _VARIANTS: dict[str, list[str]] = {
     "Gather": ["Gather-8", "Gather-7", "Gather-1", ONNX],
@@ -131,68 +132,94 @@ def from_tensor(t: Any) -> np.ndarray:
     return np.array(t.data, copy=True).reshape(shape)
 
 
-def native_spec(case: CaseData, variant: str) -> NodeSpec:
-    """Translate a case into the native node of ``variant``; raise Unsupported where that node cannot say it."""
-    if variant not in _NODES:
-        raise Unsupported(f"unknown OpenVINO variant {variant!r} for {case.op}")
-    opset, fn = _NODES[variant]
+def _take(case: CaseData, spec: NodeSpec) -> NodeSpec:
     a = case.attrs
-    # Attributes in case.omit are left out of the call, so OpenVINO's own default applies: Gather's and
-    # ScatterElementsUpdate's axis is an input with no default (Unsupported); gather_elements defaults to axis=0;
-    # batch_dims defaults to 0 (gather-7/8, gather_nd).
-    omit_axis, omit_batch = "axis" in case.omit, "batch_dims" in case.omit
-    no_default_axis = required(f"ov.opset{opset}.{fn}")
-    # Positional node inputs in the operator's order, whatever order the case dict has.
-    ins = {n: case.inputs[n] for n in ("data", "indices", "updates") if n in case.inputs}
-    reduction = a.get("reduction", "none")
-    if case.op == "Take":
-        if a["mode"] != "raise":
-            raise Unsupported(f"OpenVINO Gather has no mode {a['mode']!r} (out-of-range indices give zeros)")
-        if omit_axis:
-            raise no_default_axis
-        axis = 0 if a["axis"] is None else int(a["axis"])
-        return NodeSpec(variant, opset, fn, ins, {"axis": axis, "batch_dims": 0}, flatten=a["axis"] is None)
-    if case.op == "Gather":
-        if omit_axis:
-            raise no_default_axis
-        kwargs: dict[str, Any] = {"axis": int(a["axis"])}
-        if variant == "Gather-1":
-            if a["batch_dims"] and not omit_batch:
+    if a["mode"] != "raise":
+        raise Unsupported(f"OpenVINO Gather has no mode {a['mode']!r} (out-of-range indices give zeros)")
+    _need_axis(case, spec)
+    axis = 0 if a["axis"] is None else int(a["axis"])
+    return replace(spec, kwargs={"axis": axis, "batch_dims": 0}, flatten=a["axis"] is None)
+
+
+def _gather(case: CaseData, spec: NodeSpec) -> NodeSpec:
+    _need_axis(case, spec)
+    kwargs: dict[str, Any] = {"axis": int(case.attrs["axis"])}
+    if "batch_dims" not in case.omit:
+        if spec.variant == "Gather-1":
+            if case.attrs["batch_dims"]:
                 raise Unsupported("Gather-1 has no batch_dims (added in Gather-7)")
-        elif not omit_batch:
-            kwargs["batch_dims"] = int(a["batch_dims"])
-        return NodeSpec(variant, opset, fn, ins, kwargs)
-    if case.op == "GatherElements":
-        return NodeSpec(variant, opset, fn, ins, {} if omit_axis else {"axis": int(a["axis"])})
-    if case.op == "GatherND":
-        return NodeSpec(variant, opset, fn, ins, {} if omit_batch else {"batch_dims": int(a["batch_dims"])})
-    if case.op == "ScatterElements":
-        if omit_axis:
-            raise no_default_axis
-        kwargs = {"axis": int(a["axis"])}
-        if variant == "ScatterElementsUpdate-3":
-            if reduction != "none":
-                raise Unsupported(f"ScatterElementsUpdate-3 has no reduction ({reduction!r} came in -12)")
         else:
-            kwargs.update(reduction=REDUCTIONS[reduction], use_init_val=True)
-        return NodeSpec(variant, opset, fn, ins, kwargs)
-    # ScatterND
-    if variant == "ScatterNDUpdate-15":
-        return NodeSpec(variant, opset, fn, ins, {"reduction": REDUCTIONS[reduction]})
+            kwargs["batch_dims"] = int(case.attrs["batch_dims"])
+    return replace(spec, kwargs=kwargs)
+
+
+def _gather_elements(case: CaseData, spec: NodeSpec) -> NodeSpec:
+    return replace(spec, kwargs={} if "axis" in case.omit else {"axis": int(case.attrs["axis"])})
+
+
+def _gather_nd(case: CaseData, spec: NodeSpec) -> NodeSpec:
+    return replace(spec, kwargs={} if "batch_dims" in case.omit else {"batch_dims": int(case.attrs["batch_dims"])})
+
+
+def _scatter_elements(case: CaseData, spec: NodeSpec) -> NodeSpec:
+    _need_axis(case, spec)
+    kwargs: dict[str, Any] = {"axis": int(case.attrs["axis"])}
+    reduction = case.attrs.get("reduction", "none")
+    if spec.variant == "ScatterElementsUpdate-3":
+        if reduction != "none":
+            raise Unsupported(f"ScatterElementsUpdate-3 has no reduction ({reduction!r} came in -12)")
+    else:
+        kwargs.update(reduction=REDUCTIONS[reduction], use_init_val=True)
+    return replace(spec, kwargs=kwargs)
+
+
+def _scatter_nd(case: CaseData, spec: NodeSpec) -> NodeSpec:
+    reduction = case.attrs.get("reduction", "none")
+    if spec.variant == "ScatterNDUpdate-15":
+        return replace(spec, kwargs={"reduction": REDUCTIONS[reduction]})
     if reduction != "none":
-        raise Unsupported(f"{variant} has no reduction ({reduction!r} came in ScatterNDUpdate-15)")
-    if variant == "ScatterNDUpdate-3":
-        return NodeSpec(variant, opset, fn, ins, {})
+        raise Unsupported(f"{spec.variant} has no reduction ({reduction!r} came in ScatterNDUpdate-15)")
+    if spec.variant == "ScatterNDUpdate-3":
+        return spec
     # ScatterUpdate-3 writes whole slices along one axis: it says ScatterND exactly when each index tuple has
     # length 1 (indices.shape[-1] == 1), as ScatterUpdate(data, indices[..., 0], updates, axis=0).
-    idx = ins["indices"]
+    idx = spec.inputs["indices"]
     if idx.ndim == 0 or idx.shape[-1] != 1:
         raise Unsupported(
             f"ScatterUpdate-3 says ScatterND only for index tuples of length 1 (indices.shape[-1] is "
             f"{idx.shape[-1] if idx.ndim else 'undefined'})"
         )
-    ins["indices"] = idx[..., 0]
-    return NodeSpec(variant, opset, fn, ins, {"axis": 0}, arg_text={"indices": "indices[..., 0]"})
+    return replace(spec, inputs={**spec.inputs, "indices": idx[..., 0]}, kwargs={"axis": 0},
+                   arg_text={"indices": "indices[..., 0]"})
+
+
+def _need_axis(case: CaseData, spec: NodeSpec) -> None:
+    # Gather's and ScatterElementsUpdate's axis is an input with no default: leaving it out cannot be said.
+    if "axis" in case.omit:
+        raise required(f"ov.opset{spec.opset}.{spec.fn}")
+
+
+# Operator -> how a case's attributes become the node's keyword arguments. Attributes in case.omit are left out of
+# the call, so OpenVINO's own default applies: gather_elements defaults to axis=0; batch_dims to 0 (gather-7/8,
+# gather_nd).
+_SPECS: dict[str, Callable[[CaseData, NodeSpec], NodeSpec]] = {
+    "Gather": _gather,
+    "GatherElements": _gather_elements,
+    "GatherND": _gather_nd,
+    "ScatterElements": _scatter_elements,
+    "ScatterND": _scatter_nd,
+    "Take": _take,
+}
+
+
+def native_spec(case: CaseData, variant: str) -> NodeSpec:
+    """Translate a case into the native node of ``variant``; raise Unsupported where that node cannot say it."""
+    if variant not in _NODES:
+        raise Unsupported(f"unknown OpenVINO variant {variant!r} for {case.op}")
+    opset, fn = _NODES[variant]
+    # Positional node inputs in the operator's order, whatever order the case dict has.
+    ins = {n: case.inputs[n] for n in ("data", "indices", "updates") if n in case.inputs}
+    return _SPECS[case.op](case, NodeSpec(variant, opset, fn, ins, {}))
 
 
 # The conversions a repro script needs, as this module runs them: the functions' own source.
@@ -245,9 +272,7 @@ class OpenVinoAdapter(Adapter):
 
     def __init__(self) -> None:
         self._core: Any = None
-        self._compiled: OrderedDict[Any, Any] = OrderedDict()
-        self.cache_hits = 0
-        self.cache_misses = 0
+        self.cache: LRU[Any] = LRU(CACHE_SIZE)  # compiled models
 
     def version(self) -> str:
         import openvino as ov
@@ -255,7 +280,7 @@ class OpenVinoAdapter(Adapter):
         return ov.__version__
 
     def warm(self) -> None:
-        """Import OpenVINO, create the Core (plugin discovery) and import onnx for the onnx-frontend variant, so no
+        """Import OpenVINO, create the Core (plugin discovery) and import onnx for the read_model variant, so no
         case, and no forked child, pays for it."""
         _ = self.core
         onnx_graph.preload()
@@ -274,17 +299,7 @@ class OpenVinoAdapter(Adapter):
 
     def compiled(self, key: Any, make_model: Any) -> Any:
         """The compiled model for ``key``, compiling ``make_model()`` on CPU on a miss (LRU of CACHE_SIZE)."""
-        hit = self._compiled.get(key)
-        if hit is not None:
-            self.cache_hits += 1
-            self._compiled.move_to_end(key)
-            return hit
-        self.cache_misses += 1
-        compiled = self.core.compile_model(make_model(), "CPU")
-        self._compiled[key] = compiled
-        if len(self._compiled) > CACHE_SIZE:
-            self._compiled.popitem(last=False)
-        return compiled
+        return self.cache.get_or_make(key, lambda: self.core.compile_model(make_model(), "CPU"))
 
     def prepare(self, case: CaseData, variant: str) -> Call:
         if variant == ONNX:
@@ -319,7 +334,7 @@ class OpenVinoAdapter(Adapter):
         return Call(api, lambda: self._infer(compiled, feeds), source="\n".join(self._onnx_source(model, names)))
 
     def release(self) -> None:
-        self._compiled.clear()
+        self.cache.clear()
         self._core = None
 
     @staticmethod

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from adapters import tensorflow_calls as calls
+from adapters import variants
 from adapters.base import Adapter, Call, CaseData, NoDevice
 
 MODES = ("eager", "function", "xla")
@@ -67,10 +68,10 @@ def tf_module() -> Any:
 
 def split_variant(variant: str) -> tuple[str, str]:
     """``"gather/xla"`` -> ``("gather", "xla")``; raises ValueError for a name that is not api/mode."""
-    api, sep, mode = variant.partition("/")
-    if not sep or mode not in MODES:
+    api, mode = variants.split(variant)
+    if mode not in MODES:
         raise ValueError(f"variant {variant!r} is not <api>/<mode> with mode in {', '.join(MODES)}")
-    return api, mode
+    return api, mode  # type: ignore[return-value]  # a mode in MODES is no None
 
 
 def render(spec: calls.Spec, mode: str) -> str:
@@ -124,7 +125,7 @@ class TensorFlowAdapter(Adapter):
         return tf_module().__version__
 
     def variants(self, op: str) -> list[str]:
-        return [f"{api}/{mode}" for api in APIS[op] for mode in MODES]
+        return [variants.join(api, mode) for api in APIS[op] for mode in MODES]
 
     def prepare(self, case: CaseData, variant: str) -> Call:
         """Build the native call; raises Unsupported where the TensorFlow API has no way to write the case."""

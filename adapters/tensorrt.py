@@ -3,7 +3,7 @@
 The network API variants are the layers a user adds by hand: ``INetworkDefinition.add_gather_v2`` with
 ``trt.GatherMode.DEFAULT`` (Gather, Take), ``ELEMENT`` (GatherElements) or ``ND`` (GatherND), the older
 ``add_gather(input, indices, axis)`` (DEFAULT mode only, the axis in the call), and ``add_scatter`` with
-``trt.ScatterMode.ELEMENT`` (ScatterElements) or ``ND`` (ScatterND). The ``onnx-parser`` variant parses the one-node
+``trt.ScatterMode.ELEMENT`` (ScatterElements) or ``ND`` (ScatterND). The ``OnnxParser`` variant parses the one-node
 ONNX model of :mod:`adapters.onnx_graph` (IR version set there explicitly) into the network instead.
 
 Translating a case into layer parameters (:func:`layer_spec`, :func:`trt_dtype`) is pure Python and imports no
@@ -24,11 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from adapters import onnx_graph
+from adapters import onnx_graph, variants
 from adapters.attrs import required
 from adapters.base import Adapter, Call, CaseData, Unsupported
+from adapters.tensorrt_types import dtype_name, trt_dtype
 
-PARSER = "onnx-parser"
+PARSER = "OnnxParser"
 _V2 = "add_gather_v2"
 # Variants per operator, the default first. add_gather (TensorRT < 8.5's way, axis in the call) says DEFAULT mode only.
 _VARIANTS: dict[str, list[str]] = {
@@ -39,35 +40,6 @@ _VARIANTS: dict[str, list[str]] = {
     "ScatterND": ["add_scatter/ND", PARSER],
     "Take": [f"{_V2}/DEFAULT", "add_gather", PARSER],
 }
-# NumPy dtype name -> trt.DataType member. TensorRT 11.4's DataType is FLOAT, HALF, BF16, INT8, INT32, INT64, BOOL,
-# UINT8, FP8, INT4, FP4, E8M0: float64, int16, uint16/32/64, complex and strings have no tensor type at all.
-DTYPES: dict[str, str] = {
-    "float32": "FLOAT",
-    "float16": "HALF",
-    "bfloat16": "BF16",
-    "int8": "INT8",
-    "int32": "INT32",
-    "int64": "INT64",
-    "bool": "BOOL",
-    "uint8": "UINT8",
-}
-NUMPY_OF: dict[str, str] = {v: k for k, v in DTYPES.items()}
-
-
-def dtype_name(arr: np.ndarray) -> str:
-    """The harness name of an array's dtype: 'string' for str/object arrays, else NumPy's (ml_dtypes' bfloat16)."""
-    return "string" if arr.dtype.kind in "OUS" else arr.dtype.name
-
-
-def trt_dtype(arr: np.ndarray) -> str:
-    """The ``trt.DataType`` member name for ``arr``; raises Unsupported for a dtype TensorRT has no tensor type for."""
-    name = dtype_name(arr)
-    if name not in DTYPES:
-        raise Unsupported(f"TensorRT has no {name} tensor type (trt.DataType: {', '.join(DTYPES.values())}, FP8, "
-                          "INT4, FP4, E8M0)")
-    return DTYPES[name]
-
-
 @dataclass(frozen=True)
 class LayerSpec:
     """One layer call: ``network.<method>(*inputs[, mode | call_axis])``, then ``layer.<attr> = value`` for ``attrs``.
@@ -132,7 +104,7 @@ def layer_spec(case: CaseData, variant: str) -> LayerSpec:
                          f"{_VARIANTS[case.op][:-1]}")
     a = case.attrs
     inputs = tuple(n for n in ("data", "indices", "updates") if n in case.inputs)
-    method, _, mode = variant.partition("/")
+    method, mode = variants.split(variant)
     if case.op.startswith("Scatter"):
         if a.get("reduction", "none") != "none":
             raise Unsupported(f"IScatterLayer has no reduction (reduction={a['reduction']!r}): its attributes are "

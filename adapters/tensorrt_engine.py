@@ -17,14 +17,14 @@ from __future__ import annotations
 import ctypes
 import functools
 import sys
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from adapters.tensorrt import NUMPY_OF, dtype_name, trt_dtype
+from adapters.cache import LRU
+from adapters.tensorrt_types import NUMPY_OF, dtype_name, trt_dtype
 
 CACHE_SIZE = 64  # engines kept; each holds device memory, and generated cases would grow the cache without bound
 _DRIVERS = {"linux": ("libcuda.so.1", "libcuda.so"), "win32": ("nvcuda.dll",)}
@@ -109,10 +109,7 @@ class Runner:
         self.runtime = trt.Runtime(self.logger)
         # A stream of our own: execute_async_v3's docs warn that the default stream costs extra synchronisation.
         self.stream = self._call("cudaStreamCreate", cudart.cudaStreamCreate())
-        self.size = size
-        self._engines: OrderedDict[Any, Built] = OrderedDict()
-        self.hits = 0
-        self.misses = 0
+        self.engines: LRU[Built] = LRU(size)
 
     def _call(self, what: str, result: tuple[Any, ...]) -> Any:
         """Check a cuda-python result tuple (error first) and return its value; raise with CUDA's own message."""
@@ -125,12 +122,9 @@ class Runner:
     def built(self, key: Any, populate: Callable[[Any, Any, Any], Any]) -> Built:
         """The engine for ``key``, building it from ``populate(network, trt, logger)`` on a miss (failures raise and
         cache nothing)."""
-        hit = self._engines.get(key)
-        if hit is not None:
-            self.hits += 1
-            self._engines.move_to_end(key)
-            return hit
-        self.misses += 1
+        return self.engines.get_or_make(key, lambda: self._build(populate))
+
+    def _build(self, populate: Callable[[Any, Any, Any], Any]) -> Built:
         self.logger.take()
         # TensorRT 11 networks are always strongly typed (the STRONGLY_TYPED flag is deprecated and ignored):
         # the case's dtypes, not a precision flag, decide the layer's types.
@@ -144,14 +138,7 @@ class Runner:
         engine = self.runtime.deserialize_cuda_engine(blob)
         if engine is None:
             raise RuntimeError(f"runtime.deserialize_cuda_engine failed: {self.logger.take()}")
-        built = Built(engine, engine.create_execution_context())
-        self._engines[key] = built
-        if len(self._engines) > self.size:
-            self._engines.popitem(last=False)
-        return built
-
-    def __len__(self) -> int:
-        return len(self._engines)
+        return Built(engine, engine.create_execution_context())
 
     def run(self, key: Any, populate: Callable[[Any, Any, Any], Any], inputs: dict[str, np.ndarray]) -> np.ndarray:
         """Build (or reuse) the engine for ``key`` and run it once on ``inputs``; return the 'output' tensor."""

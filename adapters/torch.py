@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from adapters import variants
 from adapters.base import Adapter, Call, CaseData, NoDevice, Unsupported
-from adapters.torch_calls import COMPILE_SUFFIX, VARIANTS, expression
+from adapters.torch_calls import COMPILE, VARIANTS, expression
 
 _CONFIGURED = False
 _THREADS = 1  # the project's machines have 2 cores; a run should leave one to the harness and its neighbours
@@ -126,13 +127,13 @@ class TorchAdapter(Adapter):
         return list(VARIANTS[op])
 
     def is_slow(self, variant: str) -> bool:
-        return variant.endswith(COMPILE_SUFFIX)  # inductor compiles each new shape: 1.5-5 s per case here
+        return variants.mode(variant) == COMPILE  # inductor compiles each new shape: 1.5-5 s per case here
 
     def prepare(self, case: CaseData, variant: str) -> Call:
         if variant not in VARIANTS[case.op]:
             raise ValueError(f"torch has no variant {variant!r} for {case.op}; known: {', '.join(VARIANTS[case.op])}")
-        compiled = variant.endswith(COMPILE_SUFFIX)
-        base = variant.removesuffix(COMPILE_SUFFIX)
+        base, mode = variants.split(variant)
+        compiled = mode == COMPILE
         names = ("data", "indices", "updates") if "updates" in case.inputs else ("data", "indices")
         arrays = tuple(case.inputs[n] for n in names)
         shapes = {n: a.shape for n, a in zip(names, arrays, strict=True)}

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from adapters import variants
 from adapters.attrs import InvalidAttribute, axis_index, batch_dims_count, required
 from adapters.base import Unsupported
 
-COMPILE_SUFFIX = "/compile"
+COMPILE = "compile"  # the mode of the variants run through torch.compile
 _EAGER: dict[str, tuple[str, ...]] = {
     "Gather": ("index_select", "indexing"),
     "GatherElements": ("gather",),
@@ -22,7 +23,7 @@ _EAGER: dict[str, tuple[str, ...]] = {
 }
 # Every eager variant, then the same ones under torch.compile; the first is the default.
 VARIANTS: dict[str, tuple[str, ...]] = {
-    op: eager + tuple(v + COMPILE_SUFFIX for v in eager) for op, eager in _EAGER.items()
+    op: eager + tuple(variants.join(v, COMPILE) for v in eager) for op, eager in _EAGER.items()
 }
 
 # ScatterElements reduction -> Tensor.scatter_reduce's name for it (docs: "sum", "prod", "mean", "amax", "amin").

@@ -98,9 +98,8 @@ while True:
         elif msg[0] == "direct":
             reply = _direct(msg[1], msg[2])
         elif msg[0] == "stats":
-            cache = getattr(_adapter, "cache", None)
-            reply = ((cache.hits, cache.misses) if cache is not None
-                     else (getattr(_adapter, "cache_hits", None), getattr(_adapter, "cache_misses", None)))
+            cache = getattr(_adapter, "cache", None)  # adapters.cache.LRU where the adapter compiles per signature
+            reply = (cache.hits, cache.misses) if cache is not None else (None, None)
         elif msg[0] == "loop":
             reply = _loop()
         else:

@@ -99,9 +99,10 @@ def test_platform_problem_names_what_is_missing() -> None:
 
 
 def test_default_variant_is_the_newest_opset_directml_supports() -> None:
-    assert dml_variants("ScatterElements") == ["opset16", "opset13", "opset11", "Scatter-11", "Scatter-9", "opset18"]
-    assert dml_variants("ScatterND") == ["opset16", "opset13", "opset11", "opset18"]
-    assert dml_variants("Gather") == ["opset13", "opset11", "opset1"]
+    assert dml_variants("ScatterElements") == ["ScatterElements-16", "ScatterElements-13", "ScatterElements-11",
+                                               "Scatter-11", "Scatter-9", "ScatterElements-18"]
+    assert dml_variants("ScatterND") == ["ScatterND-16", "ScatterND-13", "ScatterND-11", "ScatterND-18"]
+    assert dml_variants("Gather") == ["Gather-13", "Gather-11", "Gather-1"]
 
 
 def test_prepare_pins_the_variant_version_and_names_the_provider() -> None:
@@ -109,11 +110,11 @@ def test_prepare_pins_the_variant_version_and_names_the_provider() -> None:
     data = np.zeros((3, 4), np.float32)
     case = CaseData("ScatterND", {"data": data, "indices": np.array([[1]]), "updates": np.ones((1, 4), np.float32)},
                     {"reduction": "none"})
-    call = ADAPTER.prepare(case, "opset16")
+    call = ADAPTER.prepare(case, "ScatterND-16")
     assert "ScatterND-16(" in call.api and PROVIDER in call.api and call.device == "gpu"
-    assert "ScatterND-18(" in ADAPTER.prepare(case, "opset18").api
+    assert "ScatterND-18(" in ADAPTER.prepare(case, "ScatterND-18").api
     own = CaseData(case.op, case.inputs, case.attrs, opset=13)
-    assert "ScatterND-13(" in ADAPTER.prepare(own, "opset16").api  # the default honours a case's own opset
+    assert "ScatterND-13(" in ADAPTER.prepare(own, "ScatterND-16").api  # the default honours a case's own opset
 
 
 def test_off_windows_every_case_skips_with_the_reason_and_nothing_is_recorded(tmp_path: Path) -> None:
@@ -137,9 +138,9 @@ def test_sessions_run_on_directml_only() -> None:
     case = CaseData("Gather", {"data": np.arange(12, dtype=np.float32).reshape(3, 4), "indices": np.array([2, 0])},
                     {"axis": 0, "batch_dims": 0})
     ADAPTER.cache.clear()
-    out = ADAPTER.prepare(case, "opset13").run()
+    out = ADAPTER.prepare(case, "Gather-13").run()
     np.testing.assert_array_equal(out, [[8, 9, 10, 11], [0, 1, 2, 3]])
-    (session,) = ADAPTER.cache.sessions()
+    (session,) = ADAPTER.cache.values()
     assert session.get_providers()[0] == PROVIDER
     assert session.get_session_options().enable_mem_pattern is False
 

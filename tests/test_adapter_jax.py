@@ -33,12 +33,19 @@ def _case(op: str, attrs: dict[str, Any] | None = None, **inputs: Any) -> CaseDa
     return CaseData(op=op, inputs={k: np.asarray(v) for k, v in inputs.items()}, attrs=with_defaults(op, attrs))
 
 
+def _prepare(case: CaseData, how: str) -> Any:
+    """The call of ``case`` run ``how``: "eager" is the op's API called plainly, "jit" the same API under jax.jit
+    (its ``<api>/jit`` variant); any other name is a variant as given."""
+    api = ADAPTER.variants(case.op)[0]
+    return ADAPTER.prepare(case, {"eager": api, "jit": f"{api}/jit"}.get(how, how))
+
+
 def _run(case: CaseData, variant: str = "eager") -> np.ndarray:
-    return ADAPTER.to_numpy(ADAPTER.prepare(case, variant).run())
+    return ADAPTER.to_numpy(_prepare(case, variant).run())
 
 
 def _api(case: CaseData, variant: str = "eager") -> str:
-    return ADAPTER.prepare(case, variant).api
+    return _prepare(case, variant).api
 
 
 DATA = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
@@ -47,10 +54,12 @@ DATA = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
 # --- variants and laziness -------------------------------------------------------------------------------------
 
 
-def test_variants_default_eager_first() -> None:
-    assert ADAPTER.variants("Gather") == ["eager", "jit", "indexing"]
-    for op in ("GatherElements", "GatherND", "ScatterElements", "ScatterND", "Take"):
-        assert ADAPTER.variants(op) == ["eager", "jit"]
+def test_variants_are_the_jnp_api_then_its_jit_default_first() -> None:
+    assert ADAPTER.variants("Gather") == ["take", "take/jit", "indexing"]
+    apis = {"GatherElements": "take_along_axis", "GatherND": "indexing", "ScatterElements": "at", "ScatterND": "at",
+            "Take": "take"}
+    for op, api in apis.items():
+        assert ADAPTER.variants(op) == [api, f"{api}/jit"]
     with pytest.raises(ValueError, match="unknown variant"):
         ADAPTER.prepare(_case("Take", data=DATA, indices=[0]), "indexing")
 
@@ -64,7 +73,7 @@ def test_variants_import_no_framework() -> None:
 def test_device_and_version() -> None:
     import jax
 
-    assert ADAPTER.prepare(_case("Gather", data=DATA, indices=[0]), "eager").device == "cpu"
+    assert _prepare(_case("Gather", data=DATA, indices=[0]), "eager").device == "cpu"
     assert ADAPTER.version() == jax.__version__
 
 
@@ -89,7 +98,7 @@ def test_take_axis_none_flattens() -> None:
     np.testing.assert_array_equal(_run(case), np.array([[1, 1]], np.float32))
 
 
-@pytest.mark.parametrize("variant", ["eager", "jit"])
+@pytest.mark.parametrize("variant", ["take", "take/jit"])
 def test_take_raise_is_unsupported_with_jax_message(variant: str) -> None:
     payload = {"op": "Take", "inputs": {"data": wire.encode(np.arange(3.0)), "indices": wire.encode(np.array([1]))},
                "attrs": {"axis": 0, "mode": "raise"}}
@@ -204,7 +213,7 @@ def test_scatter_elements_out_of_range_axis_raises() -> None:
     case = _case("ScatterElements", {"axis": 3}, data=DATA, indices=np.zeros((1, 1, 1), int),
                  updates=np.zeros((1, 1, 1), np.float32))
     with pytest.raises(InvalidAttribute, match="out of range"):
-        ADAPTER.prepare(case, "eager")
+        _prepare(case, "eager")
 
 
 # --- dtypes and x64 --------------------------------------------------------------------------------------------
@@ -226,7 +235,7 @@ def test_bfloat16_round_trips_and_strings_are_unsupported() -> None:
     assert out.dtype == np.dtype(ml_dtypes.bfloat16) and out.tolist() == [3.0, 1.5]
     strings = np.array(["a", "b"], dtype=object)
     with pytest.raises(Unsupported, match="no string arrays"):
-        ADAPTER.prepare(_case("Gather", data=strings, indices=[0]), "eager")
+        _prepare(_case("Gather", data=strings, indices=[0]), "eager")
 
 
 # --- jit cache -------------------------------------------------------------------------------------------------
@@ -236,12 +245,12 @@ def test_jitted_callables_are_cached_per_api_and_attributes() -> None:
     a = _case("Take", {"axis": 1, "mode": "clip"}, data=DATA, indices=[0])
     b = _case("Take", {"axis": 1, "mode": "clip"}, data=DATA[:1], indices=[1, 2])
     c = _case("Take", {"axis": 0, "mode": "clip"}, data=DATA, indices=[0])
-    ADAPTER.prepare(a, "jit")
+    _prepare(a, "jit")
     first = jax_adapter._JITTED[("take", 1, "clip")]
-    ADAPTER.prepare(b, "jit")
+    _prepare(b, "jit")
     assert jax_adapter._JITTED[("take", 1, "clip")] is first
-    ADAPTER.prepare(c, "jit")
+    _prepare(c, "jit")
     assert jax_adapter._JITTED[("take", 0, "clip")] is not first
     n = len(jax_adapter._JITTED)
-    ADAPTER.prepare(a, "eager")  # eager calls compile nothing of ours
+    _prepare(a, "eager")  # eager calls compile nothing of ours
     assert len(jax_adapter._JITTED) == n

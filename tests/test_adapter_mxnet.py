@@ -51,7 +51,7 @@ def test_variants_default_first() -> None:
         "Gather": "take",
         "GatherElements": "pick",
         "GatherND": "gather_nd",
-        "ScatterElements": "np-setitem",
+        "ScatterElements": "np.setitem",
         "ScatterND": "scatter_nd",
         "Take": "take",
     }
@@ -63,9 +63,9 @@ def test_variants_default_first() -> None:
     ("variant", "api"),
     [
         ("take", "mx.nd.take(data, indices, axis=1)"),  # MXNet's default mode ('clip'): what a user gets
-        ("take-raise", "mx.nd.take(data, indices, axis=1, mode='raise')"),
+        ("take/raise", "mx.nd.take(data, indices, axis=1, mode='raise')"),
         ("np.take", "npx.set_np(); mx.np.take(data, indices, axis=1)"),
-        ("np-indexing", "npx.set_np(); data[:, indices]"),
+        ("np.indexing", "npx.set_np(); data[:, indices]"),
     ],
 )
 def test_gather_api(variant: str, api: str) -> None:
@@ -74,13 +74,13 @@ def test_gather_api(variant: str, api: str) -> None:
 
 def test_gather_batch_dims_only_as_indexing() -> None:
     data, idx = np.zeros((2, 5), np.float32), np.zeros((2, 3), np.int64)
-    for variant in ("take", "take-raise", "np.take"):
+    for variant in ("take", "take/raise", "np.take"):
         with pytest.raises(Unsupported, match="no batch_dims"):
             ADAPTER.prepare(_cd("Gather", {"axis": 1, "batch_dims": 1}, data=data, indices=idx), variant)
     want = "npx.set_np(); data[mx.np.arange(2, dtype='int64').reshape((2, 1)), indices.reshape((2, 3))]"
     for b in (1, -1):  # -1 counts from the indices rank: the same batch_dims 1
         assert (
-            ADAPTER.prepare(_cd("Gather", {"axis": 1, "batch_dims": b}, data=data, indices=idx), "np-indexing").api
+            ADAPTER.prepare(_cd("Gather", {"axis": 1, "batch_dims": b}, data=data, indices=idx), "np.indexing").api
             == want
         )
 
@@ -103,7 +103,7 @@ def test_gather_nd_moves_the_tuple_axis_first() -> None:
     )
     batched = ADAPTER.prepare(_cd("GatherND", {"batch_dims": 1}, data=data, indices=idx), "gather_nd").api
     assert "np.indices((2, 1))[:1]" in batched and "mx.nd.moveaxis(indices, -1, 0), dim=0" in batched
-    assert ADAPTER.prepare(_cd("GatherND", data=data, indices=idx), "np-indexing").api == (
+    assert ADAPTER.prepare(_cd("GatherND", data=data, indices=idx), "np.indexing").api == (
         "npx.set_np(); data[tuple(mx.np.moveaxis(indices, -1, 0))]"
     )
 
@@ -113,7 +113,7 @@ def test_pick_expresses_one_index_per_position_only() -> None:
     assert ADAPTER.prepare(_cd("GatherElements", {"axis": 1}, data=F32, indices=idx), "pick").api == (
         "mx.nd.pick(data, indices, axis=1, keepdims=True)"
     )
-    assert ADAPTER.prepare(_cd("GatherElements", {"axis": 1}, data=F32, indices=idx), "pick-wrap").api == (
+    assert ADAPTER.prepare(_cd("GatherElements", {"axis": 1}, data=F32, indices=idx), "pick/wrap").api == (
         "mx.nd.pick(data, indices, axis=1, keepdims=True, mode='wrap')"
     )
     # indices smaller than data outside the axis read the leading part of data: pick needs the slice written out
@@ -121,7 +121,7 @@ def test_pick_expresses_one_index_per_position_only() -> None:
     assert ADAPTER.prepare(small, "pick").api == "mx.nd.pick(data[:1, :], indices, axis=1, keepdims=True)"
     with pytest.raises(Unsupported, match=r"indices.shape\[axis\] == 1"):
         ADAPTER.prepare(_cd("GatherElements", {"axis": 1}, data=F32, indices=np.zeros((2, 2), np.int64)), "pick")
-    coords = ADAPTER.prepare(_cd("GatherElements", {"axis": 1}, data=F32, indices=idx), "np-indexing").api
+    coords = ADAPTER.prepare(_cd("GatherElements", {"axis": 1}, data=F32, indices=idx), "np.indexing").api
     assert coords == "npx.set_np(); data[(mx.np.arange(2, dtype='int64').reshape((2, 1)), indices)]"
     assert element_coords((2, 3), 0) == [None, (1, 3)]
 
@@ -134,7 +134,7 @@ def test_scatter_nd_variants() -> None:
     assert ADAPTER.prepare(zeros, "scatter_nd").api == (
         "mx.nd.scatter_nd(updates, mx.nd.moveaxis(indices, -1, 0), shape=(2, 3))"
     )
-    assert ADAPTER.prepare(zeros, "np-setitem").api == (
+    assert ADAPTER.prepare(zeros, "np.setitem").api == (
         "npx.set_np(); out = data.copy(); out[tuple(mx.np.moveaxis(indices, -1, 0))] = updates"
     )
     with pytest.raises(Unsupported, match="index tuples of length 1"):
@@ -157,7 +157,7 @@ def test_scatter_elements_spells_every_coordinate() -> None:
         indices=np.zeros((2, 2), np.int64),
         updates=np.ones((2, 2), np.float32),
     )
-    assert ADAPTER.prepare(case, "np-setitem").api == (
+    assert ADAPTER.prepare(case, "np.setitem").api == (
         "npx.set_np(); out = data.copy(); out[(mx.np.arange(2, dtype='int64').reshape((2, 1)), indices)] = updates"
     )
 
@@ -229,7 +229,7 @@ def test_int64_indices_and_data_keep_their_precision(executor: Any) -> None:
 def test_bfloat16_and_cast_indices_round_trip(executor: Any) -> None:
     bf16 = dtypes.to_numpy("bfloat16")
     data = np.array([[1.5, -2.0], [0.0078125, 384.0]], dtype=bf16)
-    for variant in ("take", "np.take", "np-indexing"):
+    for variant in ("take", "np.take", "np.indexing"):
         out = _value(_run(executor, "Gather", variant, data=data, indices=np.array([1, 0], np.uint32)))
         assert out.dtype == bf16 and out.tolist() == [[0.0078125, 384.0], [1.5, -2.0]]
 
@@ -244,7 +244,7 @@ def test_shape_semantics_are_scoped_per_variant(executor: Any) -> None:
 
 
 def test_asynchronous_errors_stay_in_their_case(executor: Any) -> None:
-    oob = _run(executor, "Gather", "take-raise", data=np.array([1.0, 2.0], np.float32), indices=np.array([5]))
+    oob = _run(executor, "Gather", "take/raise", data=np.array([1.0, 2.0], np.float32), indices=np.array([5]))
     assert oob["outcome"] == "error" and "out of bound" in oob["error_message"]
-    ok = _run(executor, "Gather", "take-raise", data=np.array([1.0, 2.0], np.float32), indices=np.array([1]))
+    ok = _run(executor, "Gather", "take/raise", data=np.array([1.0, 2.0], np.float32), indices=np.array([1]))
     assert _value(ok).tolist() == [2.0]

@@ -16,9 +16,9 @@ from adapters.onnxruntime import (
     ADAPTER,
     PROVIDERS_ENV,
     THREADS_ENV,
-    SessionCache,
     build_model,
     device_of,
+    new_session,
     providers,
     threads,
     variant_target,
@@ -31,17 +31,18 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_variants_are_operator_versions_newest_first() -> None:
-    assert ADAPTER.variants("Gather") == ["opset13", "opset11", "opset1"]
-    assert ADAPTER.variants("GatherElements") == ["opset13", "opset11"]
-    assert ADAPTER.variants("GatherND") == ["opset13", "opset12", "opset11"]
+    assert ADAPTER.variants("Gather") == ["Gather-13", "Gather-11", "Gather-1"]
+    assert ADAPTER.variants("GatherElements") == ["GatherElements-13", "GatherElements-11"]
+    assert ADAPTER.variants("GatherND") == ["GatherND-13", "GatherND-12", "GatherND-11"]
     assert ADAPTER.variants("ScatterElements") == [
-        "opset18", "opset16", "opset13", "opset11", "Scatter-11", "Scatter-9"]
-    assert ADAPTER.variants("ScatterND") == ["opset18", "opset16", "opset13", "opset11"]
-    assert ADAPTER.variants("Take") == ["opset13", "opset11", "opset1"]
+        "ScatterElements-18", "ScatterElements-16", "ScatterElements-13", "ScatterElements-11", "Scatter-11",
+        "Scatter-9"]
+    assert ADAPTER.variants("ScatterND") == ["ScatterND-18", "ScatterND-16", "ScatterND-13", "ScatterND-11"]
+    assert ADAPTER.variants("Take") == ["Gather-13", "Gather-11", "Gather-1"]
     assert variant_target("ScatterElements", "Scatter-9") == ("Scatter", 9)
-    assert variant_target("GatherND", "opset12") == (None, 12)
+    assert variant_target("GatherND", "GatherND-12") == (None, 12)
     with pytest.raises(ValueError):
-        variant_target("Gather", "opset12")
+        variant_target("Gather", "Gather-12")
 
 
 def _case(op: str, attrs: dict, opset: int | None = None, **inputs: np.ndarray) -> CaseData:
@@ -53,7 +54,7 @@ F = np.arange(12, dtype=np.float32).reshape(3, 4)
 
 def test_api_names_node_version_attributes_and_provider() -> None:
     case = _case("Gather", {"axis": 1, "batch_dims": 0}, data=F, indices=np.array([3, 0]))
-    call = ADAPTER.prepare(case, "opset11")
+    call = ADAPTER.prepare(case, "Gather-11")
     assert call.api == ("onnxruntime.InferenceSession(model: Gather-11(data, indices, axis=1))"
                         ".run(None, {data, indices})  # CPUExecutionProvider, intra_op_num_threads=1")
     assert call.device == "cpu"
@@ -63,34 +64,34 @@ def test_api_names_node_version_attributes_and_provider() -> None:
 def test_case_opset_overrides_only_the_default_variant() -> None:
     case = _case("ScatterND", {"reduction": "none"}, opset=13, data=F, indices=np.array([[1]]),
                  updates=np.ones((1, 4), np.float32))
-    assert "ScatterND-13(" in ADAPTER.prepare(case, "opset18").api
-    assert "ScatterND-11(" in ADAPTER.prepare(case, "opset11").api
+    assert "ScatterND-13(" in ADAPTER.prepare(case, "ScatterND-18").api
+    assert "ScatterND-11(" in ADAPTER.prepare(case, "ScatterND-11").api
 
 
 def test_reduction_attribute_and_unsupported_versions() -> None:
     case = _case("ScatterElements", {"axis": 1, "reduction": "max"}, data=F, indices=np.array([[0, 0]]),
                  updates=np.array([[50, 7]], np.float32))
-    call = ADAPTER.prepare(case, "opset18")
+    call = ADAPTER.prepare(case, "ScatterElements-18")
     assert "reduction='max'" in call.api
     assert ADAPTER.to_numpy(call.run())[0, 0] == 50
-    for variant in ("opset16", "opset13", "Scatter-9"):
+    for variant in ("ScatterElements-16", "ScatterElements-13", "Scatter-9"):
         with pytest.raises(Unsupported):
             ADAPTER.prepare(case, variant)
     with pytest.raises(Unsupported):
         ADAPTER.prepare(_case("Gather", {"axis": 1, "batch_dims": 1}, data=F, indices=np.array([[0], [1], [2]])),
-                        "opset13")
+                        "Gather-13")
 
 
 def test_take_flattened_keeps_the_requested_gather_version() -> None:
     case = _case("Take", {"axis": None, "mode": "raise"}, data=F, indices=np.array([11, 5]))
-    for variant, opset in (("opset13", 13), ("opset11", 11), ("opset1", 5)):
-        model, text, _ = build_model(case if variant == "opset13" else CaseData("Take", case.inputs, case.attrs,
-                                                                                 int(variant[5:])), None)
+    for variant, opset in (("Gather-13", 13), ("Gather-11", 11), ("Gather-1", 5)):
+        model, text, _ = build_model(case if variant == "Gather-13" else CaseData("Take", case.inputs, case.attrs,
+                                                                                 int(variant.split("-")[1])), None)
         assert model.opset_import[0].version == opset
         assert text.startswith("Reshape(data, [-1]) -> Gather-")
         np.testing.assert_array_equal(ADAPTER.prepare(case, variant).run(), [11, 5])
     with pytest.raises(Unsupported):
-        ADAPTER.prepare(_case("Take", {"axis": 0, "mode": "wrap"}, data=F, indices=np.array([7])), "opset13")
+        ADAPTER.prepare(_case("Take", {"axis": 0, "mode": "wrap"}, data=F, indices=np.array([7])), "Gather-13")
 
 
 # --- session cache ---------------------------------------------------------------------------------------------
@@ -100,27 +101,26 @@ def test_cases_differing_only_in_values_share_one_session() -> None:
     ADAPTER.cache.clear()
     a = _case("GatherElements", {"axis": 0}, data=F, indices=np.array([[0, 1, 2, 0]]))
     b = _case("GatherElements", {"axis": 0}, data=F + 100, indices=np.array([[2, 2, 2, 2]]))
-    np.testing.assert_array_equal(ADAPTER.prepare(a, "opset13").run(), [[0, 5, 10, 3]])
-    np.testing.assert_array_equal(ADAPTER.prepare(b, "opset13").run(), [[108, 109, 110, 111]])
+    np.testing.assert_array_equal(ADAPTER.prepare(a, "GatherElements-13").run(), [[0, 5, 10, 3]])
+    np.testing.assert_array_equal(ADAPTER.prepare(b, "GatherElements-13").run(), [[108, 109, 110, 111]])
     assert (len(ADAPTER.cache), ADAPTER.cache.hits, ADAPTER.cache.misses) == (1, 1, 1)
     # Another version, dtype or shape is another session.
-    ADAPTER.prepare(a, "opset11").run()
+    ADAPTER.prepare(a, "GatherElements-11").run()
     ADAPTER.prepare(_case("GatherElements", {"axis": 0}, data=F, indices=np.array([[0, 1, 2, 0]], np.int32)),
-                    "opset13").run()
+                    "GatherElements-13").run()
     assert (len(ADAPTER.cache), ADAPTER.cache.misses) == (3, 3)
 
 
-def test_session_cache_is_a_bounded_lru() -> None:
-    cache = SessionCache(size=2)
-    models = {n: build_model(_case("Gather", {"axis": 0, "batch_dims": 0}, data=np.zeros(n, np.float32),
-                                   indices=np.array([0])), None)[0] for n in (1, 2, 3)}
-    first = cache.get(("k", 1), models[1], ["CPUExecutionProvider"])
-    cache.get(("k", 2), models[2], ["CPUExecutionProvider"])
-    assert cache.get(("k", 1), models[1], ["CPUExecutionProvider"]) is first  # refreshes k1
-    cache.get(("k", 3), models[3], ["CPUExecutionProvider"])  # evicts k2, the least recently used
-    assert len(cache) == 2 and cache.misses == 3
-    cache.get(("k", 2), models[2], ["CPUExecutionProvider"])
-    assert cache.misses == 4
+def test_a_session_onnxruntime_cannot_build_is_not_cached() -> None:
+    ADAPTER.cache.clear()
+    case = _case("ScatterElements", {"axis": 0, "reduction": "none"}, data=np.zeros(3, np.float32),
+                 indices=np.array([1]), updates=np.ones(1, np.float32))
+    for _ in range(2):
+        with pytest.raises(Exception, match="deprecated"):
+            ADAPTER.prepare(case, "Scatter-11").run()
+    assert (len(ADAPTER.cache), ADAPTER.cache.misses) == (0, 2)
+    model = build_model(_case("Gather", {"axis": 0, "batch_dims": 0}, data=F, indices=np.array([0])), None)[0]
+    assert new_session(model, ["CPUExecutionProvider"], 2).get_session_options().intra_op_num_threads == 2
 
 
 # --- errors, providers, dtypes -----------------------------------------------------------------------------------
@@ -146,13 +146,13 @@ def test_threads_from_environment_are_a_session_option_and_part_of_the_key(monke
     monkeypatch.delenv(THREADS_ENV, raising=False)
     assert threads() == 1
     ADAPTER.cache.clear()
-    ADAPTER.prepare(case, "opset13").run()
+    ADAPTER.prepare(case, "Gather-13").run()
     monkeypatch.setenv(THREADS_ENV, "2")
-    call = ADAPTER.prepare(case, "opset13")
+    call = ADAPTER.prepare(case, "Gather-13")
     assert call.api.endswith("intra_op_num_threads=2")
     np.testing.assert_array_equal(call.run(), F[[1]])
     assert ADAPTER.cache.misses == 2
-    options = [s.get_session_options().intra_op_num_threads for s in ADAPTER.cache.sessions()]
+    options = [s.get_session_options().intra_op_num_threads for s in ADAPTER.cache.values()]
     assert options == [1, 2]
 
 
@@ -170,25 +170,25 @@ def test_providers_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_bfloat16_goes_through_ort_values_and_comes_back_as_bfloat16() -> None:
     data = F.astype(ml_dtypes.bfloat16)
     call = ADAPTER.prepare(_case("Gather", {"axis": 0, "batch_dims": 0}, data=data, indices=np.array([2, 0])),
-                           "opset13")
+                           "Gather-13")
     assert "run_with_ort_values" in call.api and "TensorProto.BFLOAT16" in call.api
     out = ADAPTER.to_numpy(call.run())
     assert out.dtype == np.dtype(ml_dtypes.bfloat16)
     np.testing.assert_array_equal(out.astype(np.float32), F[[2, 0]])
     empty = ADAPTER.prepare(_case("Gather", {"axis": 0, "batch_dims": 0}, data=data,
-                                  indices=np.zeros(0, np.int64)), "opset13").run()
+                                  indices=np.zeros(0, np.int64)), "Gather-13").run()
     assert empty.shape == (0, 4) and empty.dtype == np.dtype(ml_dtypes.bfloat16)
     with pytest.raises(Exception, match="bfloat16"):  # Gather-11's type list has no bfloat16
         ADAPTER.prepare(_case("Gather", {"axis": 0, "batch_dims": 0}, data=data, indices=np.array([0])),
-                        "opset11").run()
+                        "Gather-11").run()
 
 
 def test_strings_and_index_dtypes_pass_through_unchanged() -> None:
     words = np.array(["a", "bb", "ccc"], dtype=object)
     out = ADAPTER.prepare(_case("Gather", {"axis": 0, "batch_dims": 0}, data=words, indices=np.array([2, 0])),
-                          "opset13").run()
+                          "Gather-13").run()
     assert out.dtype == object and out.tolist() == ["ccc", "a"]
     # No cast to int64: int32 indices reach the model as int32 (GatherND-13 accepts only int64).
     with pytest.raises(Exception, match=r"tensor\(int32\)"):
         ADAPTER.prepare(_case("GatherND", {"batch_dims": 0}, data=F, indices=np.array([[1, 2]], np.int32)),
-                        "opset13").run()
+                        "GatherND-13").run()

@@ -28,7 +28,7 @@ from harness.cases import Case, load_file
 from harness.ops import with_defaults
 
 ROOT = Path(__file__).resolve().parents[1]
-ONNX = "onnx-frontend"
+ONNX = "read_model"
 
 
 def test_crash_risk_names_the_known_crashers(tmp_path: Path) -> None:
@@ -228,17 +228,17 @@ def test_compiled_models_are_cached_by_node_attrs_shapes_and_types() -> None:
     inputs = {"data": _D, "indices": np.array([1, 0])}
     case = CaseData("Gather", inputs, with_defaults("Gather", {"axis": 0}))
     first = adapter.prepare(case, "Gather-8")
-    assert (adapter.cache_misses, adapter.cache_hits) == (1, 0)
+    assert (adapter.cache.misses, adapter.cache.hits) == (1, 0)
     other_values = CaseData("Gather", {"data": _D + 1, "indices": np.array([0, 0])}, case.attrs)
     second = adapter.prepare(other_values, "Gather-8")  # same node, attrs, shapes, types: no recompile
-    assert (adapter.cache_misses, adapter.cache_hits) == (1, 1)
-    assert len(adapter._compiled) == 1
+    assert (adapter.cache.misses, adapter.cache.hits) == (1, 1)
+    assert len(adapter.cache) == 1
     np.testing.assert_array_equal(first.run(), _D[[1, 0]])
     np.testing.assert_array_equal(second.run(), (_D + 1)[[0, 0]])
     adapter.prepare(CaseData("Gather", inputs, with_defaults("Gather", {"axis": 1})), "Gather-8")  # attrs
     adapter.prepare(CaseData("Gather", {"data": _D, "indices": np.array([1, 0], np.int32)}, case.attrs), "Gather-8")
     adapter.prepare(case, "Gather-7")  # node version
-    assert (adapter.cache_misses, adapter.cache_hits) == (4, 1)
+    assert (adapter.cache.misses, adapter.cache.hits) == (4, 1)
 
 
 def test_onnx_frontend_reads_the_model_from_memory_and_caches_it() -> None:
@@ -249,7 +249,7 @@ def test_onnx_frontend_reads_the_model_from_memory_and_caches_it() -> None:
     assert "core.read_model(model.SerializeToString())" in call.api and "GatherElements-13" in call.api
     np.testing.assert_array_equal(call.run(), [[2.0, 0.0, 1.0], [3.0, 3.0, 3.0]])
     adapter.prepare(case, ONNX)
-    assert (adapter.cache_misses, adapter.cache_hits) == (1, 1)
+    assert (adapter.cache.misses, adapter.cache.hits) == (1, 1)
 
 
 def test_version_is_openvinos() -> None:

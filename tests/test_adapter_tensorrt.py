@@ -23,8 +23,9 @@ import pytest
 from _shipped import shipped_cases
 
 from adapters.base import CaseData, Unsupported
-from adapters.tensorrt import ADAPTER, DTYPES, PARSER, LayerSpec, layer_spec, signature, trt_dtype
+from adapters.tensorrt import ADAPTER, PARSER, LayerSpec, layer_spec, signature, trt_dtype
 from adapters.tensorrt_engine import NO_GPU, gpu_problem
+from adapters.tensorrt_types import DTYPES
 from harness.cases import Case
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -237,11 +238,11 @@ def test_cases_differing_only_in_values_share_one_engine() -> None:
     pytest.importorskip("tensorrt")
     a = _case("GatherElements", {"axis": 0}, data=F[0], indices=np.array([[0, 1, 2, 0]]))
     b = _case("GatherElements", {"axis": 0}, data=F[0] + 100, indices=np.array([[2, 2, 2, 2]]))
-    runner = ADAPTER.runner
-    before = (len(runner), runner.hits, runner.misses)
+    engines = ADAPTER.runner.engines
+    before = (len(engines), engines.hits, engines.misses)
     np.testing.assert_array_equal(ADAPTER.prepare(a, "add_gather_v2/ELEMENT").run(), [[0, 5, 10, 3]])
     np.testing.assert_array_equal(ADAPTER.prepare(b, "add_gather_v2/ELEMENT").run(), [[108, 109, 110, 111]])
-    assert (len(runner), runner.hits, runner.misses) == (before[0] + 1, before[1] + 1, before[2] + 1)
+    assert (len(engines), engines.hits, engines.misses) == (before[0] + 1, before[1] + 1, before[2] + 1)
 
 
 @gpu

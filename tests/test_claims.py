@@ -368,7 +368,7 @@ def test_a_claim_about_one_version_never_stands_for_another(claims):
     api = "ov.opset1.gather(data, indices, axis=1)  # Gather-1; ov.Core().compile_model(...)"
     assert _documented(claims, "openvino", "Gather", "index-dtype:int16", api, "cpu") is None
     assert _documented(claims, "openvino", "Gather", "index-dtype:int16", "Gather-1", "cpu") is None
-    # onnxruntime's opset11 model is judged by ONNX's Gather-11 claims, not Gather-13's.
+    # onnxruntime's Gather-11 model is judged by ONNX's Gather-11 claims, not Gather-13's.
     doc = _documented(claims, "onnxruntime", "Gather", "negative-indices",
                       "onnxruntime.InferenceSession(model: Gather-11(data, indices, axis=0)).run(...)", "cpu")
     assert doc is not None and doc.api == "Gather-11"

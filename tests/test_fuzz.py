@@ -94,7 +94,7 @@ def test_labelled_differences_are_not_findings(differ: Differ) -> None:
     # A duplicate scatter target: onnxruntime's choice is one of those the reference allows, so it agrees.
     dup = _gen("ScatterElements", {"axis": 0}, data=np.zeros(3, np.float32), indices=np.array([1, 1]),
                updates=np.array([5.0, 6.0], np.float32))
-    (ort,) = differ.run(dup, [("onnxruntime", "opset18")]).runs
+    (ort,) = differ.run(dup, [("onnxruntime", "ScatterElements-18")]).runs
     assert ort.verdict.status == "agree"
 
 
@@ -103,16 +103,16 @@ def test_a_real_disagreement_is_a_finding_with_its_kind(differ: Differ) -> None:
     # and no baseline label (data-dtype:float16 is `ok`, measured without a reduction) explains that.
     gc = _gen("ScatterElements", {"axis": 0, "reduction": "add"}, data=np.zeros(2, np.float16),
               indices=np.array([0]), updates=np.ones(1, np.float16))
-    (ort,) = differ.run(gc, [("onnxruntime", "opset18")]).runs
+    (ort,) = differ.run(gc, [("onnxruntime", "ScatterElements-18")]).runs
     assert ort.verdict == triage.Verdict("finding", "raised:RuntimeException", ort.verdict.note)
     assert "data-dtype:float16=ok" in ort.verdict.note
 
 
 def test_fuzzing_finds_shrinks_and_writes_deterministically(differ: Differ, tmp_path: Path) -> None:
-    apis = [("numpy", "put_along_axis"), ("onnxruntime", "opset18")]
+    apis = [("numpy", "put_along_axis"), ("onnxruntime", "ScatterElements-18")]
     runs = [fuzz_op("ScatterElements", 40, 5, differ, apis, shrink_budget=80) for _ in range(2)]
     first, second = runs
-    target = ("onnxruntime:opset18", "raised:RuntimeException")
+    target = ("onnxruntime:ScatterElements-18", "raised:RuntimeException")
     assert target in first.findings, f"no onnxruntime reduction-dtype finding in {list(first.findings)}"
     minimal = first.findings[target]
     original = min(cr.gen.size() for cr in first.runs if target in cr.findings())
@@ -128,14 +128,14 @@ def test_fuzzing_finds_shrinks_and_writes_deterministically(differ: Differ, tmp_
     assert added == 0 and (a / "scatter_elements.yaml").read_text() == text
     loaded = load_file(a / "scatter_elements.yaml", "cases/found/scatter_elements.yaml")
     assert loaded and all(isinstance(c, Case) for c in loaded), loaded
-    case = next(c for c in loaded if "onnxruntime:opset18" in c.spec.description)
+    case = next(c for c in loaded if "onnxruntime:ScatterElements-18" in c.spec.description)
     assert case.spec.finding is not None
     assert case.spec.finding.by == "python -m harness fuzz --op ScatterElements --n 40 --seed 5"
-    assert case.spec.finding.kinds["onnxruntime:opset18"] == "raised:RuntimeException"
-    assert "\n  # onnxruntime:opset18" in text and "data-dtype:float16=ok" in text  # the why comment
+    assert case.spec.finding.kinds["onnxruntime:ScatterElements-18"] == "raised:RuntimeException"
+    assert "\n  # onnxruntime:ScatterElements-18" in text and "data-dtype:float16=ok" in text  # the why comment
     assert case.spec.tags[:2] == ["found", "fuzz"] and case.spec.expected is not None
     # The written case, run the normal way, still shows the disagreement.
-    (again,) = differ.run(GenCase(case.op, case.inputs(), case.attrs), [("onnxruntime", "opset18")]).runs
+    (again,) = differ.run(GenCase(case.op, case.inputs(), case.attrs), [("onnxruntime", "ScatterElements-18")]).runs
     assert (again.api, again.verdict.kind) == target
     # ... and the conformance run collects it like any case file: it fails there with the repro.
     done = subprocess.run(
@@ -148,7 +148,7 @@ def test_fuzzing_finds_shrinks_and_writes_deterministically(differ: Differ, tmp_
     agree = agreement(first.runs)
     numpy = agree[REFERENCE]["numpy:put_along_axis"]
     assert numpy["agree"] == numpy["n"] > 0
-    ort = agree[REFERENCE]["onnxruntime:opset18"]
+    ort = agree[REFERENCE]["onnxruntime:ScatterElements-18"]
     assert 0 < ort["agree"] < ort["n"] <= 40
 
 

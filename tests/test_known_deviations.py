@@ -71,7 +71,9 @@ PLANS: dict[str, Plan] = {
             v.endswith("/eager") or os.environ.get("GSC_TF_ALL_MODES") == "1" or bool(TF_MODE_TAGS & set(c.tags))
         )
     ),
-    "jax": Plan(selects=lambda c, v: v == "eager" or bool(JAX_OTHER_VARIANT_TAGS & set(c.tags))),
+    # The default API (first variant) on every case; the others on cases with their tags.
+    "jax": Plan(selects=lambda c, v: v == adapters.get("jax").variants(c.op)[0]
+                or bool(JAX_OTHER_VARIANT_TAGS & set(c.tags))),
     "mxnet": Plan(),  # runs in .venv-mxnet; scatters that write outside the array get a worker each (_run_mxnet)
 }
 

@@ -242,7 +242,7 @@ def assess(gc: GenCase, case: Case, record: dict[str, Any], observed: np.ndarray
     for d in risky + [d for d in dims if d.startswith("duplicates")]:
         labs = have.get(d, frozenset())
         # A probe that crashed says the kernel does not check these indices: a value it returns is as arbitrary
-        # as garbage (MXNet's np-setitem writes a negative index somewhere, or dies).
+        # as garbage (MXNet's np.setitem writes a negative index somewhere, or dies).
         if labs & UNPREDICTABLE or (d in risky and any(x.startswith("crash") for x in labs)):
             return Verdict("labelled", note=f"{d}: {'|'.join(sorted(labs))}")
     wrong = [d for d in dims if kind(d) == "support" and "wrong" in have.get(d, ())]

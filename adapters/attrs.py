@@ -39,7 +39,8 @@ def batch_dims_count(batch_dims: int, indices_rank: int, axis: int | None = None
     return b
 
 
-# What the Unsupported of an omitted axis says where the API has no default (harness.classify labels it `required`).
+# What the Unsupported of an omitted axis says where the API has no default (harness.judge.classify labels it
+# `required`).
 AXIS_REQUIRED = "axis is required (no default)"
 
 

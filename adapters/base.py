@@ -49,7 +49,7 @@ class Call:
     """A prepared native call: ``api`` is the exact call as a user would type it; ``run`` performs it.
 
     ``device`` is where it runs ("cpu" or "gpu"); ``device_name`` says which one (e.g. the GPU's model).
-    ``source`` is the same call as standalone Python statements for a repro script (harness.repro): given NumPy
+    ``source`` is the same call as standalone Python statements for a repro script (harness.report.repro): given NumPy
     arrays named ``data``, ``indices`` (and ``updates``) and ``np``, they import the framework, convert the inputs
     to its own tensors (or build its model), make the call and assign the output, as a NumPy array, to ``result``.
     It is written next to the code that runs the call, so the two say the same thing.
@@ -111,7 +111,7 @@ class Adapter:
         """Drop whatever the adapter keeps between cases (compiled models, sessions); the next case rebuilds it.
 
         A forked child calls this after its risky case, so memory the case corrupted is freed, and the corruption
-        shows, while the child is still the case's own (harness.forkrun).
+        shows, while the child is still the case's own (harness.run.forkrun).
         """
 
 

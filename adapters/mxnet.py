@@ -1,7 +1,7 @@
 """MXNet 1.x: mx.nd.take, mx.nd.pick, mx.nd.gather_nd, mx.nd.scatter_nd, mx.nd.contrib.index_copy, and the
 NumPy-compatible interface (mx.np.take, mx.np indexing and item assignment, after ``npx.set_np()``).
 
-This module runs in MXNet's own interpreter (MXNet 1.9 needs numpy<1.24), reached through harness.worker; it
+This module runs in MXNet's own interpreter (MXNet 1.9 needs numpy<1.24), reached through harness.run.worker; it
 must work on NumPy 1.23. MXNet runs operators asynchronously and reports their errors when a result is read, so
 every call ends in ``.asnumpy()``: an error belongs to the case that caused it.
 
@@ -32,7 +32,7 @@ from adapters.attrs import (
     valid_axis,
 )
 from adapters.base import Adapter, Call, CaseData, Unsupported, fmt_attrs
-from harness import dtypes
+from harness.cases import dtypes
 
 _VARIANTS = {
     "Gather": ["take", "take/raise", "np.take", "np.indexing"],

@@ -1,6 +1,6 @@
 """Generated in-range cases for the overhead benchmark: every operator, two sizes, loaded as real cases.
 
-They are written as a case file (seeded ``random``/``generate`` inputs) and loaded with harness.cases.load_file,
+They are written as a case file (seeded ``random``/``generate`` inputs) and loaded with harness.cases.load.load_file,
 so they are exactly what a suite case is. In range and without duplicate scatter targets, so every framework
 has one right answer and no case is risky (none needs a forked process).
 """
@@ -61,7 +61,7 @@ def _case(i: int, op: str, medium: bool, rng: np.random.Generator) -> dict[str, 
 
 def generate(n: int, seed: int = 9) -> list[Any]:
     """``n`` cases (half of them medium-sized), cycling through the six operators."""
-    from harness.cases import Case, load_file
+    from harness.cases.load import Case, load_file
 
     rng = np.random.default_rng(seed)
     by_op: dict[str, list[dict[str, Any]]] = {op: [] for op in OPS}

@@ -17,7 +17,7 @@ sys.path.insert(0, __ROOT__)  # noqa: F821  (replaced before the source is sent)
 
 import adapters
 from adapters.base import CaseData
-from harness import wire
+from harness.run import wire
 
 _calls = []
 _adapter = None

@@ -47,9 +47,9 @@ def _harness(results: Path, workers: int, frameworks: str, log: Path) -> float:
 
 def _items(results: Path) -> dict[str, list[tuple[str, dict[str, Any]]]]:
     """framework -> [(variant, payload)] for every recorded item that made a native call and survived it."""
-    from harness.cases import Case, load_file
-    from harness.records import read
-    from harness.runner import payload
+    from harness.cases.load import Case, load_file
+    from harness.run.records import read
+    from harness.run.runner import payload
 
     cases: dict[str, Case] = {}
     for path in sorted((ROOT / "cases").rglob("*.yaml")):

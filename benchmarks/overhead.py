@@ -1,6 +1,6 @@
 """Part 1: per adapter, what a case costs through the harness against the same native call in a plain loop.
 
-Harness side, in this process: ``harness.runner.execute`` through the real executor (the framework's warm
+Harness side, in this process: ``harness.run.runner.execute`` through the real executor (the framework's warm
 execnet worker, its interpreter: MXNet's own venv) and ``ResultsWriter.write`` of the record, i.e. payload ->
 worker run_case -> judge -> record, everything a test does bar pytest's own bookkeeping. Floor side, in one
 process of the framework's interpreter (benchmarks/floor.py): every case's native call prepared beforehand
@@ -83,9 +83,9 @@ class _Floor:
 
 def _measure(fw: str, cases: list[Any], python: str, reps: int, results: Path) -> tuple[list[Row], dict[str, Any]]:
     import adapters
-    from harness.isolation import Isolated
-    from harness.records import ResultsWriter
-    from harness.runner import execute, payload
+    from harness.run.isolation import Isolated
+    from harness.run.records import ResultsWriter
+    from harness.run.runner import execute, payload
 
     adapter = adapters.get(fw)
     variants = [adapter.variants(c.op)[0] for c in cases]
@@ -135,7 +135,7 @@ def _measure(fw: str, cases: list[Any], python: str, reps: int, results: Path) -
 
 
 def _per_case(cases: list[Any], variants: list[str], fw: str, executor: Any, writer: Any) -> list[float]:
-    from harness.runner import execute
+    from harness.run.runner import execute
 
     out = []
     for case, variant in zip(cases, variants, strict=True):
@@ -149,9 +149,9 @@ def cache_rates(fw: str, python: str) -> Row:
     """How often the compiled-model cache answers over the shipped suite: every case x variant, prepared and run
     once in one process, as a harness worker sees them (bar risky and crash-tagged cases, which run elsewhere)."""
     import adapters
-    from harness.cases import Case, load_file
-    from harness.isolation import is_risky
-    from harness.runner import payload
+    from harness.cases.load import Case, load_file
+    from harness.run.isolation import is_risky
+    from harness.run.runner import payload
 
     adapter = adapters.get(fw)
     items = []

@@ -52,14 +52,14 @@ class _MalformedCases:
         self.count = 0
 
     def pytest_collection_finish(self, session: object) -> None:
-        from harness.pytest_plugin import CaseErrorItem
+        from harness.run.pytest_plugin import CaseErrorItem
 
         self.count = sum(isinstance(i, CaseErrorItem) for i in getattr(session, "items", []))
 
 
 def summary_text(paths: list[str]) -> str:
     """A per-framework table of outcomes and verdicts from results files."""
-    from harness.records import read
+    from harness.run.records import read
 
     counts: Counter[tuple[str, str]] = Counter()
     versions: dict[str, str] = {}
@@ -81,8 +81,8 @@ def _summary(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from harness.cases import load_file
-    from harness.errors import CaseFileError
+    from harness.cases.errors import CaseFileError
+    from harness.cases.load import load_file
 
     files = [Path(f) for f in args.files] or sorted((ROOT / "cases").rglob("*.yaml"))
     bad = good = 0
@@ -98,7 +98,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _schema(args: argparse.Namespace) -> int:
-    from harness.schema import json_schema
+    from harness.cases.schema import json_schema
 
     text = json.dumps(json_schema(), indent=2) + "\n"
     if args.out:
@@ -109,7 +109,7 @@ def _schema(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from harness.records import merge
+    from harness.run.records import merge
 
     n = merge(args.files, args.out)
     print(f"merged {n} record(s) into {args.out}")
@@ -117,8 +117,8 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _behaviour(args: argparse.Namespace) -> int:
-    from harness.behaviour import render_text, table
-    from harness.records import read
+    from harness.report.behaviour import render_text, table
+    from harness.run.records import read
 
     rows = table(read(args.files), Path(args.claims) if args.claims else None, with_documented=True)
     if args.json:
@@ -128,14 +128,14 @@ def _behaviour(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from harness.report import main as report_main
+    from harness.report.page import main as report_main
 
     return report_main(args)
 
 
 def _baseline(args: argparse.Namespace) -> int:
-    from harness.baseline import from_records
-    from harness.records import read
+    from harness.judge.baseline import from_records
+    from harness.run.records import read
 
     counts = from_records(Path(args.dir), list(read(args.files)))
     for fw, n in sorted(counts.items()):
@@ -144,18 +144,18 @@ def _baseline(args: argparse.Namespace) -> int:
 
 
 def _diff(args: argparse.Namespace) -> int:
-    from harness.records import read
-    from harness.rundiff import diff, render
+    from harness.report.rundiff import diff, render
+    from harness.run.records import read
 
     print(render(diff(read([args.old]), read([args.new]), examples=args.examples)))
     return 0
 
 
 def _repro(args: argparse.Namespace) -> int:
-    from harness.records import read
+    from harness.judge.verdict import is_finding
     from harness.report.drilldown import CaseIndex
-    from harness.repro import script
-    from harness.verdict import is_finding
+    from harness.report.repro import script
+    from harness.run.records import read
 
     framework, _, variant = args.framework.partition(":")
     matches = [r for r in read(args.files) if r["framework"] == framework
@@ -189,7 +189,7 @@ def _repro(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from harness.importers import cli_main
+    from harness.importers.onnx_node import cli_main
 
     return cli_main(args)
 
@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     imp.add_argument("--out", default="", help="output directory (default: cases/imported)")
     imp.add_argument("--check", action="store_true", help="compare with the files in --out instead of writing")
     fuz = sub.add_parser("fuzz", help="differential fuzzing: random cases on every framework, findings shrunk to cases")
-    from harness import fuzz
+    from harness.fuzz import command as fuzz
 
     fuzz.add_arguments(fuz)
     args, extra = parser.parse_known_args(argv)

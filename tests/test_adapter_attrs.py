@@ -10,9 +10,9 @@ import pytest
 
 import adapters
 from adapters.attrs import InvalidAttribute, axis_index, batch_dims_count, valid_axis
-from harness.cases import Case, ExpectedError, load_file
-from harness.isolation import Isolated
-from harness.runner import InProcess, execute
+from harness.cases.load import Case, ExpectedError, load_file
+from harness.run.isolation import Isolated
+from harness.run.runner import InProcess, execute
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -25,7 +25,7 @@ from adapters.directml import (
     onnx_gather_to_dml,
     platform_problem,
 )
-from harness.cases import Case
+from harness.cases.load import Case
 
 ROOT = Path(__file__).resolve().parents[1]
 windows = pytest.mark.skipif(platform_problem() is not None, reason=platform_problem() or "")
@@ -126,7 +126,7 @@ def test_off_windows_every_case_skips_with_the_reason_and_nothing_is_recorded(tm
            "--framework", "directml", "-k", "directml-gather", "--variants", "default", "--results", str(results)]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "5 skipped" in out.stdout and "SKIPPED [5] harness/pytest_plugin.py:" in out.stdout
+    assert "5 skipped" in out.stdout and "SKIPPED [5] harness/run/pytest_plugin.py:" in out.stdout
     assert reason in out.stdout
     assert results.read_text() == ""
 
@@ -147,7 +147,7 @@ def test_sessions_run_on_directml_only() -> None:
 
 @windows
 def test_every_shipped_case_gives_a_result_on_directml() -> None:
-    from harness.runner import InProcess, execute
+    from harness.run.runner import InProcess, execute
 
     problems = []
     for case in shipped_cases():

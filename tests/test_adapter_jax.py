@@ -17,11 +17,11 @@ import ml_dtypes
 from adapters import jax as jax_adapter
 from adapters.attrs import InvalidAttribute
 from adapters.base import CaseData, Unsupported
-from harness import wire
-from harness.compare import compare
-from harness.ops import with_defaults
+from harness.cases.ops import with_defaults
+from harness.judge.compare import compare
 from harness.reference import compute
-from harness.worker import run_case
+from harness.run import wire
+from harness.run.worker import run_case
 
 ADAPTER = jax_adapter.ADAPTER
 ROOT = Path(__file__).resolve().parents[1]

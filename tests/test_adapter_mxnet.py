@@ -2,7 +2,7 @@
 shipped case through it).
 
 MXNet 1.9 lives in its own interpreter (.venv-mxnet, numpy<1.24), so every native call here goes through
-harness.isolation.Isolated, the way `pytest cases --framework mxnet` runs it. Building a Call (prepare) imports no
+harness.run.isolation.Isolated, the way `pytest cases --framework mxnet` runs it. Building a Call (prepare) imports no
 MXNet, so the api strings and the Unsupported decisions are tested in this process.
 """
 
@@ -20,8 +20,9 @@ pytest.importorskip("execnet")
 
 from adapters.base import CaseData, Unsupported
 from adapters.mxnet import ADAPTER, element_coords
-from harness import dtypes, wire
-from harness.ops import with_defaults
+from harness.cases import dtypes
+from harness.cases.ops import with_defaults
+from harness.run import wire
 
 
 @pytest.fixture(scope="module")

@@ -24,8 +24,8 @@ from adapters.openvino import (
     native_spec,
     to_tensor,
 )
-from harness.cases import Case, load_file
-from harness.ops import with_defaults
+from harness.cases.load import Case, load_file
+from harness.cases.ops import with_defaults
 
 ROOT = Path(__file__).resolve().parents[1]
 ONNX = "read_model"
@@ -67,7 +67,7 @@ def test_variants_do_not_import_openvino() -> None:
 
 def test_warm_imports_what_the_onnx_frontend_variant_needs() -> None:
     # The template for risky cases is forked right after warm(): a child that imports onnx itself can hang.
-    code = ("import sys; from harness.worker import describe; describe('openvino'); "
+    code = ("import sys; from harness.run.worker import describe; describe('openvino'); "
             "missing = [m for m in ('openvino', 'onnx', 'onnx.helper') if m not in sys.modules]; "
             "assert not missing, missing")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)

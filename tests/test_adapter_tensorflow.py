@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _case(op: str, attrs: dict, **inputs: np.ndarray) -> CaseData:
-    from harness.ops import with_defaults
+    from harness.cases.ops import with_defaults
 
     return CaseData(op, inputs, with_defaults(op, attrs))
 

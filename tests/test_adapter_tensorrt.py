@@ -26,7 +26,7 @@ from adapters.base import CaseData, Unsupported
 from adapters.tensorrt import ADAPTER, PARSER, LayerSpec, layer_spec, signature, trt_dtype
 from adapters.tensorrt_engine import NO_GPU, gpu_problem
 from adapters.tensorrt_types import DTYPES
-from harness.cases import Case
+from harness.cases.load import Case
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -208,7 +208,7 @@ def test_without_a_gpu_every_case_skips_with_the_reason_and_nothing_is_recorded(
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     # 4 seed cases x 2 variants (the network layer and the ONNX parser), each one pytest skip with the reason
-    assert "8 skipped" in out.stdout and "SKIPPED [8] harness/pytest_plugin.py" in out.stdout
+    assert "8 skipped" in out.stdout and "SKIPPED [8] harness/run/pytest_plugin.py" in out.stdout
     assert reason in out.stdout
     assert results.read_text() == ""  # a missing device is not a result: no record, no deviation
 
@@ -227,7 +227,7 @@ def test_introspected_names_exist_in_the_installed_tensorrt() -> None:
 @pytest.mark.parametrize("case_id", sorted(SEED_ND))
 def test_seed_nd_examples_conform_on_the_gpu(case_id: str) -> None:
     pytest.importorskip("tensorrt")
-    from harness.runner import InProcess, execute
+    from harness.run.runner import InProcess, execute
 
     record = execute(_seed(case_id), "tensorrt", "add_gather_v2/ND", InProcess(), "gpu")
     assert (record["outcome"], record["verdict"], record["device"]) == ("ok", "conforms", "gpu"), record
@@ -248,7 +248,7 @@ def test_cases_differing_only_in_values_share_one_engine() -> None:
 @gpu
 def test_every_shipped_case_gives_a_result_on_every_variant() -> None:
     pytest.importorskip("tensorrt")
-    from harness.runner import InProcess, execute
+    from harness.run.runner import InProcess, execute
 
     problems = []
     for case in shipped_cases():

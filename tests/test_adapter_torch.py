@@ -20,7 +20,7 @@ from adapters.base import CaseData, Unsupported
 from adapters.torch import ADAPTER, COMPILED, to_tensor
 from adapters.torch_calls import VARIANTS
 from harness.reference import compute
-from harness.worker import run_case
+from harness.run.worker import run_case
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -240,7 +240,7 @@ def test_indices_keep_their_dtype_and_torch_judges_them() -> None:
 
 
 def _wire(arr: np.ndarray) -> dict:
-    from harness import wire
+    from harness.run import wire
 
     return wire.encode(arr)
 
@@ -278,14 +278,14 @@ def test_missing_cxx_toolchain_makes_compile_variants_unsupported(monkeypatch: p
 
 
 def test_variants_table_covers_every_operator() -> None:
-    from harness.ops import OPS
+    from harness.cases.ops import OPS
 
     assert set(VARIANTS) == set(OPS)
 
 
 
 def test_inductor_compiles_without_its_pool() -> None:
-    # Risky cases run in children forked from a template that has compiled (harness.worker._warm_up); a child
+    # Risky cases run in children forked from a template that has compiled (harness.run.worker._warm_up); a child
     # waited forever on futures of inductor's compile pool, which only its parent had (seen in a full run).
     code = ("from adapters.torch import _torch; _torch(); import torch._inductor.config as c; "
             "assert c.compile_threads == 1, c.compile_threads")

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness import baseline
-from harness.behaviour import render_text, table
+from harness.judge import baseline
+from harness.report.behaviour import render_text, table
 
 PROBE = """\
 op: Take

@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness import casecache, yamlsrc
-from harness.cases import Case, load_file
-from harness.errors import CaseFileError
+from harness.cases import cache as casecache
+from harness.cases import yamlsrc
+from harness.cases.errors import CaseFileError
+from harness.cases.load import Case, load_file
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -164,7 +165,7 @@ def test_a_cached_load_imports_neither_yaml_nor_pydantic(tmp_path: Path, cache_d
     path = _file(tmp_path, GOOD)
     load_file(path)
     script = (
-        "import json, sys; from pathlib import Path; from harness.cases import load_file; "
+        "import json, sys; from pathlib import Path; from harness.cases.load import load_file; "
         f"entries = load_file(Path({str(path)!r})); "
         "print(json.dumps([len(entries), 'yaml' in sys.modules, 'pydantic' in sys.modules]))"
     )

@@ -1,5 +1,6 @@
-"""The documented-claims registry (claims/*.yaml, harness/claims.py): files load and validate, every claim cites its
-source, broken files give a clear error, lookup picks the right claim, and no verdict code reads the claims."""
+"""The documented-claims registry (claims/*.yaml, harness/report/claims.py): files load and validate, every claim
+cites its source, broken files give a clear error, lookup picks the right claim, and no verdict code reads the
+claims."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from harness.claims import (
+from harness.cases.ops import OPS
+from harness.judge.dimensions import DIMENSIONS
+from harness.report.claims import (
     DOC_ONLY_LABELS,
     ClaimFileError,
     agrees,
@@ -19,8 +22,6 @@ from harness.claims import (
     lookup,
     lookup_all,
 )
-from harness.dimensions import DIMENSIONS
-from harness.ops import OPS
 
 ROOT = Path(__file__).resolve().parent.parent
 CLAIMS_DIR = ROOT / "claims"
@@ -267,7 +268,7 @@ def test_lookup_rejects_unknown_dimension(claims):
 # ------------------------------------------------------------------------------- documented != measured
 
 
-# Everything that produces or judges a measurement. Report-side modules (harness/report/, harness/behaviour.py,
+# Everything that produces or judges a measurement. Report-side modules (harness/report/, harness/report/behaviour.py,
 # harness/cli.py) may read claims to show them next to measurements.
 VERDICT_PATH = [
     *(
@@ -329,7 +330,7 @@ def cited_op(source: str) -> tuple[str, int | None] | None:
 
 
 def version_mismatches(claims) -> list[str]:
-    from harness.claims import op_version
+    from harness.report.claims import op_version
 
     bad = []
     for c in claims:
@@ -353,7 +354,7 @@ def test_a_claim_citing_another_version_is_caught(claims):
 
 
 def test_a_claim_about_one_version_never_stands_for_another(claims):
-    from harness.behaviour import _documented
+    from harness.report.behaviour import _documented
 
     # OpenVINO documents negative indices for Gather-7 and Gather-8 (wrap) but not for Gather-1: that cell is
     # undocumented, not judged against gather-8.rst.
@@ -375,7 +376,7 @@ def test_a_claim_about_one_version_never_stands_for_another(claims):
 
 
 def test_a_cell_without_a_claim_says_undocumented() -> None:
-    from harness.behaviour import documentation_state
+    from harness.report.behaviour import documentation_state
 
     assert documentation_state(None, None) == "undocumented"
     assert [documentation_state(object(), a) for a in (True, False, None)] == ["agrees", "contradicts", "unspecified"]

@@ -12,8 +12,8 @@ import pytest
 from _shipped import ROOT
 
 import adapters
-from harness.cases import Case, load_file
-from harness.runner import InProcess, execute
+from harness.cases.load import Case, load_file
+from harness.run.runner import InProcess, execute
 
 PROBES = [
     case

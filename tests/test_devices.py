@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import adapters
-from harness.runner import InProcess, execute
+from harness.run.runner import InProcess, execute
 from tests._shipped import shipped_cases
 
 GPU_FRAMEWORKS = ("torch", "tensorflow", "onnxruntime", "jax")

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import adapters
-from harness import wire, worker
-from harness.isolation import Isolated
+from harness.run import wire, worker
+from harness.run.isolation import Isolated
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 

@@ -12,14 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.cases import Case, ExpectedError, load_file
+from harness.cases.load import Case, ExpectedError, load_file
+from harness.cases.ops import OPS, with_defaults
 from harness.fuzz import triage
 from harness.fuzz.differ import Differ
 from harness.fuzz.run import fuzz_op
 from harness.fuzz.strategies import GenCase, generate
 from harness.fuzz.summary import REFERENCE, agreement
 from harness.fuzz.writer import to_case, write_found
-from harness.ops import OPS, with_defaults
 from harness.reference import AllowedOutputs
 
 ROOT = Path(__file__).resolve().parent.parent

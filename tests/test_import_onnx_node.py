@@ -12,10 +12,10 @@ import numpy as np
 import onnx
 import pytest
 
-from harness import yamlsrc
-from harness.cases import Case, load_file
+from harness.cases import yamlsrc
+from harness.cases.load import Case, load_file
+from harness.cases.ops import INPUTS
 from harness.importers import onnx_node, yamltext
-from harness.ops import INPUTS
 
 ROOT = Path(__file__).resolve().parents[1]
 IMPORTED = ROOT / "cases" / "imported"
@@ -90,7 +90,7 @@ def test_each_case_is_its_node_test_bit_for_bit(tests_and_skipped, loaded: dict[
 
 def yamltext_array(case: Case) -> np.ndarray:
     """The case's declared expected value as an array of the output dtype (how the loader reads it)."""
-    from harness.values import to_array
+    from harness.cases.values import to_array
 
     return to_array(case.spec.expected, case.inputs()["data"].dtype.name)
 
@@ -116,8 +116,8 @@ def test_a_disagreeing_reference_gives_a_caveat_not_an_expected_value(tests_and_
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
 def test_float_spelling_reads_back_to_the_same_bits(dtype: str) -> None:
-    from harness import dtypes
-    from harness.values import to_array
+    from harness.cases import dtypes
+    from harness.cases.values import to_array
 
     np_dtype = dtypes.to_numpy(dtype)
     rng = np.random.default_rng(7)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.isolation import Isolated, signal_name
+from harness.run.isolation import Isolated, signal_name
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -102,7 +102,7 @@ def test_worker_in_another_interpreter_reports_its_python() -> None:
     try:
         import numpy as np
 
-        from harness import wire
+        from harness.run import wire
 
         res = ex.run(
             "numpy",

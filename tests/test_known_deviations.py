@@ -20,9 +20,9 @@ from _inprocess import MXNET_PYTHON, FreshMxnet, WarmMxnet, crash_risk, writes_o
 from _shipped import ROOT, shipped_cases
 
 import adapters
-from harness import known
-from harness.cases import Case
-from harness.runner import InProcess, execute
+from harness.cases.load import Case
+from harness.judge import known
+from harness.run.runner import InProcess, execute
 
 Key = tuple[str, str]
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
-from harness.ops import INPUTS
+from harness.cases.ops import INPUTS
 from harness.reference import AllowedOutputs, IndexOutOfRange, compute, equal_nan
 
 SETTINGS = settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

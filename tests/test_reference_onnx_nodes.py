@@ -9,7 +9,7 @@ import onnx
 import pytest
 from onnx import helper
 
-from harness.ops import INPUTS
+from harness.cases.ops import INPUTS
 from harness.reference import AllowedOutputs, compute
 
 FAMILY = {"Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "Scatter"}

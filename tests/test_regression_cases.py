@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 import adapters
-from harness.cases import Case, load_file
+from harness.cases.load import Case, load_file
+from harness.cases.schema import Measured
 from harness.importers import regression
 from harness.importers.regression_docs import render
-from harness.isolation import Isolated
-from harness.schema import Measured
+from harness.run.isolation import Isolated
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = regression.regression_cases()

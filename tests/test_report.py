@@ -1,6 +1,6 @@
 """The compatibility report (harness/report): sections, counts, baseline changes, escaping, self-containment.
 
-The results files here are written by hand with the fields the runner produces (harness/runner.py: execute and
+The results files here are written by hand with the fields the runner produces (harness/run/runner.py: execute and
 judge); they are test input for the report, not a framework.
 """
 
@@ -19,7 +19,8 @@ pytest.importorskip("pandas")
 pytest.importorskip("jinja2")
 
 from harness.cli import main
-from harness.report import build, drilldown, generate
+from harness.report import build, drilldown
+from harness.report.page import generate
 
 GATHER6 = "cases/gather.yaml::ov-gather8-example-6"  # data [1..5], indices [0, -2, -1] -> [1, 4, 5]
 GATHERND1 = "cases/gather_nd.yaml::blog-gathernd-example-1"
@@ -30,7 +31,7 @@ EVIL = "bad </script><script>alert(1)</script> & <img src=x onerror=alert(2)>"
 
 def rec(case: str, op: str, fw: str, variant: str, outcome: str = "ok", verdict: str = "conforms",
         **fields: Any) -> dict[str, Any]:
-    """A result record as harness.runner.execute writes it."""
+    """A result record as harness.run.runner.execute writes it."""
     file, _, cid = case.partition("::")
     r: dict[str, Any] = {
         "case": case, "case_file": file, "case_id": cid, "op": op, "tags": [], "framework": fw,
@@ -167,8 +168,8 @@ def test_injection_is_text(report: dict[str, Any], tmp_path: Path) -> None:
 
 
 def test_drilldown_evidence(report: dict[str, Any]) -> None:
-    from harness.cases import Case, load_file
-    from harness.repro import snippet
+    from harness.cases.load import Case, load_file
+    from harness.report.repro import snippet
 
     data = blob(report["html"])
     cases = {c["id"]: c for c in data["cases"]}
@@ -178,7 +179,7 @@ def test_drilldown_evidence(report: dict[str, Any]) -> None:
     case = next(c for c in load_file(Path("cases/gather.yaml"), "cases/gather.yaml")
                 if isinstance(c, Case) and c.id == "ov-gather8-example-6")
     api = "torch.index_select(data, 0, indices)"
-    assert g["repro"] + "\n" + api == snippet(case, api)  # the page's join equals harness.repro.snippet
+    assert g["repro"] + "\n" + api == snippet(case, api)  # the page's join equals harness.report.repro.snippet
     assert "missing" in cases[PROBE]  # a case the checkout lacks still shows its record
     dev = next(r for r in data["recs"] if r["s"] == "deviates" and data["cols"][r["k"]] == "torch:index_select")
     assert dev["fm"][0] == {"index": [1], "expected": 4.0, "observed": 0.0} and dev["obs"] == [1.0, 0.0, 0.0]

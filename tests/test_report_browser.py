@@ -27,7 +27,7 @@ from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 from test_report import EVIL, GATHER6, NO_CLAIMS, sample_records, write  # noqa: E402
 
-from harness.report import generate  # noqa: E402
+from harness.report.page import generate  # noqa: E402
 
 
 @pytest.fixture

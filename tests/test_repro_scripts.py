@@ -1,5 +1,5 @@
 """Every finding carries a repro that runs: for each adapter variant that runs here, a finding is measured anew, its
-standalone script written (harness.repro.script) and run in that framework's own interpreter, where it must exit
+standalone script written (harness.report.repro.script) and run in that framework's own interpreter, where it must exit
 0, i.e. the recorded behaviour reproduced. MXNet's scripts run in .venv-mxnet.
 
 The findings are probes whose baseline label differs from the canonical one (baselines/<framework>.yaml): one per
@@ -17,12 +17,13 @@ from pathlib import Path
 import pytest
 
 import adapters
-from harness import baseline, resources
-from harness.cases import Case, load_file
-from harness.isolation import Isolated
-from harness.repro import script
-from harness.runner import execute
-from harness.verdict import is_finding
+from harness import resources
+from harness.cases.load import Case, load_file
+from harness.judge import baseline
+from harness.judge.verdict import is_finding
+from harness.report.repro import script
+from harness.run.isolation import Isolated
+from harness.run.runner import execute
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHONS = adapters.venv_pythons(ROOT)
@@ -44,7 +45,7 @@ def _probes() -> dict[str, Case]:
 
 def _candidates(framework: str, probes: dict[str, Case]) -> dict[str, list[str]]:
     """variant -> probe node ids whose baseline label is not canonical (and not a hang), in file order."""
-    from harness.dimensions import conforms
+    from harness.judge.dimensions import conforms
 
     labels = baseline.load(resources.baselines_dir(), framework)["labels"]
     out: dict[str, list[str]] = defaultdict(list)
@@ -106,7 +107,7 @@ cases:
 
 
 def test_harness_repro_writes_a_script_that_reproduces_the_finding(tmp_path: Path) -> None:
-    from harness.report import generate
+    from harness.report.page import generate
 
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "probe.yaml").write_text(DEFAULT_AXIS_PROBE)
@@ -139,7 +140,7 @@ def test_harness_repro_writes_a_script_that_reproduces_the_finding(tmp_path: Pat
 
 
 def test_a_page_names_inputs_too_large_to_carry(tmp_path: Path) -> None:
-    from harness.repro import script_head
+    from harness.report.repro import script_head
 
     (tmp_path / "big.yaml").write_text(
         "op: Gather\ncases:\n  - id: big\n    source: test\n"

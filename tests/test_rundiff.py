@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from harness.cli import main
-from harness.rundiff import diff
+from harness.report.rundiff import diff
 
 
 def _rec(case: str, fw: str, verdict: str, outcome: str = "ok", **kw: str) -> dict[str, str]:

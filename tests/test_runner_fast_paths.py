@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness import records, runner, verdict, wire
-from harness.cases import Case, load_file
-from harness.compare import compare
+from harness.cases.load import Case, load_file
+from harness.judge import verdict
+from harness.judge.compare import compare
+from harness.run import records, runner, wire
 
 NAN = float("nan")
 IDENTICAL = [

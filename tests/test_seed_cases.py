@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.cases import Case, load_file
-from harness.errors import CaseFileError
-from harness.runner import InProcess, execute
+from harness.cases.errors import CaseFileError
+from harness.cases.load import Case, load_file
+from harness.run.runner import InProcess, execute
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted((ROOT / "cases").rglob("*.yaml"))

@@ -10,10 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness import verdict, wire
-from harness.cases import Case, load_file
+from harness.cases.load import Case, load_file
+from harness.judge import verdict
 from harness.reference import InvalidInput, compute
 from harness.reference.constraints import CONSTRAINTS, outside_spec
+from harness.run import wire
 
 
 def _case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, op: str, body: str) -> Case:

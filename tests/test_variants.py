@@ -12,7 +12,7 @@ import pytest
 
 import adapters
 from adapters import variants
-from harness.ops import OPS
+from harness.cases.ops import OPS
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))

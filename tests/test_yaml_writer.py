@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.cases import Case, load_file
+from harness.cases.load import Case, load_file
+from harness.cases.values import to_array
 from harness.importers import yamltext
-from harness.values import to_array
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from harness.classify import label
+from harness.cases.values import to_jsonable
 from harness.fuzz import triage
 from harness.fuzz.differ import ApiRun, CaseRun
 from harness.fuzz.shrink import Signature
-from harness.values import to_jsonable
+from harness.judge.classify import label
 
 
 def show(value: np.ndarray) -> str:
@@ -72,7 +72,7 @@ def _groups(cr: CaseRun, targets: list[Signature]) -> dict[str, list[str]]:
 
 
 def finding(cr: CaseRun, targets: list[Signature], by: str) -> dict[str, Any]:
-    """The case's ``finding:`` block (harness.schema.FindingSpec): the command ``by``, each target API's finding
+    """The case's ``finding:`` block (harness.cases.schema.FindingSpec): the command ``by``, each target API's finding
     kind, what every API that did not agree answered (targets first, then labelled deviations), the agreeing APIs."""
     by_api = {r.api: r for r in cr.runs}
     apis = {api: what(by_api[api], cr) for api, _ in targets}

@@ -1,6 +1,7 @@
-"""Running one generated case on every framework API and judging each result (harness.runner + harness.isolation).
+"""Running one generated case on every framework API and judging each result (harness.run.runner +
+harness.run.isolation).
 
-By default every framework runs in its own warm harness.isolation worker (the interpreter configured for it,
+By default every framework runs in its own warm harness.run.isolation worker (the interpreter configured for it,
 e.g. MXNet's ``.venv-mxnet``), so a crash is a result and not the fuzzer's death: OpenVINO's Gather-8 dies of
 SIGSEGV on some valid batch_dims cases. Measured on this project's 2-core machine, warm workers cost no more than
 running in-process. ``isolation="none"`` runs this interpreter's frameworks in-process.
@@ -22,13 +23,13 @@ from typing import Any
 import numpy as np
 
 import adapters
-from harness import wire
-from harness.cases import Case
+from harness.cases.load import Case
 from harness.fuzz import triage
 from harness.fuzz.strategies import GenCase
 from harness.fuzz.writer import to_case
-from harness.isolation import Isolated
-from harness.runner import InProcess, execute
+from harness.run import wire
+from harness.run.isolation import Isolated
+from harness.run.runner import InProcess, execute
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,7 +49,7 @@ def apis_for(op: str, frameworks: list[str], slow: bool = False) -> list[tuple[s
 
 
 class Router:
-    """An executor (harness.runner.Executor) that sends each call in-process or to an isolated worker.
+    """An executor (harness.run.runner.Executor) that sends each call in-process or to an isolated worker.
 
     ``route(framework, unsafe)`` is called before a framework's call: an unsafe call goes to a worker that is
     retired afterwards. ``last[framework]`` keeps the worker's raw result (the record carries the value only

@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 
+from harness.cases.ops import OPS
 from harness.fuzz import summary, triage
 from harness.fuzz.describe import describe, finding, why
 from harness.fuzz.differ import ApiRun, CaseRun, Differ, apis_for, available
 from harness.fuzz.shrink import Signature, shrink
 from harness.fuzz.strategies import GenCase, examples_for, generate
 from harness.fuzz.writer import SOURCE, Found, case_id, to_case, to_spec, write_found
-from harness.ops import OPS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -64,7 +64,7 @@ def fuzz_op(op: str, n: int, seed_value: int, differ: Differ, apis: list[tuple[s
         spec = to_spec(full.gen, SOURCE, describe(full, targets), triage.allowed_example(full.case.reference()),
                        finding(full, targets, by))
         if any(kind.startswith(("crash", "timeout")) for _, kind in targets):
-            spec["tags"].append("crash")  # harness.isolation.is_risky: a worker of its own in every run
+            spec["tags"].append("crash")  # harness.run.isolation.is_risky: a worker of its own in every run
         res.specs.append(Found(spec, why(full, targets)))
     res.timings["total_s"] = time.perf_counter() - start
     return res

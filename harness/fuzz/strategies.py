@@ -21,8 +21,8 @@ import numpy as np
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 
-from harness import dtypes
-from harness.ops import with_defaults
+from harness.cases import dtypes
+from harness.cases.ops import with_defaults
 
 # Simplest first: the shrinker moves towards the start of each list.
 DATA_DTYPES = ("float32", "int64", "int32", "float64", "float16", "bfloat16", "bool")
@@ -40,7 +40,7 @@ MAX_RANK = 6
 
 @dataclass(frozen=True)
 class GenCase:
-    """One generated case: operator, input arrays (names per harness.ops.INPUTS) and attributes."""
+    """One generated case: operator, input arrays (names per harness.cases.ops.INPUTS) and attributes."""
 
     op: str
     inputs: dict[str, np.ndarray] = field(hash=False, compare=False)
@@ -226,7 +226,7 @@ def _nd(draw: st.DrawFn, op: str) -> GenCase:
 
 
 def case_strategy(op: str) -> st.SearchStrategy[GenCase]:
-    """The strategy of valid random cases of ``op`` (one of harness.ops.OPS)."""
+    """The strategy of valid random cases of ``op`` (one of harness.cases.ops.OPS)."""
     if op == "Gather":
         return _gather()
     if op == "Take":

@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from harness.cases import ExpectedError
-from harness.compare import compare
+from harness.cases.load import ExpectedError
 from harness.fuzz.differ import ApiRun, CaseRun
+from harness.judge.compare import compare
+from harness.judge.verdict import tolerance
 from harness.reference import AllowedOutputs
-from harness.verdict import tolerance
 
 REFERENCE = "reference"
 

@@ -1,6 +1,6 @@
 """Is a disagreement with the reference engine already-labelled behaviour, or a finding?
 
-A generated case *touches* behaviour dimensions (harness/dimensions.py): negative or out-of-range index values,
+A generated case *touches* behaviour dimensions (harness/judge/dimensions.py): negative or out-of-range index values,
 duplicate or uncovered scatter targets, a negative axis, batch_dims, scalar indices, a data or index dtype. The
 probe cases measured each framework API's label for every dimension and the baselines record them
 (baselines/<framework>.yaml). A deviation is *labelled* when those labels predict it:
@@ -25,15 +25,16 @@ from typing import Any
 
 import numpy as np
 
-from harness import baseline, dtypes
-from harness.cases import Case, ExpectedError, load_file
-from harness.compare import compare
-from harness.dimensions import DIMENSIONS, kind
+from harness.cases import dtypes
+from harness.cases.load import Case, ExpectedError, load_file
+from harness.cases.ops import FILE_NAMES, SCATTER_OPS
 from harness.fuzz.strategies import GenCase
-from harness.ops import FILE_NAMES, SCATTER_OPS
+from harness.judge import baseline
+from harness.judge.compare import compare
+from harness.judge.dimensions import DIMENSIONS, kind
+from harness.judge.verdict import tolerance
 from harness.reference import AllowedOutputs, Policy, compute
 from harness.reference.policy import NEGATIVE, OUT_OF_BOUNDS
-from harness.verdict import tolerance
 
 ROOT = Path(__file__).resolve().parents[2]
 INDEX_DIMS = ("negative-indices", "oob-positive", "oob-negative")
@@ -124,7 +125,7 @@ def _hits(gc: GenCase) -> np.ndarray | None:
 
 
 def touched(gc: GenCase) -> list[str]:
-    """The behaviour dimensions (names in harness/dimensions.py) this case exercises, in a fixed order."""
+    """The behaviour dimensions (names in harness/judge/dimensions.py) this case exercises, in a fixed order."""
     a, data, idx = gc.attrs, gc.inputs["data"], gc.inputs["indices"]
     out: list[str] = []
     if gc.op != "Take" or a.get("mode") == "raise":  # Take's other modes define every index value

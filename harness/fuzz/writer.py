@@ -1,4 +1,4 @@
-"""Generated cases as case-file entries (harness/schema.py), and found cases written to ``cases/found/``.
+"""Generated cases as case-file entries (harness/cases/schema.py), and found cases written to ``cases/found/``.
 
 In memory an entry's inputs are ``{value: <flat list>, dtype, shape}`` (what the fuzzer runs is what is written);
 on disk they are nested flow lists through the case files' one writer, :mod:`harness.importers.yamltext`, with a
@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from harness import dtypes, yamlsrc
-from harness.cases import Case, ExpectedError
+from harness.cases import dtypes, yamlsrc
+from harness.cases.load import Case, ExpectedError
+from harness.cases.ops import FILE_NAMES, SCATTER_OPS, with_defaults
+from harness.cases.schema import CaseSpec
+from harness.cases.values import to_array, to_jsonable
 from harness.fuzz.strategies import GenCase
 from harness.importers import yamltext
-from harness.ops import FILE_NAMES, SCATTER_OPS, with_defaults
-from harness.schema import CaseSpec
-from harness.values import to_array, to_jsonable
 
 HEADER = [
     "Cases found by differential fuzzing (python -m harness fuzz; docs/fuzzing.md). Each is a shrunk case on which "
@@ -44,7 +44,7 @@ def _input(arr: np.ndarray) -> dict[str, Any]:
 
 
 def risk_tags(gc: GenCase) -> list[str]:
-    """Tags that make harness.isolation.is_risky run the case in a worker of its own, where they apply."""
+    """Tags that make harness.run.isolation.is_risky run the case in a worker of its own, where they apply."""
     from harness.fuzz.triage import index_features
 
     feats = index_features(gc) if gc.op != "Take" or gc.attrs.get("mode") == "raise" else set()

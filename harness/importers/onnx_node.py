@@ -13,14 +13,17 @@ onnxruntime's ``Scatter-9``/``Scatter-11`` variants run the deprecated operator 
 
 from __future__ import annotations
 
+import argparse
+import sys
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from harness import ops
-from harness.importers import yamltext
+from harness.cases import ops
+from harness.importers import ROOT, yamltext
 
 # ONNX op type -> the harness operator its cases belong to.
 FAMILY = {
@@ -228,3 +231,28 @@ def import_files() -> tuple[dict[str, str], list[str]]:
     report += [f"reference engine disagrees: {n}" for c in converted for n in c.notes]
     return files, report
 
+
+def cli_main(args: argparse.Namespace) -> int:
+    """``python -m harness import SOURCE``: write (or with ``--check`` compare) the imported case files.
+
+    Returns 0 when the files were written or are up to date, 1 when ``--check`` finds them stale.
+    """
+    out = Path(args.out) if args.out else ROOT / "cases" / "imported"
+    if out.suffix in (".yaml", ".yml"):
+        # A case file holds one operator, so the import writes one file per operator into a directory.
+        print(f"--out {out}: give a directory; the import writes onnx_node_<op>.yaml, one file per operator",
+              file=sys.stderr)
+        return 2
+    files, report = import_files()
+    for line in report:
+        print(line)
+    if args.check:
+        stale = [n for n, text in files.items() if not (out / n).exists() or (out / n).read_bytes() != text.encode()]
+        for name in stale:
+            print(f"stale: {out / name} differs from a fresh import")
+        return 1 if stale else 0
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (out / name).write_text(text, encoding="utf-8")
+        print(f"wrote {out / name}")
+    return 0

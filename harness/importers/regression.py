@@ -24,12 +24,13 @@ from typing import Any
 import numpy as np
 
 import adapters
-from harness import dtypes, wire, yamlsrc
-from harness.cases import Case, load_file
-from harness.errors import CaseFileError
+from harness.cases import dtypes, yamlsrc
+from harness.cases.errors import CaseFileError
+from harness.cases.load import Case, load_file
+from harness.cases.schema import BugSpec, Measured, Symptom
 from harness.importers import ROOT, yamltext
 from harness.importers.regression_docs import render
-from harness.schema import BugSpec, Measured, Symptom
+from harness.run import wire
 
 REGRESSION_DIR = ROOT / "cases" / "regression"
 DOCS = ROOT / "docs" / "regression.md"
@@ -107,9 +108,9 @@ def _observed(res: dict[str, Any], verdict: dict[str, Any], repeat: int) -> str:
 
 
 def _value_matches(expected: Any, observed: np.ndarray) -> bool:
-    from harness.compare import compare
-    from harness.errors import InputValueError
-    from harness.values import to_array
+    from harness.cases.errors import InputValueError
+    from harness.cases.values import to_array
+    from harness.judge.compare import compare
 
     try:
         want = to_array(expected, dtypes.name_of(observed.dtype))
@@ -141,8 +142,8 @@ def measure(case: Case, executor: Any, pythons: dict[str, str] | None = None) ->
     A bug that cannot run here (unmeasurable, no adapter, not installed) gives ``installed=None`` and the reason. A
     variant that cannot express the case at all is a mistake in the bug block and raises ValueError.
     """
-    from harness.runner import payload
-    from harness.verdict import judge
+    from harness.judge.verdict import judge
+    from harness.run.runner import payload
 
     bug = case.spec.bug
     if bug is None:
@@ -218,7 +219,7 @@ def merged(bug: BugSpec, new: Measured) -> list[Measured]:
 def main(argv: list[str] | None = None) -> int:
     """Measure every regression case (or those named) and print the result; ``--write`` records it and
     regenerates the docs; ``--docs`` only regenerates the docs. Returns 1 when a recorded status changed."""
-    from harness.isolation import Isolated
+    from harness.run.isolation import Isolated
 
     parser = argparse.ArgumentParser(prog="python -m harness.importers.regression", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

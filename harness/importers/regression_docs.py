@@ -12,7 +12,7 @@ SKIPPED: list[tuple[str, str, str]] = [
     ("onnxruntime#28107", "https://github.com/microsoft/onnxruntime/issues/28107",
      "Gather on data [262144, 8960] float32 at row 255999 (CUDA int32 offset overflow). The overflow needs more "
      "than 2**31 elements, so no smaller input shows it, and 9.4 GB cannot be a case: the loader materialises every "
-     "input when a file loads (harness/cases.py), random and generate inputs included."),
+     "input when a file loads (harness/cases/load.py), random and generate inputs included."),
     ("NVIDIA/TensorRT#4774", "https://github.com/NVIDIA/TensorRT/issues/4774",
      "TensorRT 10.16 returns zero rows for out-of-range ONNX Gather indices; the report's script is cut off in the "
      "text available here, so its inputs could not be confirmed (onnxruntime#28311's case has the same pattern)."),

@@ -5,7 +5,7 @@ writer of case files: the importers (ONNX node tests) and the fuzzer (``cases/fo
 PyYAML's dumper would do, but its float spelling is not the case files' (``1e-05`` reads back as a string), its
 layout puts every element on a line of its own, and it cannot write comments. Values here are exact: every float
 is written in the shortest decimal that reads back (float64, then cast to the declared dtype, as
-``harness.values.to_array`` does) to the very same bits, or else as the exact float64 of the value.
+``harness.cases.values.to_array`` does) to the very same bits, or else as the exact float64 of the value.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from harness import dtypes
+from harness.cases import dtypes
 
 WIDTH = 116  # the case files' line length (ruff's 120, less some slack)
 
@@ -215,7 +215,7 @@ def _finding(finding: dict[str, Any], indent: int) -> list[str]:
 def case_lines(fields: dict[str, Any], why: list[str] | None = None) -> list[str]:
     """The YAML lines of one case entry (two-space list indentation, as in the hand-written files), with ``why`` as
     comment lines above it. ``inputs`` and a value ``expected`` are arrays (written exactly, in flow style); the
-    other fields are written as the schema (harness/schema.py) reads them. Keys keep the order of ``fields``."""
+    other fields are written as the schema (harness/cases/schema.py) reads them. Keys keep the order of ``fields``."""
     lines = [line for text in why or [] for line in comment(text, 2)]
     lines.append(f"  - id: {fields['id']}")
     for key, value in fields.items():

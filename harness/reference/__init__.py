@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.ops import ATTRS, INPUTS, OPS, with_defaults
+from harness.cases.ops import ATTRS, INPUTS, OPS, with_defaults
 from harness.reference.allowed import AllowedOutputs, equal_nan
 from harness.reference.gather import gather
 from harness.reference.gather_elements import gather_elements
@@ -53,9 +53,9 @@ def _text(value: Any) -> Any:
 def compute(
     op: str, inputs: Mapping[str, Any], attrs: Mapping[str, Any] | None = None, policy: Policy = CANONICAL
 ) -> np.ndarray | AllowedOutputs:
-    """Return the reference output of ``op`` on ``inputs`` (keys per harness.ops.INPUTS) and ``attrs``.
+    """Return the reference output of ``op`` on ``inputs`` (keys per harness.cases.ops.INPUTS) and ``attrs``.
 
-    Missing attributes take harness.ops defaults; unknown attribute or input names raise InvalidInput. Index
+    Missing attributes take harness.cases.ops defaults; unknown attribute or input names raise InvalidInput. Index
     values are handled per ``policy`` (ignored by Take, whose ``mode`` decides). Inputs are never modified.
     The result is a new ndarray, or an AllowedOutputs when the correct output is not unique.
     """

@@ -3,7 +3,7 @@
 The reference engine computes a value for more inputs than the specification allows (it takes any integer index
 type, as NumPy does). A case whose inputs lie outside these constraints is *outside the spec*: a framework may
 refuse it and still conform, may return the reference's value as an extension, and deviates only by returning a
-different value (harness.verdict.judge). This table is the one place that says what "inside" means.
+different value (harness.judge.verdict.judge). This table is the one place that says what "inside" means.
 
 Sources (onnx/onnx docs/Operators.md, the opsets the engine implements):
 - Gather-13, GatherElements-13, ScatterElements-18: ``Tind`` is ``tensor(int32), tensor(int64)``.
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from harness import dtypes
+from harness.cases import dtypes
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from harness import dtypes
+from harness.cases import dtypes
 from harness.reference.policy import IndexOutOfRange, InvalidInput, Policy
 
 _INT64_MAX = np.iinfo(np.int64).max

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness import dtypes
-from harness.ops import REDUCTIONS
+from harness.cases import dtypes
+from harness.cases.ops import REDUCTIONS
 from harness.reference.allowed import AllowedOutputs, any_of
 from harness.reference.constraints import reduction_defined
 from harness.reference.gather_nd import flat_rows

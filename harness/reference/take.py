@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.ops import TAKE_MODES
+from harness.cases.ops import TAKE_MODES
 from harness.reference.gather import _array, take_along
 from harness.reference.indices import normalize_axis
 from harness.reference.policy import InvalidInput, Policy

@@ -1,6 +1,6 @@
 """The report's tables, built with pandas from result records: header, behaviour, conformance, dtype, agreement.
 
-Every function takes plain records (dicts as the runner writes them) or behaviour rows (harness.behaviour.table)
+Every function takes plain records (dicts as the runner writes them) or behaviour rows (harness.report.behaviour.table)
 and returns plain Python structures the template renders; nothing here formats HTML.
 """
 
@@ -13,9 +13,9 @@ from typing import Any
 
 import pandas as pd
 
-from harness.dimensions import DIMENSIONS, kind
-from harness.ops import OPS
-from harness.records import record_key
+from harness.cases.ops import OPS
+from harness.judge.dimensions import DIMENSIONS, kind
+from harness.run.records import record_key
 
 FAMILIES = (
     ("Table 1: GatherND / ScatterND", ("GatherND", "ScatterND")),
@@ -71,7 +71,7 @@ def status(rec: dict[str, Any]) -> str:
     """conforms | deviates | dtype | error | crash | timeout | n/a — what a matrix cell shows.
 
     ``dtype`` is a refusal of an element type the canonical type constraints allow (a dtype deviation); a refusal
-    of a type outside them conforms (harness.verdict.judge).
+    of a type outside them conforms (harness.judge.verdict.judge).
     """
     outcome = rec.get("outcome")
     if outcome == "unsupported" or rec.get("verdict") == "n/a":
@@ -124,7 +124,8 @@ def header(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def documented_columns(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The documented-only behaviour columns (harness.documented), after every measured one, with their reason."""
+    """The documented-only behaviour columns (harness.report.documented), after every measured one, with their
+    reason."""
     seen: dict[str, dict[str, Any]] = {}
     for r in rows:
         if r.get("measured") is False and column(r) not in seen:
@@ -192,7 +193,7 @@ def shown_label(label: str) -> str:
 
 
 def _beh_cell(row: dict[str, Any], b: int) -> dict[str, Any]:
-    from harness.dimensions import conforms
+    from harness.judge.dimensions import conforms
 
     label, shown = row["label"], shown_label(row["label"])
     if row.get("measured") is False:

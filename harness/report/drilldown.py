@@ -15,8 +15,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from harness.cases import Case, load_file
-from harness.repro import script_body, script_head, snippet
+from harness.cases.load import Case, load_file
+from harness.report.repro import script_body, script_head, snippet
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE_SCRIPT_ELEMENTS = 20_000  # input elements of a case up to which the page carries its repro scripts' inputs
@@ -65,7 +65,8 @@ class CaseIndex:
 
 
 def _script_body(case: Case | None, rec: dict[str, Any]) -> str | None:
-    """The finding's own part of its repro script (harness.repro), or None: not a finding, or no call recorded."""
+    """The finding's own part of its repro script (harness.report.repro), or None: not a finding, or no call
+    recorded."""
     if case is None or not rec.get("native"):
         return None
     try:

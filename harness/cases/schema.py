@@ -10,8 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from harness.dtypes import DTYPES
-from harness.ops import OPS
+from harness.cases.dtypes import DTYPES
+from harness.cases.ops import OPS
 
 DType = Literal[DTYPES]  # type: ignore[valid-type]
 IndexKind = Literal["in-range", "with-negatives", "with-duplicates", "unique", "out-of-bounds"]
@@ -203,7 +203,7 @@ class CaseSpec(_Strict):
     tolerance: Tolerance | None = None
     caveat: Caveat | None = None
     dimension: str | None = Field(
-        None, description="probe cases: the behaviour dimension measured (harness/dimensions.py)"
+        None, description="probe cases: the behaviour dimension measured (harness/judge/dimensions.py)"
     )
     omit: list[str] = Field(
         [], description="attributes left to each framework's own default (e.g. [axis] for the default-axis probe)"

@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 import adapters
-from harness.cases import Case, load_file
-from harness.errors import CaseFileError
-from harness.records import ResultsWriter, read, record_key
-from harness.repro import failure_message
+from harness.cases.errors import CaseFileError
+from harness.cases.load import Case, load_file
+from harness.report.repro import failure_message
+from harness.run.records import ResultsWriter, read, record_key
 
 DEFAULT_GLOB = "*.yaml *.yml"
 # A case file's top level holds `op:` and `cases:` at the start of a line (comments and other keys may come first).
@@ -110,7 +110,7 @@ class _State:
         given = config.getoption("baseline_dir")
         use_local = local.is_dir() or self.update_baseline
         self.baseline_dir = Path(given) if given else local if use_local else resources.baselines_dir()
-        from harness import known
+        from harness.judge import known
 
         # Likewise a project's own known/ deviations (the xfail reasons), else the shipped ones.
         known.use_directory(config.rootpath / "known" if (config.rootpath / "known").is_dir() else None)
@@ -122,7 +122,7 @@ class _State:
 
     def baseline(self, framework: str) -> dict[str, Any]:
         if framework not in self.baselines:
-            from harness import baseline
+            from harness.judge import baseline
 
             self.baselines[framework] = baseline.load(self.baseline_dir, framework)
         return self.baselines[framework]
@@ -130,11 +130,11 @@ class _State:
     def executor_for(self, config: pytest.Config) -> Any:
         if self.executor is None:
             if self.isolation == "none":
-                from harness.runner import InProcess
+                from harness.run.runner import InProcess
 
                 self.executor = InProcess()
             else:
-                from harness.isolation import Isolated
+                from harness.run.isolation import Isolated
 
                 self.executor = Isolated(self.pythons, self.timeout)
         return self.executor
@@ -172,7 +172,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     # Here and not in unconfigure: a pytest-xdist worker may be torn down right after its session ends.
     state = session.config.stash.get(_KEY, None)
     if state and state.update_baseline and state.new_labels:
-        from harness import baseline
+        from harness.judge import baseline
 
         for framework, labels in state.new_labels.items():
             baseline.update(state.baseline_dir, framework, state.versions[framework], labels)
@@ -300,7 +300,7 @@ class CaseItem(pytest.Item):
         self.record: dict[str, Any] | None = None
 
     def runtest(self) -> None:
-        from harness.runner import execute
+        from harness.run.runner import execute
 
         state = self.config.stash[_KEY]
         key = (self.case.nodeid, self.framework, self.variant, self.device)
@@ -328,7 +328,7 @@ class CaseItem(pytest.Item):
 
     def _check_label(self, state: _State, record: dict[str, Any]) -> None:
         """Probe cases pass when the behaviour label equals the baseline's (or are recorded as the baseline)."""
-        from harness import baseline
+        from harness.judge import baseline
 
         key = baseline.item_key(self.case.nodeid, self.variant, record.get("device", "cpu"))
         version = record.get("framework_version", "")

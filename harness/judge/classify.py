@@ -1,6 +1,6 @@
 """Labelling what a framework did on a probe case, by finding the policy under which the reference engine agrees.
 
-Labels are data (harness/dimensions.py lists them); the report renders them. A label is found by running the
+Labels are data (harness/judge/dimensions.py lists them); the report renders them. A label is found by running the
 reference engine under every candidate policy and keeping the first that reproduces the observation, in a fixed
 order, so ties (an input where clamp and wrap coincide) resolve the same way every time; probe cases are written
 to avoid ties.
@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from adapters.attrs import AXIS_REQUIRED
-from harness.alias import unchecked_gather
-from harness.compare import compare
-from harness.dimensions import kind
+from harness.judge.alias import unchecked_gather
+from harness.judge.compare import compare
+from harness.judge.dimensions import kind
 from harness.reference import AllowedOutputs, Policy, compute
 
 _OOB_LABEL = {"zero": "zero", "clamp": "clamp", "wrap": "wrap", "fill": "fill-nan", "skip": "skip"}
@@ -130,7 +130,7 @@ def label(
     record: dict[str, Any],
     observed: np.ndarray | None,
 ) -> str:
-    """The behaviour label for one probe result (see harness/dimensions.py for the vocabulary)."""
+    """The behaviour label for one probe result (see harness/judge/dimensions.py for the vocabulary)."""
     outcome = record["outcome"]
     if outcome == "crash":
         return f"crash:{record.get('signal') or 'exit'}"

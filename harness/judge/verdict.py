@@ -10,11 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from harness import dtypes, wire
-from harness.cases import Case, ExpectedError
-from harness.compare import compare, reduction_atol
+from harness.cases import dtypes
+from harness.cases.load import Case, ExpectedError
+from harness.judge.compare import compare, reduction_atol
 from harness.reference import AllowedOutputs, compute, constraints
 from harness.reference.constraints import Outside
+from harness.run import wire
 
 SMALL = 64  # arrays with at most this many elements are stored whole in records (for the report's drill-down)
 
@@ -62,7 +63,7 @@ def _identical(observed: np.ndarray, expected: np.ndarray) -> bool:
 
 
 def _small(arr: np.ndarray | AllowedOutputs) -> Any:
-    from harness.values import to_jsonable
+    from harness.cases.values import to_jsonable
 
     if isinstance(arr, AllowedOutputs):
         arr = arr.example()
@@ -173,7 +174,7 @@ def is_finding(record: dict[str, Any]) -> bool:
     if record["verdict"] == "deviates":
         return True
     if record.get("label") and record.get("dimension"):
-        from harness.dimensions import conforms
+        from harness.judge.dimensions import conforms
 
         return record["label"] != "unsupported" and not conforms(record["op"], record["dimension"], record["label"])
     return False

@@ -1,8 +1,8 @@
 """One row of the behaviour tables: a framework API's label on one operator × dimension, beside what its
 documentation and the 2020 blog say.
 
-Measured rows (harness.behaviour) and documented-only rows (harness.documented) are both of this shape; the report
-and ``behaviour.json`` read them as dicts with exactly these keys (:meth:`BehaviourRow.as_dict`).
+Measured rows (harness.report.behaviour) and documented-only rows (harness.report.documented) are both of this
+shape; the report and ``behaviour.json`` read them as dicts with exactly these keys (:meth:`BehaviourRow.as_dict`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from harness.dimensions import DIMENSIONS, canonical_label
+from harness.judge.dimensions import DIMENSIONS, canonical_label
 
 
 @dataclass

@@ -1,13 +1,13 @@
 """The behaviour dimensions probe cases measure, and the labels each can get.
 
 A dimension is one question the specs leave open or frameworks answer differently ("what happens to an index past
-the end?"). Probe cases name their dimension; the classifier (harness.classify) labels the observed behaviour.
+the end?"). Probe cases name their dimension; the classifier (harness.judge.classify) labels the observed behaviour.
 The blog's Table 1 and Table 2 (seed 002) are rows of these dimensions.
 """
 
 from __future__ import annotations
 
-from harness.dtypes import INDEX_DTYPES
+from harness.cases.dtypes import INDEX_DTYPES
 from harness.reference.constraints import CONSTRAINTS
 
 # Duplicate targets without a reduction: ONNX allows any single order of the writes, so any of these conforms.

@@ -2,8 +2,8 @@
 
 A file that cannot be parsed yields one error; otherwise each case is validated on its own, so one bad case
 leaves the rest of its file runnable. What a load produced is kept in a parse cache keyed by the file's bytes and
-the harness's code (:mod:`harness.casecache`), so collecting an unchanged suite parses and validates nothing:
-its cases carry their parsed mapping and are validated into :class:`~harness.schema.CaseSpec` on first use.
+the harness's code (:mod:`harness.cases.cache`), so collecting an unchanged suite parses and validates nothing:
+its cases carry their parsed mapping and are validated into :class:`~harness.cases.schema.CaseSpec` on first use.
 YAML, pydantic and the schema are imported only when something has to be parsed or validated.
 """
 
@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from harness import casecache, dtypes, ops
-from harness.errors import CaseFileError, InputValueError
+from harness.cases import cache as casecache
+from harness.cases import dtypes, ops
+from harness.cases.errors import CaseFileError, InputValueError
 
 if TYPE_CHECKING:
-    from harness.schema import CaseSpec
+    from harness.cases.schema import CaseSpec
 
 LinePath = tuple[str | int, ...]
 
@@ -59,7 +60,7 @@ class Case:
     def spec(self) -> CaseSpec:
         """The validated case (validated now if this case came from the parse cache)."""
         if self._spec is None:
-            from harness.schema import CaseSpec
+            from harness.cases.schema import CaseSpec
 
             self._spec = CaseSpec.model_validate(self.raw)
         return self._spec
@@ -74,7 +75,7 @@ class Case:
 
     def error(self, path: LinePath, message: str) -> CaseFileError:
         """A CaseFileError located at ``path`` inside this case."""
-        from harness import yamlsrc
+        from harness.cases import yamlsrc
 
         full = ("cases", self.index) + tuple(path)
         return CaseFileError(self.file, yamlsrc.line_of(self.lines, full), yamlsrc.format_path(full), message)
@@ -102,7 +103,7 @@ class Case:
 
 
 def _input_dtype(name: str, spec: Any, data: np.ndarray | None) -> str:
-    from harness.schema import FillInput, GeneratedIndices, RandomInput
+    from harness.cases.schema import FillInput, GeneratedIndices, RandomInput
 
     declared = getattr(spec, "dtype", None)
     if isinstance(spec, RandomInput):
@@ -121,9 +122,9 @@ def _input_dtype(name: str, spec: Any, data: np.ndarray | None) -> str:
 
 
 def _one_input(case: Case, name: str, spec: Any, done: dict[str, np.ndarray]) -> np.ndarray:
-    from harness.generators import derived_updates_shape, generate_indices, random_array
-    from harness.schema import FillInput, GeneratedIndices, RandomInput, ValueSpec
-    from harness.values import to_array
+    from harness.cases.generators import derived_updates_shape, generate_indices, random_array
+    from harness.cases.schema import FillInput, GeneratedIndices, RandomInput, ValueSpec
+    from harness.cases.values import to_array
 
     data = done.get("data")
     dtype_name = _input_dtype(name, spec, data)
@@ -183,10 +184,10 @@ def _check_attrs(case: Case) -> None:
 
 
 def _check_probe(case: Case) -> None:
-    from harness.dimensions import DIMENSIONS
+    from harness.judge.dimensions import DIMENSIONS
 
     if case.spec.dimension is not None and case.spec.dimension not in DIMENSIONS:
-        raise case.error(("dimension",), f"unknown dimension {case.spec.dimension!r}; see harness/dimensions.py")
+        raise case.error(("dimension",), f"unknown dimension {case.spec.dimension!r}; see harness/judge/dimensions.py")
     for i, name in enumerate(case.spec.omit):
         if name not in ops.ATTRS[case.op]:
             raise case.error(("omit", i), f"{name!r} is not an attribute of {case.op}")
@@ -204,10 +205,10 @@ def _check_inputs(case: Case) -> None:
 
 def _check_expected(case: Case) -> None:
     """A declared expected value (and each policy_expected value) must equal the reference engine's result."""
-    from harness.compare import compare
+    from harness.cases.schema import ErrorExpected
+    from harness.cases.values import to_array
+    from harness.judge.compare import compare
     from harness.reference import IndexOutOfRange, InvalidInput, Policy, compute
-    from harness.schema import ErrorExpected
-    from harness.values import to_array
 
     spec = case.spec
     checks: list[tuple[LinePath, Any, Any]] = []
@@ -243,8 +244,8 @@ def _check_expected(case: Case) -> None:
 def _build(file: str, op: str, index: int, raw: Any, lines: dict[LinePath, int]) -> Case:
     from pydantic import ValidationError
 
-    from harness import yamlsrc
-    from harness.schema import CaseSpec
+    from harness.cases import yamlsrc
+    from harness.cases.schema import CaseSpec
 
     base = ("cases", index)
     try:
@@ -271,8 +272,8 @@ def _load_text(text: str, file: str) -> tuple[list[Case | CaseFileError], dict[L
     """Parse and validate a case file's text: (entries, line map)."""
     from pydantic import ValidationError
 
-    from harness import yamlsrc
-    from harness.schema import CaseFileSpec
+    from harness.cases import yamlsrc
+    from harness.cases.schema import CaseFileSpec
 
     try:
         data, lines = yamlsrc.load(text, file)
@@ -326,7 +327,7 @@ def _from_cache(value: dict[str, Any], file: str) -> list[Case | CaseFileError]:
 def load_file(path: Path, display: str | None = None) -> list[Case | CaseFileError]:
     """Load one case file: each entry is a valid Case or the CaseFileError that stopped that case (or the file).
 
-    An unchanged file under unchanged code is answered from the parse cache (:mod:`harness.casecache`) with the
+    An unchanged file under unchanged code is answered from the parse cache (:mod:`harness.cases.cache`) with the
     same entries a fresh load would give; cases read from it are validated again only when their spec is used.
     """
     file = display or str(path)

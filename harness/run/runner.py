@@ -1,5 +1,5 @@
 """Running one case on one framework variant: the payload a worker gets, the call, and the record it makes
-(judged by harness.verdict)."""
+(judged by harness.judge.verdict)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import datetime as _dt
 import platform
 from typing import Any, Protocol
 
-from harness import known, wire
-from harness.cases import Case
-from harness.isolation import is_risky
-from harness.verdict import expected_field, is_finding, judge
+from harness.cases.load import Case
+from harness.judge import known
+from harness.judge.verdict import expected_field, is_finding, judge
+from harness.run import wire
+from harness.run.isolation import is_risky
 
 
 class Executor(Protocol):
@@ -23,7 +24,7 @@ class InProcess:
     """Runs adapters in this interpreter: fastest, but a crashing framework takes the run down with it."""
 
     def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
-        from harness.worker import run_case
+        from harness.run.worker import run_case
 
         return run_case(framework, variant, payload)
 
@@ -82,12 +83,12 @@ def execute(case: Case, framework: str, variant: str, executor: Executor, device
     }
     record.update(judge(case, res, expected))
     if case.spec.dimension:
-        from harness.classify import label
+        from harness.judge.classify import label
 
         observed = wire.decode(res["value"]) if res["outcome"] == "ok" else None
         record["dimension"] = case.spec.dimension
         record["label"] = label(case.spec.dimension, case.op, case.inputs(), case.attrs, record, observed)
-    if is_finding(record):  # its repro script is made from the native call's source (harness.repro)
+    if is_finding(record):  # its repro script is made from the native call's source (harness.report.repro)
         record["native"] = res.get("source") or ""
     if record["verdict"] == "deviates":  # an annotation only: the verdict stays what judge() said
         reason = known.lookup(framework, case.nodeid, variant)

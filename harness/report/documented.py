@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from harness.claims import DOC_ONLY_LABELS
-from harness.dimensions import DIMENSIONS, conforms
-from harness.rows import BehaviourRow
+from harness.judge.dimensions import DIMENSIONS, conforms
+from harness.report.claims import DOC_ONLY_LABELS
+from harness.report.rows import BehaviourRow
 
 REASONS = {
     "caffe2": "documented only (no runnable build: Caffe2 was removed from PyTorch)",

@@ -6,7 +6,8 @@ deviate, grouped by reason. A reason is a short measured ``why``, a reference to
 (``claims/*.yaml``) that explains it, or both. The runner annotates a deviating record with the reason
 (``known_deviation``), which the pytest plugin turns into an xfail; the verdict itself never changes.
 ``tests/test_known_deviations.py`` checks the files against a run of the shipped cases, both ways, and that every
-claim reference resolves. Loading a known file reads no claim file: a claim is never an expectation (harness.claims).
+claim reference resolves. Loading a known file reads no claim file: a claim is never an expectation
+(harness.report.claims).
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness import resources
-from harness.errors import CaseFileError
-from harness.yamlsrc import format_path, line_of
-from harness.yamlsrc import load as load_yaml
+from harness.cases.errors import CaseFileError
+from harness.cases.yamlsrc import format_path, line_of
+from harness.cases.yamlsrc import load as load_yaml
 
 if TYPE_CHECKING:
-    from harness.claims import Claim
+    from harness.report.claims import Claim
 
 Key = tuple[str, str]  # (case nodeid, variant)
 
@@ -114,7 +115,7 @@ def reason(entry: Deviation, framework: str) -> str:
 
 def resolve(ref: ClaimRef, framework: str, claims_dir: Path) -> list[Claim]:
     """The claims in ``claims_dir/<file>.yaml`` that ``ref`` points at (empty when none: a dangling reference)."""
-    from harness.claims import load_claim_file
+    from harness.report.claims import load_claim_file
 
     path = claims_dir / f"{ref.file or framework}.yaml"
     return [c for c in load_claim_file(path)[0] if ref.matches(c)] if path.exists() else []

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from harness import dtypes
+from harness.cases import dtypes
 from harness.reference import AllowedOutputs
 
 

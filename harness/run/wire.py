@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from harness import dtypes
+from harness.cases import dtypes
 
 
 def encode(arr: Any) -> dict[str, Any]:

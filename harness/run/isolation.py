@@ -9,7 +9,7 @@ framework is imported once), and a replacement starts on the next case after a c
 
 Risky cases (:func:`is_risky`: out-of-bounds, empty, negative scatter indices) may corrupt memory without dying on
 the spot. Each runs in a forked child of a template process that the worker forks right after importing its
-framework (:mod:`harness.forkrun`), so the child's death, during the case or on its way out, is charged to that
+framework (:mod:`harness.run.forkrun`), so the child's death, during the case or on its way out, is charged to that
 case alone while the warm worker goes on. Where there is no fork (or ``GSC_ISOLATION_FORK=0``), such a case runs
 in the worker, which is then stopped and its exit status checked.
 """
@@ -26,7 +26,7 @@ from typing import Any
 
 import execnet
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # Messages travel as one pickled blob each way: execnet's own serializer walks every object in Python, which costs
 # more than the case itself for small cases. Both ends are this project's interpreters (Python >= 3.10), so
@@ -35,7 +35,7 @@ _REMOTE = """
 import pickle
 import sys
 sys.path.insert(0, __ROOT__)
-from harness.worker import describe, prepare_call, run_case, run_forked, start_template, stop_templates
+from harness.run.worker import describe, prepare_call, run_case, run_forked, start_template, stop_templates
 try:  # the channel's own descriptors: forked templates close them, so this worker's end stays visible
     _FDS = (channel.gateway._io.infile.fileno(), channel.gateway._io.outfile.fileno())
 except Exception:

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from harness import dtypes
-from harness.cases import Case, ExpectedError
+from harness.cases import dtypes
+from harness.cases.load import Case, ExpectedError
 from harness.reference import AllowedOutputs
 
 _MAX_INLINE = 200  # elements: larger (or non-finite) arrays are written as base64 bytes, exact and compact

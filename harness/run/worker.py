@@ -12,10 +12,10 @@ import time
 import traceback
 from typing import Any
 
-from harness import wire
+from harness.run import wire
 
 _VERSIONS: dict[str, str] = {}  # adapter -> framework version: asked once per process, not once per case
-_TEMPLATES: dict[str, Any] = {}  # adapter -> harness.forkrun.Template of this worker
+_TEMPLATES: dict[str, Any] = {}  # adapter -> harness.run.forkrun.Template of this worker
 
 
 def describe(adapter_name: str) -> dict[str, Any]:
@@ -44,14 +44,14 @@ FORK_AFTER_RUN = frozenset({"numpy", "onnx-reference", "onnxruntime", "torch", "
 
 
 def start_template(adapter_name: str, close_fds: tuple[int, ...] = ()) -> bool:
-    """Fork the template that runs this adapter's risky cases (see harness.forkrun); False where there is no fork.
+    """Fork the template that runs this adapter's risky cases (see harness.run.forkrun); False where there is no fork.
 
     Must be called after :func:`describe` and before this process runs any case: a framework that has started
     its thread pools cannot run in a forked child (bar those in FORK_AFTER_RUN, which are warmed up first).
     """
     if not hasattr(os, "fork") or adapter_name in _TEMPLATES:
         return adapter_name in _TEMPLATES
-    from harness.forkrun import Template
+    from harness.run.forkrun import Template
 
     if adapter_name in FORK_AFTER_RUN:
         _warm_up(adapter_name)
@@ -76,7 +76,7 @@ def _warm_up(adapter_name: str) -> None:
 
 
 def run_forked(adapter_name: str, variant: str, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
-    """Run one case in a forked child of the adapter's template (harness.forkrun.Template.run's answer).
+    """Run one case in a forked child of the adapter's template (harness.run.forkrun.Template.run's answer).
 
     ``{"fallback": reason}`` when there is no usable template; the caller then runs the case another way.
     """

@@ -26,7 +26,7 @@ from typing import Any
 
 FORMAT = 1  # bump when the stored layout changes
 ENV = "GSC_CASE_CACHE"
-HARNESS = Path(__file__).resolve().parent
+HARNESS = Path(__file__).resolve().parents[1]  # every harness source file
 # Libraries whose behaviour decides what a load produces (validation, generated values, reference results).
 _LIBRARIES = ("numpy", "ml_dtypes", "yaml", "pydantic", "pydantic_core")
 

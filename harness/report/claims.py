@@ -4,7 +4,7 @@ A claim is data for the report, shown next to what the harness measured. It is n
 decides whether a case passes (runner, comparison, classifier, reference engine, case files) may read it. The claim
 files live in ``claims/<framework>.yaml``; ``docs/claims.md`` describes the format and how to add a claim.
 
-Labels are the classifier's vocabulary (``harness.dimensions``) for the claim's dimension, plus two that only
+Labels are the classifier's vocabulary (``harness.judge.dimensions``) for the claim's dimension, plus two that only
 documentation can give:
 
 * ``unspecified``: the documentation says nothing definite (it is silent, or it states a precondition such as "must be
@@ -21,7 +21,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from harness.dimensions import (
+from harness.cases.errors import CaseFileError
+from harness.cases.ops import OPS
+from harness.cases.yamlsrc import format_path, line_of
+from harness.cases.yamlsrc import load as load_yaml
+from harness.judge.dimensions import (
     AXIS_LABELS,
     DIMENSIONS,
     DUPLICATE_LABELS,
@@ -30,10 +34,6 @@ from harness.dimensions import (
     UNCOVERED_LABELS,
     kind,
 )
-from harness.errors import CaseFileError
-from harness.ops import OPS
-from harness.yamlsrc import format_path, line_of
-from harness.yamlsrc import load as load_yaml
 
 DOC_ONLY_LABELS = ("unspecified", "undefined")
 LABELS_BY_KIND: dict[str, tuple[str, ...]] = {
@@ -78,7 +78,7 @@ class Claim(_Strict):
 
     framework: str = Field(description="the claim file's framework (filled in by the loader)")
     op: Literal[OPS]  # type: ignore[valid-type]
-    dimension: str = Field(description="a dimension of harness.dimensions.DIMENSIONS")
+    dimension: str = Field(description="a dimension of harness.judge.dimensions.DIMENSIONS")
     label: str = Field(description="the documented behaviour in the dimension's label vocabulary, or a doc-only label")
     text: str = Field(min_length=1, description="a short verbatim quote (or, for a signature, the signature)")
     source: str = Field(description="URL, or 'owner/repo path @ ref'")

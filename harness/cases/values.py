@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from harness import dtypes
-from harness.errors import InputValueError
+from harness.cases import dtypes
+from harness.cases.errors import InputValueError
 
 
 def _check_rectangular(value: Any) -> tuple[int, ...]:

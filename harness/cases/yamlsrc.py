@@ -6,7 +6,7 @@ from typing import Any
 
 import yaml
 
-from harness.errors import CaseFileError
+from harness.cases.errors import CaseFileError
 
 Path = tuple[str | int, ...]
 

@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from harness import resources
-from harness.dimensions import DIMENSIONS, conforms
-from harness.documented import rows as documented_rows
-from harness.rows import BehaviourRow
+from harness.judge.dimensions import DIMENSIONS, conforms
+from harness.report.documented import rows as documented_rows
+from harness.report.rows import BehaviourRow
 
 
 def _claims(claims_dir: Path) -> Any:
     try:
-        from harness.claims import load_claims
+        from harness.report.claims import load_claims
     except ImportError:  # the registry is optional for this table
         return None
     return load_claims(claims_dir) if claims_dir.exists() else None
@@ -34,7 +34,7 @@ def _documented(claims: Any, framework: str, op: str, dimension: str, api: str, 
     """The documented claim that applies to one measured cell, or None."""
     if not claims:
         return None
-    from harness.claims import lookup
+    from harness.report.claims import lookup
 
     name = _DOCS_OF.get(framework, framework)
     # Else a claim about the framework's operator in general, never one about another version of it.
@@ -54,7 +54,7 @@ def documentation_state(claim: Any, agrees: bool | None) -> str:
 def _agrees(claim: Any, labels: list[str]) -> bool | None:
     if claim is None:
         return None
-    from harness.claims import agrees
+    from harness.report.claims import agrees
 
     return agrees(claim, labels)
 
@@ -62,9 +62,9 @@ def _agrees(claim: Any, labels: list[str]) -> bool | None:
 def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None,
           with_documented: bool = False) -> list[dict[str, Any]]:
     """One row per (op, dimension, framework, version, variant, device), with labels combined across probes, as
-    dicts with the keys of :class:`harness.rows.BehaviourRow`.
+    dicts with the keys of :class:`harness.report.rows.BehaviourRow`.
 
-    With ``with_documented``, rows for documented-only columns follow (harness.documented: Caffe2, and TensorRT,
+    With ``with_documented``, rows for documented-only columns follow (harness.report.documented: Caffe2, and TensorRT,
     DirectML or a GPU where these results have none), marked ``measured: False``.
     """
     groups: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)

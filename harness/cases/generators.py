@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from harness import dtypes
-from harness.errors import InputValueError
+from harness.cases import dtypes
+from harness.cases.errors import InputValueError
 
 _WORDS = np.array(["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"], dtype=object)
 

@@ -1,7 +1,7 @@
 """Comparing two runs record by record: which outcome, verdict or behaviour label changed, per framework.
 
 ``python -m harness diff OLD NEW`` answers "what did this change (or this release) do to the results?" without a
-report: records are matched by case, framework, variant and device (harness.records.record_key).
+report: records are matched by case, framework, variant and device (harness.run.records.record_key).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.records import record_key
+from harness.run.records import record_key
 
 FIELDS = ("outcome", "verdict", "label")
 

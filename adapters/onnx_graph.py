@@ -6,6 +6,7 @@ onnx 1.23 writes IR version 14, which onnxruntime 1.31 rejects, so the IR versio
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,14 @@ NEWEST = {op: max(versions) for op, versions in VERSIONS.items()}
 # Case operators that ONNX spells with another operator: Take is Gather (mode raise only; Reshape first for no axis).
 ONNX_TYPE = {"Take": "Gather"}
 IR_VERSION = 10  # accepted by onnxruntime 1.31 and OpenVINO 2026; onnx 1.23's default (14) is not
+# Older runtimes accept older IR versions only (onnxruntime 1.16/1.17: 9): a release sweep's environment names its
+# runtime's in this variable (harness.history.pins), and every model built here carries it.
+IR_VERSION_ENV = "GSC_ONNX_IR_VERSION"
+
+
+def ir_version() -> int:
+    """The IR version models are written with: ``$GSC_ONNX_IR_VERSION`` where set, else :data:`IR_VERSION`."""
+    return int(os.environ.get(IR_VERSION_ENV) or IR_VERSION)
 
 
 def onnx_op(case: CaseData, onnx_type: str | None = None) -> tuple[str, int, dict[str, Any]]:
@@ -105,7 +114,7 @@ def build(case: CaseData, onnx_type: str | None = None) -> tuple[Any, list[str],
     # Reshape with a shape input exists since opset 5; the model must stay at the Gather version asked for.
     opsets = [helper.make_opsetid("", max(version, 5) if initializers else version)]
     model = helper.make_model(graph, opset_imports=opsets)
-    model.ir_version = IR_VERSION
+    model.ir_version = ir_version()
     text = f"{op}-{version}({', '.join(node_inputs)}{''.join(f', {k}={v!r}' for k, v in attrs.items())})"
     return model, names, text
 

@@ -241,6 +241,10 @@ def main(argv: list[str] | None = None) -> int:
     from harness.fuzz import command as fuzz
 
     fuzz.add_arguments(fuz)
+    his = sub.add_parser("history", help="behaviour across releases: sweep a framework's releases, diff two of them")
+    from harness.history import command as history
+
+    history.add_arguments(his)
     args, extra = parser.parse_known_args(argv)
     if args.cmd != "run" and extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -258,5 +262,6 @@ def main(argv: list[str] | None = None) -> int:
         "repro": _repro,
         "import": _import,
         "fuzz": fuzz.main,
+        "history": history.main,
     }
     return commands[args.cmd](args)

@@ -65,6 +65,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--baseline-dir", default="", help="where baseline files live (default: <rootdir>/baselines if "
                     "it exists or --update-baseline is given, else the baselines shipped with the harness)")
+    group.addoption("--case-tags", default="", help="TAG[,TAG...]: run only cases carrying one of these tags "
+                    "(derived tags count: probe cases carry `probe`)")
     group.addoption("--case-glob", default=None, help=f"file name patterns of case files, space-separated (default: "
                     f"ini conformance_case_glob, else {DEFAULT_GLOB!r}); a file is a case file by its content")
     parser.addini("conformance_case_glob", f"file name patterns of case files (default {DEFAULT_GLOB!r})",
@@ -115,6 +117,7 @@ class _State:
         # Likewise a project's own known/ deviations (the xfail reasons), else the shipped ones.
         known.use_directory(config.rootpath / "known" if (config.rootpath / "known").is_dir() else None)
         self.case_globs = (config.getoption("case_glob") or config.getini("conformance_case_glob")).split()
+        self.case_tags = {t.strip() for t in config.getoption("case_tags").split(",") if t.strip()}
         self.invocation_dir = config.invocation_params.dir
         self.baselines: dict[str, dict[str, Any]] = {}
         self.new_labels: dict[str, dict[str, str]] = {}
@@ -247,6 +250,8 @@ class CaseFile(pytest.File):
                 name = f"{entry.field or 'file'}@line{entry.line or 0}"
                 yield CaseErrorItem.from_parent(self, name=name, error=entry)
                 continue
+            if state.case_tags and not state.case_tags & set(entry.tags):
+                continue
             focus = entry.dimension is not None or bool(_FOCUS_TAGS & set(entry.tags))
             for framework in state.frameworks:
                 adapter = adapters.get(framework)
@@ -336,7 +341,7 @@ class CaseItem(pytest.Item):
             state.new_labels.setdefault(self.framework, {})[key] = record["label"]
             state.versions[self.framework] = version
             return
-        problem = baseline.check(state.baseline(self.framework), key, record["label"], version)
+        problem = baseline.check(state.baseline(self.framework), key, record["label"], version, record.get("dimension"))
         if problem:
             raise Deviation(f"{problem}\n{failure_message(self.case, record)}")
 

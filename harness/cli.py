@@ -220,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--out", required=True, help="output directory")
     rep.add_argument("--baseline", nargs="+", default=[], help="previous results files to show changes against")
     rep.add_argument("--claims", default="", help="claims directory (default: claims/)")
+    rep.add_argument("--history", default="", help="release sweeps (history/<framework>.jsonl) for the History "
+                     "section")
     dif = sub.add_parser("diff", help="what changed between two results files: outcome, verdict, label per framework")
     dif.add_argument("old")
     dif.add_argument("new")

@@ -16,7 +16,9 @@ from typing import Any
 
 import jinja2
 
+from harness.history import store
 from harness.report import build, drilldown
+from harness.report.history import section as history_section
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -48,8 +50,10 @@ def environment() -> jinja2.Environment:
 
 
 def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
-            baseline: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None) -> dict[str, Any]:
-    """Everything the template needs, from deduplicated records and their behaviour rows."""
+            baseline: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None,
+            history: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Everything the template needs, from deduplicated records, their behaviour rows, the previous run's records
+    and rows (``baseline``) and release-sweep records (``history``)."""
     df = build.frame(records)
     measured_cols = build.columns(df)
     doc_cols = build.documented_columns(rows)
@@ -79,6 +83,7 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
         "dtypes": build.dtype_matrix(rows),
         "agreement": agree,
         "changes": build.changes(rows, baseline[1], records, baseline[0]) if baseline else None,
+        "history": history_section(history or []),
         "statuses": build.STATUSES,
         "glyph": build.GLYPH,
         "blob": drilldown.embed_json(drilldown.blob(records, [c["col"] for c in cols], rows, agree)),
@@ -103,19 +108,26 @@ def matrix_csv(records: list[dict[str, Any]], path: Path) -> None:
 
 
 def generate(results: Sequence[str | Path], out: str | Path, baseline: Sequence[str | Path] = (),
-             claims_dir: Path | None = None) -> dict[str, Path]:
-    """Build the report from results files into ``out``; returns the written paths by name."""
+             claims_dir: Path | None = None, history_dir: Path | None = None) -> dict[str, Path]:
+    """Build the report from results files into ``out``; returns the written paths by name.
+
+    ``baseline``: earlier results to show changes against (files that do not exist are left out, and the page says
+    when nothing is left to compare with). ``history_dir``: release sweeps (history/<framework>.jsonl) for the
+    History section.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     records = _records(results)
     rows = _behaviour(records, claims_dir)
     base = None
+    baseline = [b for b in baseline if Path(b).exists()]
     if baseline:
         base_records = _records(baseline)
         base = (base_records, _behaviour(base_records, claims_dir))
     paths = {"index.html": out / "index.html", "behaviour.json": out / "behaviour.json",
              "matrix.csv": out / "matrix.csv"}
-    paths["index.html"].write_text(render(context(records, rows, base)), encoding="utf-8")
+    history = store.read(history_dir) if history_dir and Path(history_dir).is_dir() else []
+    paths["index.html"].write_text(render(context(records, rows, base, history)), encoding="utf-8")
     paths["behaviour.json"].write_text(json.dumps(rows, indent=1, default=str) + "\n", encoding="utf-8")
     matrix_csv(records, paths["matrix.csv"])
     return paths
@@ -123,7 +135,8 @@ def generate(results: Sequence[str | Path], out: str | Path, baseline: Sequence[
 
 def main(args: Any) -> int:
     """The ``report`` subcommand (see harness.cli)."""
-    paths = generate(args.files, args.out, args.baseline or (), Path(args.claims) if args.claims else None)
+    paths = generate(args.files, args.out, args.baseline or (), Path(args.claims) if args.claims else None,
+                     Path(args.history) if args.history else None)
     for path in paths.values():
         print(f"wrote {path} ({path.stat().st_size} bytes)")
     return 0

@@ -1,0 +1,151 @@
+"""Behaviour across releases: release specs, baseline ranges, the history store, and a real two-release sweep of
+onnxruntime (each release in its own environment, made with uv) checked through its records and ``--diff``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.history import pins, releases, store
+from harness.history.sweep import fold
+from harness.judge import baseline
+
+ROOT = Path(__file__).resolve().parent.parent
+AVAILABLE = ("1.15.0", "1.16.0", "1.16.3", "1.17.0", "1.17.1", "1.17.3", "1.18.0", "1.20.1", "1.20.0")
+
+
+def test_a_range_takes_each_minor_series_newest_patch() -> None:
+    assert releases.resolve("onnxruntime", ">=1.16,<1.20", AVAILABLE) == ["1.16.3", "1.17.3", "1.18.0"]
+    assert releases.resolve("onnxruntime", ">=1.20", AVAILABLE) == ["1.20.1"]
+
+
+def test_a_list_is_taken_as_written_and_a_bad_spec_is_refused() -> None:
+    assert releases.resolve("onnxruntime", "1.17.3, 1.16.3", AVAILABLE) == ["1.16.3", "1.17.3"]
+    with pytest.raises(releases.ReleaseSpecError, match="not a release number"):
+        releases.resolve("onnxruntime", "1.16.3,latest", AVAILABLE)
+    with pytest.raises(releases.ReleaseSpecError, match="no release"):
+        releases.resolve("onnxruntime", ">=9.0", AVAILABLE)
+
+
+def test_old_releases_get_numpy_1_and_the_ir_version_they_read() -> None:
+    assert "numpy<2" in pins.requirements("onnxruntime", "1.16.3")
+    assert "numpy<2" not in pins.requirements("onnxruntime", "1.31.1")
+    assert pins.environment("onnxruntime", "1.17.3") == {"GSC_ONNX_IR_VERSION": "9"}
+    assert pins.environment("onnxruntime", "1.18.0") == {}
+    assert pins.requirements("jax", "0.4.20")[0] == "jax[cpu]==0.4.20"
+
+
+def test_release_of_reads_the_head_of_a_version_string() -> None:
+    assert str(baseline.release_of("2026.4.1-22982-e213a147257-releases/2026/4")) == "2026.4.1"
+    assert str(baseline.release_of("2.13.0+cpu")) == "2.13.0"
+    assert baseline.release_of("nightly") is None
+
+
+def test_ranges_keep_a_constant_label_plain_and_split_a_changing_one() -> None:
+    assert baseline.ranges({"1.16.3": "wrap", "1.17.3": "wrap"}) == "wrap"
+    assert baseline.ranges({"1.18.0": "ok", "1.16.3": "error", "1.17.3": "error", "1.20.1": "error"}) == [
+        {"label": "error", "until": "1.18.0"},
+        {"label": "ok", "since": "1.18.0", "until": "1.20.1"},
+        {"label": "error", "since": "1.20.1"},
+    ]
+
+
+KEY = "cases/probes/gather.yaml::probe-negative-indices[Gather-13]"
+
+
+def _baseline() -> dict:
+    return {"framework": "onnxruntime", "version": "1.31.1", "releases": ["1.16.3", "1.17.3", "1.31.1"],
+            "labels": {KEY: "wrap"},
+            "ranges": {KEY: [{"label": "error", "until": "1.17.3"}, {"label": "wrap", "since": "1.17.3"}]}}
+
+
+def test_a_release_is_checked_against_the_label_valid_for_it() -> None:
+    b = _baseline()
+    assert baseline.check(b, KEY, "error", "1.16.3", "negative-indices") is None
+    assert baseline.check(b, KEY, "wrap", "1.17.3", "negative-indices") is None
+    assert baseline.check(b, KEY, "wrap", "1.31.1", "negative-indices") is None
+    known = baseline.check(b, KEY, "wrap", "1.16.3", "negative-indices")
+    assert known is not None and "a release it knows" in known and "'error'" in known
+
+
+def test_a_change_in_an_unknown_release_names_the_dimension_both_labels_and_both_releases() -> None:
+    message = baseline.check(_baseline(), KEY, "error", "1.32.0", "negative-indices")
+    assert message is not None
+    assert "does not know" in message and "negative-indices" in message
+    assert "'wrap' on onnxruntime 1.31.1" in message and "'error' on 1.32.0" in message
+
+
+def test_update_ranges_folds_history_and_keeps_the_pinned_labels(tmp_path: Path) -> None:
+    other = "cases/probes/gather.yaml::other[Gather-13]"
+    baseline.update(tmp_path, "onnxruntime", "1.31.1", {KEY: "wrap", other: "ok"})
+    n = baseline.update_ranges(tmp_path, "onnxruntime", {KEY: {"1.16.3": "error", "1.17.3": "wrap"}})
+    saved = baseline.load(tmp_path, "onnxruntime")
+    assert n == 1 and saved["releases"] == ["1.16.3", "1.17.3", "1.31.1"]
+    assert saved["ranges"][KEY] == [{"label": "error", "until": "1.17.3"}, {"label": "wrap", "since": "1.17.3"}]
+    assert saved["labels"][KEY] == "wrap" and baseline.label_at(saved, KEY, "1.16.3") == "error"
+
+
+def _result(case: str, label: str, **extra: object) -> dict:
+    return {"framework": "onnxruntime", "framework_version": "1.16.3", "python": "3.11.7", "op": "Gather",
+            "variant": "Gather-13", "device": "cpu", "case": case, "outcome": "ok", "verdict": "conforms",
+            "label": label, "dimension": "negative-indices", "tags": ["probe"], **extra}
+
+
+def test_fold_makes_one_record_per_dimension_and_one_for_the_seed_cases() -> None:
+    results = [_result("a.yaml::p1", "wrap"), _result("a.yaml::p2", "error"),
+               {**_result("b.yaml::s1", ""), "label": None, "dimension": None, "tags": ["seed"], "verdict": "deviates"},
+               {**_result("b.yaml::s2", ""), "label": None, "dimension": None, "tags": ["seed"]}]
+    records = fold("onnxruntime", "1.16.3", results, {"onnxruntime": "1.16.3"}, measured="2026-11-24")
+    probe, seed = sorted(records, key=lambda r: r["dimension"])
+    assert probe["label"] == "error|wrap" and probe["labels"] == {"a.yaml::p1": "wrap", "a.yaml::p2": "error"}
+    assert seed["dimension"] == store.SEED_DIMENSION and seed["label"] == "deviates:1"
+    assert seed["deviating"] == ["b.yaml::s1"] and seed["outcomes"] == {"ok": 2}
+
+
+def test_changes_and_diff_read_consecutive_releases(tmp_path: Path) -> None:
+    def rec(release: str, label: str) -> dict:
+        return {"framework": "x", "release": release, "status": "ok", "op": "Gather", "variant": "v",
+                "device": "cpu", "dimension": "negative-indices", "label": label}
+    for release, label in (("1.9.0", "error"), ("1.10.0", "wrap"), ("1.11.0", "wrap")):
+        store.write_release(tmp_path, "x", release, [rec(release, label)])
+    store.write_release(tmp_path, "x", "1.12.0", [{"framework": "x", "release": "1.12.0", "status": "import-failed",
+                                                   "reason": "no module"}])
+    records = store.read(tmp_path, "x")
+    assert [r["release"] for r in records] == ["1.9.0", "1.10.0", "1.11.0", "1.12.0"]  # by version, not text
+    (change,) = store.changes(records)
+    assert (change.before, change.after, change.old, change.new) == ("1.9.0", "1.10.0", "error", "wrap")
+    assert store.diff(records, "1.9.0", "1.11.0") == [(("Gather", "v", "cpu", "negative-indices"), "error", "wrap")]
+    assert store.failures(records) == {"1.12.0": "import-failed: no module"}
+
+
+PROBES = ROOT / "cases" / "probes" / "gather.yaml"
+
+
+@pytest.mark.slow
+def test_a_real_two_release_sweep_of_onnxruntime(tmp_path: Path) -> None:
+    """Two onnxruntime releases, each installed into its own environment and run on the Gather probes."""
+    pytest.importorskip("onnx")
+    history = tmp_path / "history"
+    cmd = [sys.executable, "-m", "harness", "history", "onnxruntime", "--releases", "1.16.3,1.31.1",
+           "--cases", str(PROBES), "--dir", str(history)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    if "install-failed" in proc.stdout:
+        pytest.skip(f"the package index is out of reach here: {proc.stdout.strip()[-300:]}")
+    records = [json.loads(line) for line in (history / "onnxruntime.jsonl").read_text().splitlines()]
+    assert {r["release"] for r in records} == {"1.16.3", "1.31.1"}
+    assert all(r["status"] == "ok" for r in records), [r for r in records if r["status"] != "ok"][:1]
+    old = {store.key(r): r for r in records if r["release"] == "1.16.3"}
+    assert old[("Gather", "Gather-13", "cpu", "negative-indices")]["label"] == "wrap"
+    assert old[("Gather", "Gather-13", "cpu", "negative-indices")]["packages"]["onnxruntime"] == "1.16.3"
+    assert old[("Gather", "Gather-13", "cpu", "negative-indices")]["packages"]["numpy"].startswith("1.")
+    # 1.16 has no bfloat16 Gather kernel; 1.31 has one: the change --diff must print.
+    assert old[("Gather", "Gather-13", "cpu", "data-dtype:bfloat16")]["label"] == "error"
+    diff = subprocess.run([sys.executable, "-m", "harness", "history", "--diff", "onnxruntime", "1.16.3", "1.31.1",
+                           "--dir", str(history)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert diff.returncode == 0, diff.stderr
+    assert "Gather Gather-13 data-dtype:bfloat16: error -> ok" in diff.stdout

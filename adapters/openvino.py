@@ -252,11 +252,22 @@ def _source(spec: NodeSpec) -> str:
     return "\n".join(lines)
 
 
+def opset(number: int) -> Any:
+    """OpenVINO's Python module of opset ``number`` (``ov.opset8``); Unsupported where this release has none (the
+    release sweeps run releases older than a node version: ScatterNDUpdate-15 needs opset15)."""
+    import openvino as ov
+
+    mod = getattr(ov, f"opset{number}", None)
+    if mod is None:
+        raise Unsupported(f"openvino {ov.__version__} has no opset{number} module (the node is newer than it)")
+    return mod
+
+
 def build_model(spec: NodeSpec, types: dict[str, Any] | None = None) -> Any:
     """The ov.Model of ``spec``: one Parameter per input (shape and element type of the case's array), one node."""
     import openvino as ov
 
-    mod = getattr(ov, f"opset{spec.opset}")
+    mod = opset(spec.opset)
     types = types or {n: element_type(arr) for n, arr in spec.inputs.items()}
     params = [ov.opset8.parameter(list(arr.shape), types[n], name=n) for n, arr in spec.inputs.items()]
     args = list(params)

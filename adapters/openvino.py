@@ -11,6 +11,7 @@ with ``core.read_model(model_bytes)``, the other way users meet OpenVINO.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -86,12 +87,21 @@ class NodeSpec:
         return (self.variant, self.opset, self.fn, tuple(sorted(self.kwargs.items())), self.flatten, shapes)
 
 
+def _string_type() -> Any:
+    """ov.Type.string, or None in releases before it (2023.x: the release sweeps run them)."""
+    import openvino as ov
+
+    return getattr(ov.Type, "string", None)
+
+
 def element_type(arr: np.ndarray) -> Any:
     """The ov.Type of a case array: strings (object arrays) -> string, ml_dtypes.bfloat16 -> bf16."""
     import openvino as ov
 
     if arr.dtype == object or arr.dtype.kind in "US":
-        return ov.Type.string
+        if _string_type() is None:
+            raise Unsupported(f"openvino {ov.__version__} has no string element type")
+        return _string_type()
     if arr.dtype.name == "bfloat16":
         return ov.Type.bf16
     if arr.dtype.kind == "c":
@@ -120,7 +130,7 @@ def from_tensor(t: Any) -> np.ndarray:
 
     et = t.get_element_type()
     shape = tuple(t.get_shape())
-    if et == ov.Type.string:
+    if _string_type() is not None and et == _string_type():
         out = np.empty(shape, dtype=object)
         out[...] = np.asarray(t.str_data).reshape(shape)
         return out
@@ -258,8 +268,12 @@ def opset(number: int) -> Any:
     import openvino as ov
 
     mod = getattr(ov, f"opset{number}", None)
-    if mod is None:
-        raise Unsupported(f"openvino {ov.__version__} has no opset{number} module (the node is newer than it)")
+    if mod is None:  # before 2025.0 the opset modules live in openvino.runtime
+        try:
+            mod = importlib.import_module(f"openvino.runtime.opset{number}")
+        except ImportError:
+            raise Unsupported(f"openvino {ov.__version__} has no opset{number} module (the node is newer than it)") \
+                from None
     return mod
 
 
@@ -269,7 +283,7 @@ def build_model(spec: NodeSpec, types: dict[str, Any] | None = None) -> Any:
 
     mod = opset(spec.opset)
     types = types or {n: element_type(arr) for n, arr in spec.inputs.items()}
-    params = [ov.opset8.parameter(list(arr.shape), types[n], name=n) for n, arr in spec.inputs.items()]
+    params = [opset(8).parameter(list(arr.shape), types[n], name=n) for n, arr in spec.inputs.items()]
     args = list(params)
     if spec.flatten:
         args[0] = mod.reshape(args[0], [-1], special_zero=False)

@@ -11,6 +11,7 @@ Parts (benchmarks/README.md has the method and the latest results):
   collection  pytest --collect-only of the whole suite: seconds, and no framework imported
   reference   the reference engine on 10^7-element inputs vs NumPy's own primitive: time and peak memory
   onnx-runner onnx.backend.test's runner on the gather/scatter node tests vs this harness on the same cases
+  history     a release sweep vs (its environment from a warm cache + the same cases), and the full onnxruntime sweep
 
 Exit status 0 whatever the ratios are: a benchmark reports; it does not gate.
 """
@@ -28,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import Row, print_rows
 
-PARTS = ("overhead", "collection", "reference", "onnx-runner", "matrix")
+PARTS = ("overhead", "collection", "reference", "onnx-runner", "history", "matrix")
 DEFAULT_PARTS = ("overhead", "collection", "reference", "onnx-runner")
 
 
@@ -50,6 +51,10 @@ def _part(name: str, args: argparse.Namespace) -> list[Row]:
         from benchmarks import onnx_runner
 
         return onnx_runner.run(reps=1 if args.quick else 3, cases_file=args.onnx_cases)
+    if name == "history":
+        from benchmarks import history
+
+        return history.run(reps=1 if args.quick else 3, full=not args.quick)
     from benchmarks import matrix
 
     return matrix.run(workers=(1, 2), frameworks=args.framework)

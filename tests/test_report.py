@@ -380,3 +380,48 @@ def test_gpu_results_get_their_own_columns_beside_cpu(tmp_path: Path) -> None:
     rows = json.loads(out["behaviour.json"].read_text())
     probe = {(r["framework"], r["device"]): r["label"] for r in rows if r["dimension"] == "oob-positive"}
     assert probe[("tensorflow", "cpu")] == "crash:SIGFPE" and probe[("tensorflow", "gpu")] == "zero"
+
+
+def _history(tmp_path: Path) -> Path:
+    """Three onnxruntime releases: negative indices error on 1.0.0, wrap from 1.1.0; one release failed to import."""
+    from harness.history import store
+
+    directory = tmp_path / "history"
+    for release, label in (("1.0.0", "error"), ("1.1.0", "wrap"), ("1.2.0", "wrap")):
+        store.write_release(directory, "onnxruntime", release, [{
+            "framework": "onnxruntime", "release": release, "version": release, "status": "ok", "op": "Gather",
+            "variant": "Gather-13", "device": "cpu", "dimension": "negative-indices", "label": label,
+            "labels": {"cases/probes/gather.yaml::probe-negative-indices": label}, "outcomes": {"ok": 1},
+            "packages": {"onnxruntime": release, "numpy": "1.26.4"}, "measured": "2026-11-24"}])
+    store.write_release(directory, "onnxruntime", "0.9.0", [{
+        "framework": "onnxruntime", "release": "0.9.0", "status": "import-failed", "reason": EVIL}])
+    return directory
+
+
+def test_history_section_shows_labels_per_release_and_links_each_change_to_both_releases(tmp_path: Path) -> None:
+    results = write(tmp_path / "r.jsonl", sample_records())
+    paths = generate([results], tmp_path / "out", claims_dir=NO_CLAIMS, history_dir=_history(tmp_path))
+    page = paths["index.html"].read_text()
+    section = page[page.index('<section id="history">'):]
+    section = section[:section.index("</section>")]
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", section))
+    assert "1 label change across 4 releases of 1 framework" in text
+    # the change point: a highlighted cell on 1.1.0 linking to its evidence, which names both releases' cases
+    link = re.search(r'<td class="hchg"><a href="#(hev-onnxruntime-0)">wrap</a></td>', section)
+    assert link, section[:2000]
+    evidence = section[section.index(f'id="{link.group(1)}"'):]
+    assert "error on 1.0.0 → wrap on 1.1.0" in re.sub(r"<[^>]+>", "", evidence)
+    assert evidence.count("cases/probes/gather.yaml::probe-negative-indices") >= 2
+    assert "0.9.0 (import-failed" in text  # a release that could not run says why
+    assert EVIL not in page and "&lt;img src=x" in section  # its reason is escaped
+    assert 'href="#history"' in page
+
+
+def test_without_previous_results_the_page_says_there_is_nothing_to_compare(tmp_path: Path) -> None:
+    results = write(tmp_path / "r.jsonl", sample_records())
+    missing = tmp_path / "previous.jsonl"  # as `make report` passes it on a first run
+    page = generate([results], tmp_path / "out", [missing], claims_dir=NO_CLAIMS)["index.html"].read_text()
+    assert 'id="no-changes"' in page and 'id="changes"' not in page and 'id="history"' not in page
+    write(missing, sample_records()[:4])
+    page = generate([results], tmp_path / "out2", [missing], claims_dir=NO_CLAIMS)["index.html"].read_text()
+    assert 'id="changes"' in page and 'id="no-changes"' not in page

@@ -131,8 +131,7 @@ def ensure(name: str, release: str, root: Path | None = None) -> Env:
     path.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     tool = _create(path, reqs)
-    module = framework(name).module
-    _run([python, "-c", f"import {module}; print({module}.__version__)"], "import", timeout=300)
+    _run([python, "-c", framework(name).check_code()], "import", timeout=300)
     created = time.perf_counter() - start
     names = _requirement_names(reqs) + (["jaxlib"] if name == "jax" else [])
     packages = installed(python, names)

@@ -24,6 +24,13 @@ class Framework:
     ir_version_before: tuple[tuple[str, int], ...] = ()  # (first release that accepts IR 10, the IR before it)
     requirement: str = "{distribution}=={release}"  # how one release is pinned (jax needs its jaxlib)
     pinned: tuple[str, ...] = field(default=())  # extra requirements every release needs whatever its age
+    # Python that must run in a working environment: importing the module, and reaching the API the adapter calls
+    # (a release without it is recorded as import-failed with the reason, not run into a column of errors).
+    check: str = ""
+
+    def check_code(self) -> str:
+        """The import check's code (the module imported, then ``check``)."""
+        return f"import {self.module}" + (f"; {self.check}" if self.check else "")
 
 
 FRAMEWORKS: dict[str, Framework] = {
@@ -32,7 +39,9 @@ FRAMEWORKS: dict[str, Framework] = {
     "onnxruntime": Framework("onnxruntime", "onnxruntime", extra=("onnx==1.23.2",), numpy2_since="1.19.0",
                              ir_version_before=(("1.18.0", 9),)),
     # OpenVINO: NumPy 2 from 2024.3; its ONNX frontend reads IR 10 models in every release swept here.
-    "openvino": Framework("openvino", "openvino", extra=("onnx==1.23.2",), numpy2_since="2024.3.0"),
+    # Its top-level API (ov.Core, ov.__version__), which the adapter calls, exists from 2023.1 on.
+    "openvino": Framework("openvino", "openvino", extra=("onnx==1.23.2",), numpy2_since="2024.3.0",
+                          check="openvino.Core; openvino.__version__"),
     # tensorflow-cpu is the CPU-only wheel of the same release; NumPy 2 from 2.18.
     "tensorflow": Framework("tensorflow-cpu", "tensorflow", numpy2_since="2.18.0"),
     # jax's [cpu] extra brings the jaxlib of the same release; NumPy 2 from 0.4.27.

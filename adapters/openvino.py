@@ -277,6 +277,21 @@ def opset(number: int) -> Any:
     return mod
 
 
+def node_function(number: int, fn: str) -> Any:
+    """``ov.opset<number>.<fn>``, or the same function from the nearest lower opset module that has it: releases
+    before 2023.3 make ScatterNDUpdate-3 with ``opset3.scatter_nd_update`` (newer ones with ``opset4``'s)."""
+    import openvino as ov
+
+    for n in range(number, 0, -1):
+        try:
+            mod = opset(n)
+        except Unsupported:
+            continue
+        if hasattr(mod, fn):
+            return getattr(mod, fn)
+    raise Unsupported(f"openvino {ov.__version__} has no {fn} in opset{number} or below")
+
+
 def build_model(spec: NodeSpec, types: dict[str, Any] | None = None) -> Any:
     """The ov.Model of ``spec``: one Parameter per input (shape and element type of the case's array), one node."""
     import openvino as ov
@@ -287,7 +302,7 @@ def build_model(spec: NodeSpec, types: dict[str, Any] | None = None) -> Any:
     args = list(params)
     if spec.flatten:
         args[0] = mod.reshape(args[0], [-1], special_zero=False)
-    node = getattr(mod, spec.fn)(*args, **spec.kwargs)
+    node = node_function(spec.opset, spec.fn)(*args, **spec.kwargs)
     return ov.Model([node], params, spec.variant)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -76,24 +77,39 @@ def _run(cmd: list[str], stage: str, timeout: float = INSTALL_TIMEOUT) -> str:
     except subprocess.TimeoutExpired as exc:
         raise EnvError(stage, f"{' '.join(cmd[:3])}... took over {timeout:g} s") from exc
     if proc.returncode:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()
-        raise EnvError(stage, " / ".join(tail[-4:])[-600:] or f"exit {proc.returncode}")
+        raise EnvError(stage, reason(proc.stderr or proc.stdout) or f"exit {proc.returncode}")
     return proc.stdout
+
+
+_WHY = re.compile(r"(?i)error|no solution|no matching|not supported|requires|because|unsatisfiable|failed")
+_HINT = re.compile(r"(?i)^(note|hint):|see above|this is an issue with the package")
+
+
+def reason(output: str) -> str:
+    """The lines of a failed command's output that say why (errors, unsatisfiable requirements), not its hints."""
+    lines = [ln.strip(" │╰─>") for ln in output.strip().splitlines() if ln.strip()]
+    telling = [ln for ln in lines if _WHY.search(ln) and not _HINT.search(ln)]
+    return " / ".join((telling or lines)[-4:])[-600:]
 
 
 def _create(path: Path, reqs: list[str]) -> str:
     """Make the environment at ``path`` with ``reqs`` installed; returns the tool that did it."""
     uv = uv_command()
+    uv_failed = ""
     if uv:
         _run([*uv, "venv", "-q", "--python", sys.executable, str(path)], "install")
         links = [a for link in _find_links() for a in ("--find-links", link)]
         try:
             _run([*uv, "pip", "install", "-q", "--python", str(path / "bin" / "python"), *links, *reqs], "install")
             return "uv"
-        except EnvError:
+        except EnvError as exc:
+            uv_failed = exc.reason
             shutil.rmtree(path, ignore_errors=True)  # pip's own configuration may reach what uv cannot
     _run([sys.executable, "-m", "venv", str(path)], "install")
-    _run([str(path / "bin" / "python"), "-m", "pip", "install", "-q", *reqs], "install")
+    try:
+        _run([str(path / "bin" / "python"), "-m", "pip", "install", "-q", *reqs], "install")
+    except EnvError as exc:
+        raise EnvError("install", f"uv: {uv_failed}; pip: {exc.reason}" if uv_failed else exc.reason) from None
     return "pip"
 
 

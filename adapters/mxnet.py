@@ -136,6 +136,9 @@ class MxnetAdapter(Adapter):
         if variant not in _VARIANTS[case.op]:
             raise ValueError(f"unknown variant {variant!r} for {case.op}; expected {', '.join(_VARIANTS[case.op])}")
         ns = "np" if variant.startswith("np.") else "nd"  # np.take, np.indexing, np.setitem
+        if ns == "np" and not hasattr(_mx().util, "np_array"):
+            # The NumPy-compatible interface arrived in MXNet 1.6; the release sweeps run 1.5 too.
+            raise Unsupported(f"mxnet {_mx().__version__} has no NumPy-compatible interface (mx.np, since 1.6)")
         pre, makers = plan_inputs(case, ns)
         api, body = getattr(self, "_" + case.op.lower())(case, variant)
         statements = (["npx.set_np()"] if ns == "np" else []) + pre + [api]

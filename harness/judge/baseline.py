@@ -53,6 +53,32 @@ def load(root: Path, framework: str) -> dict[str, Any]:
     return data
 
 
+class _Dumper(yaml.SafeDumper):
+    """Writes the release list and each range entry on one line, the rest in block style."""
+
+
+class _FlowList(list):  # type: ignore[type-arg]
+    pass
+
+
+class _FlowDict(dict):  # type: ignore[type-arg]
+    pass
+
+
+_Dumper.add_representer(_FlowList, lambda d, v: d.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=True))
+_Dumper.add_representer(_FlowDict, lambda d, v: d.represent_mapping("tag:yaml.org,2002:map", v.items(),
+                                                                    flow_style=True))
+
+
+def _flow(data: dict[str, Any]) -> dict[str, Any]:
+    out = dict(data)
+    if "releases" in out:
+        out["releases"] = _FlowList(out["releases"])
+    if "ranges" in out:
+        out["ranges"] = {k: [_FlowDict(e) for e in v] for k, v in out["ranges"].items()}
+    return out
+
+
 def _edit(root: Path, framework: str, change: Any) -> None:
     """Apply ``change(data)`` to the framework's baseline file under a lock (several pytest-xdist workers may
     write) and write it back atomically, keys in a fixed order."""
@@ -73,7 +99,7 @@ def _edit(root: Path, framework: str, change: Any) -> None:
             + ("; releases and ranges: python -m harness history NAME --update-baseline" if data.get("ranges")
                or data.get("releases") else "") + "\n"
         )
-        tmp.write_text(header + yaml.safe_dump(ordered, sort_keys=False, width=200))
+        tmp.write_text(header + yaml.dump(_flow(ordered), Dumper=_Dumper, sort_keys=False, width=200))
         os.replace(tmp, path)
 
 

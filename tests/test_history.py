@@ -118,6 +118,8 @@ def test_changes_and_diff_read_consecutive_releases(tmp_path: Path) -> None:
     assert [r["release"] for r in records] == ["1.9.0", "1.10.0", "1.11.0", "1.12.0"]  # by version, not text
     (change,) = store.changes(records)
     assert (change.before, change.after, change.old, change.new) == ("1.9.0", "1.10.0", "error", "wrap")
+    assert change.kind == "behaviour"
+    assert store.Change(change.key, "1.9.0", "1.10.0", "unsupported", "wrap").kind == "api"  # the API arrived
     assert store.diff(records, "1.9.0", "1.11.0") == [(("Gather", "v", "cpu", "negative-indices"), "error", "wrap")]
     assert store.failures(records) == {"1.12.0": "import-failed: no module"}
 

@@ -63,10 +63,12 @@ def main(args: argparse.Namespace) -> int:
         records = store.read(directory, args.framework)
         found = store.changes(records)
         for c in found:
-            print(f"{_fmt(c.key)}: {c.old} ({c.before}) -> {c.new} ({c.after})")
+            print(f"{_fmt(c.key)}: {c.old} ({c.before}) -> {c.new} ({c.after}){'  [api]' if c.kind == 'api' else ''}")
         for release, why in store.failures(records).items():
             print(f"{release}: {why}")
-        print(f"{len(found)} label change(s) across {len(store.releases(records))} release(s)")
+        api = sum(c.kind == "api" for c in found)
+        print(f"{len(found)} label change(s) across {len(store.releases(records))} release(s): "
+              f"{len(found) - api} of behaviour, {api} where the API arrived or went ([api]: unsupported on one side)")
         return 0
     if args.update_baseline:
         from harness.judge.baseline import update_ranges

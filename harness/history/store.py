@@ -89,6 +89,12 @@ class Change:
     old: str  # label
     new: str
 
+    @property
+    def kind(self) -> str:
+        """``api`` where the API could not express the probe on one side (it arrived, or went: ``unsupported``),
+        else ``behaviour``: the same call did something else."""
+        return "api" if "unsupported" in (self.old, self.new) else "behaviour"
+
 
 def changes(records: list[dict[str, Any]]) -> list[Change]:
     """Every label change between consecutive measured releases of each key, in key then release order."""

@@ -63,7 +63,8 @@ def fold(framework: str, release: str, results: Iterable[dict[str, Any]], packag
                 "verdicts": dict(Counter(r["verdict"] for r in recs))}
         if dimension == store.SEED_DIMENSION:
             deviating = sorted(r["case"] for r in recs if r["verdict"] == "deviates")
-            label = f"deviates:{len(deviating)}" if deviating else "conforms"
+            expressed = any(r["outcome"] != "unsupported" for r in recs)
+            label = f"deviates:{len(deviating)}" if deviating else "conforms" if expressed else "unsupported"
             out.append({**base, "label": label, "deviating": deviating, "cases": len(recs)})
         else:
             case_labels = {r["case"]: r["label"] for r in recs if r.get("label")}

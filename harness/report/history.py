@@ -36,7 +36,7 @@ def _framework(framework: str, records: list[dict[str, Any]]) -> dict[str, Any]:
         points[(change.key, change.after)] = i
         op, variant, device, dimension = change.key
         evidence.append({"id": anchor, "op": op, "api": f"{variant}{'' if device == 'cpu' else '@' + device}",
-                         "dimension": dimension, "old": change.old, "new": change.new,
+                         "dimension": dimension, "old": change.old, "new": change.new, "kind": change.kind,
                          "before": _evidence(by_key[change.key].get(change.before)),
                          "after": _evidence(by_key[change.key].get(change.after))})
     rows = []
@@ -50,7 +50,8 @@ def _framework(framework: str, records: list[dict[str, Any]]) -> dict[str, Any]:
         rows.append({"op": op, "api": f"{variant}{'' if device == 'cpu' else '@' + device}", "dimension": dimension,
                      "cells": cells})
     return {"framework": framework, "releases": releases, "rows": rows, "evidence": evidence,
-            "stable": len(by_key) - len(rows), "failures": store.failures(records), "changes": len(found)}
+            "stable": len(by_key) - len(rows), "failures": store.failures(records), "changes": len(found),
+            "api_changes": sum(c.kind == "api" for c in found)}
 
 
 def section(records: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -62,11 +63,14 @@ def section(records: list[dict[str, Any]]) -> dict[str, Any] | None:
         by_fw[rec["framework"]].append(rec)
     frameworks = [_framework(fw, recs) for fw, recs in sorted(by_fw.items())]
     n_changes = sum(f["changes"] for f in frameworks)
+    n_api = sum(f["api_changes"] for f in frameworks)
     n_releases = sum(len(f["releases"]) for f in frameworks)
     spans = ", ".join(f"{f['framework']} {f['releases'][0]}–{f['releases'][-1]}" for f in frameworks)
     newest = max((r.get("measured", "") for r in records), default="")
     return {"frameworks": frameworks,
             "summary": f"{n_changes} label change{'s' if n_changes != 1 else ''} across {n_releases} releases of "
                        f"{len(frameworks)} framework{'s' if len(frameworks) != 1 else ''}",
+            "breakdown": f"{n_changes - n_api} of behaviour (the same call did something else), {n_api} where an API "
+                         f"arrived or went (unsupported on one side)",
             "spans": spans, "measured": newest,
             "order": sorted({r["release"] for r in records}, key=Version)}

@@ -136,9 +136,6 @@ class MxnetAdapter(Adapter):
         if variant not in _VARIANTS[case.op]:
             raise ValueError(f"unknown variant {variant!r} for {case.op}; expected {', '.join(_VARIANTS[case.op])}")
         ns = "np" if variant.startswith("np.") else "nd"  # np.take, np.indexing, np.setitem
-        if ns == "np" and not hasattr(_mx().util, "np_array"):
-            # The NumPy-compatible interface arrived in MXNet 1.6; the release sweeps run 1.5 too.
-            raise Unsupported(f"mxnet {_mx().__version__} has no NumPy-compatible interface (mx.np, since 1.6)")
         pre, makers = plan_inputs(case, ns)
         api, body = getattr(self, "_" + case.op.lower())(case, variant)
         statements = (["npx.set_np()"] if ns == "np" else []) + pre + [api]
@@ -355,6 +352,9 @@ class MxnetAdapter(Adapter):
 def _runner(ns: str, makers: dict[str, Callable[[Any], Any]], body: Body) -> Callable[[], Any]:
     def run() -> Any:
         mx = _mx()
+        if ns == "np" and not hasattr(mx.util, "np_array"):
+            # The NumPy-compatible interface arrived in MXNet 1.6; the release sweeps run 1.5 too.
+            raise Unsupported(f"mxnet {mx.__version__} has no NumPy-compatible interface (mx.np, since 1.6)")
         with contextlib.ExitStack() as scope:
             if ns == "np":  # what npx.set_np() switches on, for this call only: the mx.nd variants keep legacy shapes
                 scope.enter_context(mx.util.np_shape(True))

@@ -48,7 +48,10 @@ def test_update_then_check_then_detect_a_change(tmp_path: Path) -> None:
     (tmp_path / "cases" / "take.yaml").write_text(PROBE.replace("mode: wrap", "mode: clip"))
     changed = _run(tmp_path)
     assert changed.returncode == 1
-    assert "behaviour changed: baseline says 'wrap'" in changed.stdout and "observed 'clamp'" in changed.stdout
+    # The message names the dimension, both labels and the release (the one the baseline was measured on).
+    out = " ".join(changed.stdout.split())
+    assert "behaviour changed: oob-positive: baseline says 'wrap' on numpy" in out, out
+    assert "observed 'clamp'" in out
 
 
 def test_behaviour_table_marks_canonical_and_documented_differences() -> None:

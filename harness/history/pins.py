@@ -49,7 +49,9 @@ FRAMEWORKS: dict[str, Framework] = {
     # MXNet 1.x never moved past NumPy 1.23 (np.bool and friends were removed in 1.24).
     "mxnet": Framework("mxnet", "mxnet", pinned=("numpy<1.24",)),
     # torch from the package index is a CUDA build of several GB; only the pinned CPU wheel is on this disk.
-    "torch": Framework("torch", "torch", numpy2_since="2.3.0"),
+    # torch.compile's inductor builds its kernels with setuptools' compiler helpers, which uv environments lack
+    # (2.9: "No module named 'setuptools'").
+    "torch": Framework("torch", "torch", extra=("setuptools",), numpy2_since="2.3.0"),
 }
 # Every environment also needs what the harness's worker side imports: NumPy and ml_dtypes (harness/cases/dtypes.py).
 WORKER = ("ml_dtypes",)

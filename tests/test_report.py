@@ -139,17 +139,6 @@ def test_matrix_csv_and_counts(report: dict[str, Any]) -> None:
     assert re.findall(r'data-status="[^"]+">(\d+)<', row) == ["2", "0", "0", "0", "1", "0", "1"]
 
 
-def test_agreement() -> None:
-    records = build.dedupe(sample_records())
-    agree = build.agreement(records, build.frame(records))
-    fws = agree["frameworks"]
-    cell = agree["rows"][fws.index("numpy")]["cells"][fws.index("torch")]
-    # numpy vs torch: Gather6 ×2 torch variants (agree, disagree), GatherND (agree), probe (refused vs value).
-    assert (cell["n"], cell["agree"]) == (4, 2)
-    same = agree["rows"][fws.index("torch")]["cells"][fws.index("torch")]
-    assert (same["n"], same["agree"]) == (1, 0)  # indexing vs index_select on Gather6
-
-
 def test_injection_is_text(report: dict[str, Any], tmp_path: Path) -> None:
     html = report["html"]
     assert "<script>alert" not in html and "<img src=x" not in html

@@ -1,13 +1,12 @@
-"""The report's tables, built with pandas from result records: header, behaviour, conformance, dtype, agreement.
+"""The report's tables, built with pandas from result records: header, behaviour, conformance, dtype, changes.
 
 Every function takes plain records (dicts as the runner writes them) or behaviour rows (harness.report.behaviour.table)
-and returns plain Python structures the template renders; nothing here formats HTML.
+and returns plain Python structures the template renders; nothing here formats HTML. Framework agreement is
+harness.report.agreement.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -289,57 +288,6 @@ def dtype_matrix(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 cells.append({"text": text, "cls": cls, "bl": " ".join(map(str, a["b"])), "title": title})
         out.append({"framework": fw, "cells": cells})
     return {"groups": groups, "frameworks": sorted(set(beh["framework"])), "rows": out}
-
-
-def _value_key(rec: dict[str, Any]) -> str | None:
-    """A comparable form of a small observed value (floats to 6 significant digits), else None."""
-    obs = rec.get("observed")
-    if obs is None:
-        return None
-
-    def norm(x: Any) -> Any:
-        if isinstance(x, list):
-            return [norm(v) for v in x]
-        if isinstance(x, float):
-            return "nan" if math.isnan(x) else float(f"{x:.6g}")
-        return x
-
-    return json.dumps([rec.get("observed_shape"), norm(obs)])
-
-
-def agreement(records: list[dict[str, Any]], df: pd.DataFrame) -> dict[str, Any]:
-    """Framework × framework: over every pair of their variants' results on a shared case, the share that agree.
-
-    Two results agree when both produced a value and the values agree (compared element-wise when both are small,
-    else both conforming), or when both refused (error, crash or timeout). A value against a refusal disagrees;
-    two deviating values too large to compare are left out. The diagonal compares a framework's variants.
-    """
-    runs = df[df["status"] != "n/a"].assign(
-        refused=lambda d: d["outcome"].isin(["error", "crash", "timeout"]),
-        key=lambda d: [_value_key(records[i]) for i in d["rid"]],
-    )[["case", "framework", "col", "rid", "refused", "key", "verdict"]]
-    pairs = runs.merge(runs, on="case", suffixes=("_a", "_b"))
-    pairs = pairs[(pairs["framework_a"] < pairs["framework_b"]) | (
-        (pairs["framework_a"] == pairs["framework_b"]) & (pairs["col_a"] < pairs["col_b"]))]
-    both_val = ~pairs["refused_a"] & ~pairs["refused_b"]
-    keyed = pairs["key_a"].notna() & pairs["key_b"].notna()
-    conf = (pairs["verdict_a"] == "conforms") & (pairs["verdict_b"] == "conforms")
-    agree_val = both_val & ((keyed & (pairs["key_a"] == pairs["key_b"])) | (~keyed & conf))
-    unknown = both_val & ~keyed & ~conf & (pairs["verdict_a"] == "deviates") & (pairs["verdict_b"] == "deviates")
-    pairs = pairs.assign(agree=agree_val | (pairs["refused_a"] & pairs["refused_b"]), counted=~unknown)
-    pairs = pairs[pairs["counted"]]
-    fws = sorted(set(df["framework"]))
-    cells: dict[tuple[str, str], dict[str, Any]] = {}
-    for (fa, fb), g in pairs.groupby(["framework_a", "framework_b"]):
-        n, agree = len(g), int(g["agree"].sum())
-        refused = int((g["refused_a"] & g["refused_b"]).sum())
-        bad = g[~g["agree"]].drop_duplicates("case").head(60)
-        cell = {"n": n, "agree": agree, "refused": refused, "share": agree / n if n else None,
-                "cases": len(set(g["case"])), "diff": [[int(a), int(b)] for a, b in zip(bad["rid_a"], bad["rid_b"],
-                                                                                    strict=True)]}
-        cells[(fa, fb)] = cells[(fb, fa)] = cell
-    grid = [{"framework": fa, "cells": [cells.get((fa, fb)) for fb in fws]} for fa in fws]
-    return {"frameworks": fws, "rows": grid}
 
 
 def changes(cur_rows: list[dict[str, Any]], base_rows: list[dict[str, Any]], cur: list[dict[str, Any]],

@@ -120,7 +120,9 @@ def case_entry(nodeid: str, op: str, case: Case | None, first: dict[str, Any],
 
 def blob(records: list[dict[str, Any]], cols: list[str], behaviour: list[dict[str, Any]],
          agreement: dict[str, Any], cases: CaseIndex | None = None) -> dict[str, Any]:
-    """The page's data: columns, cases, records (compact) and behaviour rows, with a shared string table."""
+    """The page's data: columns, cases, records (compact) and behaviour rows, with a shared string table, and the
+    agreement tables (harness.report.agreement.agreement) as ``{"fws", "ops", "tables"}``, each table its rows'
+    cell lists."""
     cases = cases or CaseIndex()
     strings = Strings()
     col_index = {c: i for i, c in enumerate(cols)}
@@ -154,7 +156,8 @@ def blob(records: list[dict[str, Any]], cols: list[str], behaviour: list[dict[st
                             [rec_of[(c, column(r))] for c in r.get("cases", []) if (c, column(r)) in rec_of])
            for r in behaviour]
     return {"cols": cols, "cases": case_list, "recs": recs, "beh": beh, "str": strings.items,
-            "fws": agreement["frameworks"], "agree": [row["cells"] for row in agreement["rows"]]}
+            "agree": {"fws": agreement["frameworks"], "ops": agreement["ops"],
+                      "tables": [[row["cells"] for row in table["rows"]] for table in agreement["tables"]]}}
 
 
 def _behaviour_entry(r: dict[str, Any], k: int | None, strings: Strings, recs: list[int]) -> dict[str, Any]:

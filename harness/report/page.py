@@ -18,6 +18,7 @@ import jinja2
 
 from harness.history import store
 from harness.report import build, drilldown
+from harness.report.agreement import agreement
 from harness.report.history import section as history_section
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -60,7 +61,7 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
     cols = measured_cols + doc_cols
     col_index = {c["col"]: i for i, c in enumerate(cols)}
     fws = sorted({c["framework"] for c in cols})
-    agree = build.agreement(records, df)
+    agree = agreement(records, df)
     ops = [o for o in build.OPS if o in set(df["op"])]
     return {
         "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),

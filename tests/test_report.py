@@ -101,21 +101,22 @@ def blob(html: str) -> dict[str, Any]:
 
 def test_sections_and_files(report: dict[str, Any]) -> None:
     html = report["html"]
-    for section in ("run", "legend", "behaviour", "conformance", "dtypes", "agreement"):
-        assert f'<section id="{section}">' in html
-    assert 'id="changes"' not in html  # only with --baseline
-    assert "Table 2: Gather / Take" in html and "Table 1: GatherND / ScatterND" in html
+    for section in ("findings", "run", "legend", "behaviour", "conformance", "dtypes", "agreement", "changes"):
+        assert f'<section id="{section}"' in html
+    assert 'id="no-changes"' in html and 'id="changed-labels"' not in html  # changes only with --baseline
+    assert 'id="beh-Gather"' in html  # one behaviour table per operator (the probes here are Gather's)
     assert "testhost" in html and "2.13.0" in html and "3.11.7" in html  # header: machine, versions, Python
     rows = json.loads(report["paths"]["behaviour.json"].read_text())
     assert {(r["framework"], r["dimension"], r["label"]) for r in rows} >= {
         ("numpy", "oob-positive", "error"), ("torch", "oob-positive", "wrap"),
         ("tensorflow", "oob-positive", "crash:SIGFPE"), ("torch", "data-dtype:bfloat16", "error")}
-    # Blog-style words, coloured by conformance.
-    assert re.search(r'class="f\d o\d pass" data-b="\d+"[^>]*>Error<', html)
-    assert re.search(r'class="f\d o\d dev" data-b="\d+"[^>]*>Wrap \(supported\)<', html)
-    assert re.search(r'class="f\d o\d crash" data-b="\d+"[^>]*>Crash \(SIGFPE\)<', html)
+    # Blog-style words, with a severity class and its symbol (harness.report.severity).
+    cell = r'<td class="{cls}[^"]*" data-b="[\d ]+"[^>]*><span class="sym">{sym}</span> {text}<'
+    assert re.search(cell.format(cls="sev-ok", sym="✓", text="Error"), html)
+    assert re.search(cell.format(cls="sev-alt", sym="◇", text=r"Wrap \(supported\)"), html)
+    assert re.search(cell.format(cls="sev-unsafe", sym="⚠", text=r"Crash \(SIGFPE\)"), html)
     assert "What happens to an index &gt;= s?" in html  # the dimension's question, escaped
-    assert re.search(r'<td class="dev" data-bl="\d+"[^>]*>Not supported</td>', html)  # dtype matrix
+    assert re.search(r'<td class="sev-alt" data-bl="\d+"[^>]*>◇</td>', html)  # dtype matrix: no API runs it
 
 
 def test_matrix_csv_and_counts(report: dict[str, Any]) -> None:
@@ -149,7 +150,7 @@ def test_injection_is_text(report: dict[str, Any], tmp_path: Path) -> None:
     assert EVIL in blob(html)["str"]  # the message survives, exactly, as data
     # Framework-supplied text in attributes and cells is escaped too.
     evil = sample_records()[:1]
-    evil[0]["variant"] = '"><script>alert(3)</script>'
+    evil[0].update(variant='"><script>alert(3)</script>', outcome="crash", signal="SIGSEGV", verdict="deviates")
     evil[0]["framework_version"] = "<b>1</b>"
     out = generate([write(tmp_path / "evil.jsonl", evil)], tmp_path / "evil", claims_dir=NO_CLAIMS)
     text = out["index.html"].read_text()
@@ -204,18 +205,22 @@ def test_documented_and_blog_marks(tmp_path: Path) -> None:
     out = generate([write(tmp_path / "r.jsonl", sample_records())], tmp_path / "out", claims_dir=claims)
     html = out["index.html"].read_text()
     # torch measured wrap: contradicts its docs (error) but not the blog (wrap).
-    cell = re.search(r'<td class="[^"]*dev" data-b="\d+" title="([^"]*)"[^>]*>Wrap \(supported\)(.*?)</td>', html)
-    assert cell and 'class="m-doc"' in cell.group(2) and 'class="m-blog"' not in cell.group(2)
-    assert "Documented: Error — https://docs.pytorch.org/docs/stable/generated/torch.index_select.html" in cell.group(1)
+    cell = re.search(r'<td class="sev-alt dc" data-b="\d+" title="([^"]*)"[^>]*><span class="sym">◇</span> Wrap \(supported\)(.*?)</td>',
+                     html)
+    assert cell and 'class="dm dc"' in cell.group(2) and 'class="dm bc"' not in cell.group(2)
+    assert "Documented (contradicts): Error — https://docs.pytorch.org/docs/stable/generated/torch.index_select.html" in cell.group(1)
     # numpy measured error: no documented claim here, but contradicts the blog (wrap).
-    numpy_cell = re.search(r'<td class="[^"]*pass" data-b="\d+" title="([^"]*)"[^>]*>Error(.*?)</td>', html)
-    assert numpy_cell and 'class="m-blog"' in numpy_cell.group(2) and 'class="m-doc"' not in numpy_cell.group(2)
+    numpy_cell = re.search(r'<td class="sev-ok" data-b="\d+" title="([^"]*)"[^>]*><span class="sym">✓</span> Error(.*?)</td>', html)
+    assert numpy_cell and 'class="dm bc"' in numpy_cell.group(2) and 'class="dm dc"' not in numpy_cell.group(2)
+    assert 'class="dm du"' in numpy_cell.group(2)  # no claim about numpy's take: undocumented, and shown
     assert "Blog 2020: Wrap (supported) — https://www.pathpartnertech.com/" in numpy_cell.group(1)
     data = blob(html)
     beh = {data["cols"][b["k"]]: b for b in data["beh"] if b["dim"] == "oob-positive"}
     torch = beh["torch:indexing"]
-    assert torch["adoc"] is False and torch["ablog"] is True and torch["dtext"] == "index <must> be in range"
-    assert torch["dhref"] == "https://docs.pytorch.org/docs/stable/generated/torch.index_select.html"
+    text = data["str"]  # texts many cells share are stored once
+    assert torch["adoc"] is False and torch["ablog"] is True and text[torch["dtext"]] == "index <must> be in range"
+    assert text[torch["dhref"]] == "https://docs.pytorch.org/docs/stable/generated/torch.index_select.html"
+    assert torch["ds"] == "contradicts" and torch["sev"] == "alt"
     assert beh["numpy:take"]["ablog"] is False
 
 
@@ -351,9 +356,9 @@ def test_documented_only_columns_are_marked_and_never_shadow_measurements(tmp_pa
     assert doc[("tensorflow", "tf.gather", "gpu", "oob-positive")]["label"] == "zero"
     assert not any(k[0] == "tensorflow" and k[2] == "cpu" for k in doc)
     assert html.count('<span class="docbadge">documented only</span>') == 2  # caffe2:Gather, tensorflow@gpu
-    assert re.search(r'<td class="[^"]* doconly" data-b="\d+" title="Documented only \(no runnable build', html)
+    assert re.search(r'<td class="doconly" data-b="\d+" title="Documented only \(no runnable build', html)
     data = blob(html)
-    only = [b for b in data["beh"] if b["only"]]
+    only = [b for b in data["beh"] if b.get("only")]
     assert only and all(b["recs"] == [] for b in only)
     # Documented-only rows never count as measured dtype support or as label changes.
     assert "caffe2" not in build.dtype_matrix(rows)["frameworks"]
@@ -410,7 +415,7 @@ def test_without_previous_results_the_page_says_there_is_nothing_to_compare(tmp_
     results = write(tmp_path / "r.jsonl", sample_records())
     missing = tmp_path / "previous.jsonl"  # as `make report` passes it on a first run
     page = generate([results], tmp_path / "out", [missing], claims_dir=NO_CLAIMS)["index.html"].read_text()
-    assert 'id="no-changes"' in page and 'id="changes"' not in page and 'id="history"' not in page
+    assert 'id="no-changes"' in page and 'id="kf-no-previous"' in page and 'id="history"' not in page
     write(missing, sample_records()[:4])
     page = generate([results], tmp_path / "out2", [missing], claims_dir=NO_CLAIMS)["index.html"].read_text()
-    assert 'id="changes"' in page and 'id="no-changes"' not in page
+    assert 'id="no-changes"' not in page and 'id="kf-no-previous"' not in page

@@ -13,16 +13,14 @@ from typing import Any
 import pandas as pd
 
 from harness.cases.ops import OPS
-from harness.judge.dimensions import DIMENSIONS, kind
+from harness.judge.dimensions import DIMENSIONS, canonical_label, kind
+from harness.report import severity
 from harness.run.records import record_key
 
-FAMILIES = (
-    ("Table 1: GatherND / ScatterND", ("GatherND", "ScatterND")),
-    ("Table 2: Gather / Take", ("Gather", "Take")),
-    ("Table 3: GatherElements / ScatterElements", ("GatherElements", "ScatterElements")),
-)
 STATUSES = ("conforms", "deviates", "dtype", "error", "crash", "timeout", "n/a")
 GLYPH = {"conforms": "✓", "deviates": "✗", "dtype": "D", "error": "E", "crash": "C", "timeout": "T", "n/a": "·"}
+# Documentation states, most telling first: the one a merged behaviour cell shows.
+DOC_RANK = {"contradicts": 0, "undocumented": 1, "unspecified": 2, "agrees": 3}
 DTYPE_PREFIXES = ("data-dtype:", "index-dtype:")
 
 WORDS = {
@@ -139,50 +137,48 @@ def _col_key(row: dict[str, Any]) -> str:
 
 
 def behaviour_tables(rows: list[dict[str, Any]], col_index: dict[str, int]) -> list[dict[str, Any]]:
-    """The blog's Tables 1 and 2 (and one for the Elements pair): dimensions down, op → framework → variant across.
+    """One table per operator: its API groups down, its behaviour dimensions across, canonical ONNX first.
 
-    Each cell is ``None`` or ``{"b": row index, "text", "cls", "doc", "blog", "title"}``.
+    Dimensions run across because an operator has at most about 15 of them, so a table fits a 1,600 px screen
+    whatever the number of APIs. A framework's variants whose cells all read the same are one row (``variants``
+    lists them); a documented-only column is a row of its own (``doc_only`` says why). Each cell is ``None`` or
+    ``{"b": [behaviour row indices], "text", "sev", "sym", "doc", "blog", "title"}`` (harness.report.severity).
     """
-    beh = pd.DataFrame([{"measured": True, "doc_only": "", **r, "b": i, "col": _col_key(r)}
-                        for i, r in enumerate(rows) if not r["dimension"].startswith(DTYPE_PREFIXES)])
+    beh = [(i, r) for i, r in enumerate(rows) if not r["dimension"].startswith(DTYPE_PREFIXES)]
     tables = []
-    for title, ops in FAMILIES:
-        part = beh[beh["op"].isin(ops)] if len(beh) else beh
-        if part.empty:
-            tables.append({"title": title, "ops": ops, "leaves": [], "groups": _groups([]), "rows": [], "doc": []})
-            continue
-        dims = [d for d in DIMENSIONS if d in set(part["dimension"])]
-        dims += sorted(set(part["dimension"]) - set(dims))
-        leaves = []  # (op, framework, col)
-        for op in ops:
-            sub = part[part["op"] == op]
-            leaves += [(op, c["framework"], c["col"]) for c in sorted(
-                ({"framework": fw, "col": col} for fw, col in set(zip(sub["framework"], sub["col"], strict=True))),
-                key=lambda c: col_index.get(c["col"], 1 << 30))]
-        cell = {(r.dimension, r.op, r.col): r.b for r in part.itertuples()}
-        body = []
-        for dim in dims:
-            cells = [_beh_cell(rows[cell[(dim, op, col)]], cell[(dim, op, col)]) if (dim, op, col) in cell else None
-                     for op, _fw, col in leaves]
-            body.append({"dimension": dim, "question": DIMENSIONS.get(dim, ("",))[0], "cells": cells})
-        doc = {r.col: r.doc_only for r in part.itertuples() if r.measured is False}
-        tables.append({"title": title, "ops": ops, "leaves": leaves, "groups": _groups(leaves), "rows": body,
-                       "doc": [doc.get(col, "") for _op, _fw, col in leaves]})
+    for op in [o for o in OPS if any(r["op"] == o for _i, r in beh)]:
+        part = [(i, r) for i, r in beh if r["op"] == op]
+        present = {r["dimension"] for _i, r in part}
+        dims = [d for d in DIMENSIONS if d in present] + sorted(present - set(DIMENSIONS))
+        by_col: dict[str, dict[str, int]] = {}
+        for i, r in part:
+            by_col.setdefault(_col_key(r), {})[r["dimension"]] = i
+        groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for col in sorted(by_col, key=lambda c: col_index.get(c, 1 << 30)):
+            first = rows[next(iter(by_col[col].values()))]
+            cells = [_beh_cell(rows[by_col[col][d]], by_col[col][d]) if d in by_col[col] else None for d in dims]
+            doc_only = first.get("doc_only") or "" if first.get("measured") is False else ""
+            # Variants that behave alike share a row; their documentation may differ (a claim per operator
+            # version), so a merged cell shows the most telling documentation state of its variants.
+            sig = (first["framework"], first.get("device", "cpu"), doc_only,
+                   tuple(None if c is None else (c["text"], c["sev"], c["blog"]) for c in cells))
+            variant = col.split(":", 1)[1]
+            if sig in groups:
+                g = groups[sig]
+                g["variants"].append(variant)
+                for have, c in zip(g["cells"], cells, strict=True):
+                    if have is not None and c is not None:
+                        have["b"] += c["b"]
+                        if DOC_RANK.get(c["doc"], 9) < DOC_RANK.get(have["doc"], 9):
+                            have["doc"] = c["doc"]
+            else:
+                groups[sig] = {"framework": first["framework"], "variants": [variant], "cells": cells,
+                               "doc_only": doc_only}
+        canonical = [{"dim": d, "question": DIMENSIONS.get(d, ("",))[0],
+                      "canonical": words(canonical_label(op, d) or "any single order", d)
+                      if d in DIMENSIONS else ""} for d in dims]
+        tables.append({"op": op, "dims": canonical, "rows": list(groups.values())})
     return tables
-
-
-def _groups(leaves: list[tuple[str, str, str]]) -> dict[str, list[dict[str, Any]]]:
-    """Header spans: per op, and per (op, framework), each listing the leaf columns it covers."""
-    ops: list[dict[str, Any]] = []
-    fws: list[dict[str, Any]] = []
-    for i, (op, fw, _col) in enumerate(leaves):
-        if not ops or ops[-1]["name"] != op:
-            ops.append({"name": op, "leaves": []})
-        if not fws or (fws[-1]["op"], fws[-1]["name"]) != (op, fw):
-            fws.append({"op": op, "name": fw, "leaves": []})
-        ops[-1]["leaves"].append(i)
-        fws[-1]["leaves"].append(i)
-    return {"ops": ops, "frameworks": fws}
 
 
 def shown_label(label: str) -> str:
@@ -191,58 +187,51 @@ def shown_label(label: str) -> str:
     return "|".join(p for p in parts if p != "unsupported") or label if len(parts) > 1 else label
 
 
-def _beh_cell(row: dict[str, Any], b: int) -> dict[str, Any]:
+def row_severity(row: dict[str, Any]) -> str:
+    """The severity (harness.report.severity) of a measured behaviour row's shown label."""
     from harness.judge.dimensions import conforms
 
     label, shown = row["label"], shown_label(row["label"])
+    ok = all(conforms(row["op"], row["dimension"], p) for p in shown.split("|")) if shown != label else bool(
+        row["conforms"])
+    return severity.of_label(shown, ok)
+
+
+def _beh_cell(row: dict[str, Any], b: int) -> dict[str, Any]:
+    label, shown = row["label"], shown_label(row["label"])
+    dim = row["dimension"]
     if row.get("measured") is False:
         src = " (secondary source: the 2020 blog)" if row.get("documented_kind") == "secondary" else ""
         title = [f"{row['doc_only'].capitalize()}.",
-                 f"Documented{src}: {words(label, row['dimension'])} [{label}] — {row.get('documented_source')}",
-                 f"Canonical (ONNX): {words(row.get('canonical') or 'any single order', row['dimension'])}"]
-        return {"b": b, "text": words(label, row["dimension"]), "cls": "doconly", "title": "\n".join(title),
-                "doc": False, "undoc": False, "blog": False}
-    if shown == "unsupported":
-        cls = "na"
-    elif any(p.startswith("crash:") for p in shown.split("|")):
-        cls = "crash"
-    elif shown == label:
-        cls = "pass" if row["conforms"] else "dev"
-    else:
-        cls = "pass" if all(conforms(row["op"], row["dimension"], p) for p in shown.split("|")) else "dev"
-    title = [f"Measured: {words(label, row['dimension'])} [{label}]",
-             f"Canonical (ONNX): {words(row.get('canonical') or 'any single order', row['dimension'])}"]
+                 f"Documented{src}: {words(label, dim)} [{label}] — {row.get('documented_source')}",
+                 f"Canonical (ONNX): {words(row.get('canonical') or 'any single order', dim)}"]
+        return {"b": [b], "text": words(label, dim), "sev": "doconly", "sym": "", "title": "\n".join(title),
+                "doc": "", "blog": False}
+    sev = row_severity(row)
+    title = [f"Measured: {words(label, dim)} [{label}] — {severity.SEVERITY[sev][1]}",
+             f"Canonical (ONNX): {words(row.get('canonical') or 'any single order', dim)}"]
+    doc = "" if sev == "na" else (row.get("documentation") or "")
     if row.get("documented"):
-        title.append(f"Documented: {words(row['documented'], row['dimension'])} — {row.get('documented_source')}")
+        title.append(f"Documented ({doc}): {words(row['documented'], dim)} — {row.get('documented_source')}")
     else:
         title.append("Documented: nothing (undocumented for this API version)")
     if row.get("blog_2020"):
-        title.append(f"Blog 2020: {words(row['blog_2020'], row['dimension'])} — {row.get('blog_2020_source')}")
-    return {"b": b, "text": words(shown, row["dimension"]), "cls": cls, "title": "\n".join(title),
-            # An API that cannot express the probe neither agrees nor disagrees with what is written about it.
-            "doc": row.get("agrees_with_docs") is False and shown != "unsupported",
-            "undoc": row.get("documentation") == "undocumented" and shown != "unsupported",
-            "blog": row.get("agrees_with_blog") is False and shown != "unsupported"}
+        title.append(f"Blog 2020: {words(row['blog_2020'], dim)} — {row.get('blog_2020_source')}")
+    # An API that cannot express the probe neither agrees nor disagrees with what is written about it.
+    return {"b": [b], "text": words(shown, dim), "sev": sev, "sym": severity.symbol(sev), "title": "\n".join(title),
+            "doc": doc, "blog": row.get("agrees_with_blog") is False and sev != "na"}
 
 
 def matrices(df: pd.DataFrame, col_index: dict[str, int]) -> list[dict[str, Any]]:
-    """Per operator: its cases × its framework:variant columns, each cell ``(status, rid)`` or None."""
+    """Per operator: its case and API counts, how many of its cases fail somewhere, and its columns (indices into
+    the page's column list, in order). The page draws the case × API grid from the records when it is opened."""
     out = []
     for op in [o for o in OPS if o in set(df["op"])] + sorted(set(df["op"]) - set(OPS)):
         part = df[df["op"] == op]
-        cases = list(dict.fromkeys(part["case"]))
         cols = sorted(set(part["col"]), key=lambda c: col_index.get(c, 1 << 30))
-        grid = {(case, col): (st, int(rid)) for case, col, st, rid in
-                part[["case", "col", "status", "rid"]].itertuples(index=False)}
-        rows = []
-        for case in cases:
-            cells = [grid.get((case, c)) for c in cols]
-            bad = any(c and c[0] not in ("conforms", "n/a") for c in cells)
-            rows.append({"case": case, "cells": cells, "bad": bad})
-        foot = [dict(part[part["col"] == c]["status"].value_counts()) for c in cols]
-        fws = [c.split(":", 1)[0] for c in cols]
-        out.append({"op": op, "cols": cols, "frameworks": fws, "rows": rows, "foot": foot,
-                    "groups": _groups([(op, fw, c) for fw, c in zip(fws, cols, strict=True)])["frameworks"]})
+        failing = part[~part["status"].isin(["conforms", "n/a"])]
+        out.append({"op": op, "cases": int(part["case"].nunique()), "apis": len(cols),
+                    "bad": int(failing["case"].nunique()), "cols": [col_index[c] for c in cols if c in col_index]})
     return out
 
 
@@ -281,8 +270,8 @@ def dtype_matrix(rows: list[dict[str, Any]]) -> dict[str, Any]:
                     continue
                 a = agg.loc[(fw, d)]
                 ok, n = int(a["ok"]), int(a["n"] - a["na"])
-                text, cls = ("Not expressible", "na") if n == 0 else ("Supported", "pass") if ok == n else (
-                    ("Not supported", "dev") if ok == 0 else (f"Partial {ok}/{n}", "part"))
+                text, cls = ("·", "sev-na") if n == 0 else ("✓", "sev-ok") if ok == n else (
+                    ("◇", "sev-alt") if ok == 0 else (f"{ok}/{n}", "part"))
                 title = f"{ok} of {n} APIs ran it correctly"
                 title += f"; {int(a['na'])} cannot express it" if a["na"] else ""
                 cells.append({"text": text, "cls": cls, "bl": " ".join(map(str, a["b"])), "title": title})

@@ -161,23 +161,28 @@ def blob(records: list[dict[str, Any]], cols: list[str], behaviour: list[dict[st
 
 
 def _behaviour_entry(r: dict[str, Any], k: int | None, strings: Strings, recs: list[int]) -> dict[str, Any]:
-    """A behaviour cell's evidence: measured, canonical, documented and blog labels (with citations), its probes."""
-    from harness.report.build import words
+    """A behaviour cell's evidence: measured, canonical, documented and blog labels (with citations), its probes,
+    its severity and documentation state. Texts shared by many cells go through the string table."""
+    from harness.report.build import row_severity, words
+    from harness.report.severity import SEVERITY
 
     dim = r["dimension"]
-    return {
-        "op": r["op"], "dim": dim, "q": r.get("question", ""), "k": k, "ver": r.get("framework_version"),
+    sev = row_severity(r) if r.get("measured") is not False else None
+    entry = {
+        "op": r["op"], "dim": dim, "q": strings(r.get("question")), "k": k, "ver": strings(r.get("framework_version")),
         "api": strings(r.get("api")), "lab": r["label"], "w": words(r["label"], dim), "can": r.get("canonical"),
         "cw": words(r.get("canonical"), dim) if r.get("canonical") else "Any single order",
-        "conf": r.get("conforms"),
-        "doc": r.get("documented"), "dw": words(r.get("documented"), dim), "dtext": r.get("documented_text"),
-        "dsrc": r.get("documented_source"), "dhref": citation_url(r.get("documented_source")),
+        "conf": r.get("conforms"), "sev": sev, "sevw": SEVERITY[sev][1] if sev else None,
+        "ds": r.get("documentation"),
+        "doc": r.get("documented"), "dw": words(r.get("documented"), dim), "dtext": strings(r.get("documented_text")),
+        "dsrc": strings(r.get("documented_source")), "dhref": strings(citation_url(r.get("documented_source"))),
         "adoc": r.get("agrees_with_docs"),
-        "blog": r.get("blog_2020"), "bw": words(r.get("blog_2020"), dim), "btext": r.get("blog_2020_text"),
-        "bsrc": r.get("blog_2020_source"), "bhref": citation_url(r.get("blog_2020_source")),
+        "blog": r.get("blog_2020"), "bw": words(r.get("blog_2020"), dim), "btext": strings(r.get("blog_2020_text")),
+        "bsrc": strings(r.get("blog_2020_source")), "bhref": strings(citation_url(r.get("blog_2020_source"))),
         "ablog": r.get("agrees_with_blog"), "recs": recs,
         "only": r.get("doc_only") if r.get("measured") is False else None,
     }
+    return {key: v for key, v in entry.items() if v is not None and v != ""}
 
 
 def citation_url(source: str | None) -> str | None:

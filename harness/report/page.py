@@ -17,8 +17,9 @@ from typing import Any
 import jinja2
 
 from harness.history import store
-from harness.report import build, drilldown
+from harness.report import build, drilldown, severity
 from harness.report.agreement import agreement
+from harness.report.findings import findings
 from harness.report.history import section as history_section
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -63,6 +64,8 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
     fws = sorted({c["framework"] for c in cols})
     agree = agreement(records, df)
     ops = [o for o in build.OPS if o in set(df["op"])]
+    changes = build.changes(rows, baseline[1], records, baseline[0]) if baseline else None
+    hist = history_section(history or [])
     return {
         "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "generator": {"python": platform.python_version(), "machine": platform.node(),
@@ -83,8 +86,10 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
         "counts": build.counts(df),
         "dtypes": build.dtype_matrix(rows),
         "agreement": agree,
-        "changes": build.changes(rows, baseline[1], records, baseline[0]) if baseline else None,
-        "history": history_section(history or []),
+        "changes": changes,
+        "history": hist,
+        "findings": findings(records, rows, changes, hist),
+        "severity": severity.SEVERITY,
         "statuses": build.STATUSES,
         "glyph": build.GLYPH,
         "blob": drilldown.embed_json(drilldown.blob(records, [c["col"] for c in cols], rows, agree)),

@@ -12,6 +12,7 @@ Parts (benchmarks/README.md has the method and the latest results):
   reference   the reference engine on 10^7-element inputs vs NumPy's own primitive: time and peak memory
   onnx-runner onnx.backend.test's runner on the gather/scatter node tests vs this harness on the same cases
   history     a release sweep vs (its environment from a warm cache + the same cases), and the full onnxruntime sweep
+  report      the report page of a full run: size, elements and load time in headless Chromium, now vs --report-ref
 
 Exit status 0 whatever the ratios are: a benchmark reports; it does not gate.
 """
@@ -29,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import Row, print_rows
 
-PARTS = ("overhead", "collection", "reference", "onnx-runner", "history", "matrix")
+PARTS = ("overhead", "collection", "reference", "onnx-runner", "history", "report", "matrix")
 DEFAULT_PARTS = ("overhead", "collection", "reference", "onnx-runner")
 
 
@@ -55,6 +56,10 @@ def _part(name: str, args: argparse.Namespace) -> list[Row]:
         from benchmarks import history
 
         return history.run(reps=1 if args.quick else 3, full=not args.quick)
+    if name == "report":
+        from benchmarks import report
+
+        return report.run(reps=3 if args.quick else 5, ref=args.report_ref)
     from benchmarks import matrix
 
     return matrix.run(workers=(1, 2), frameworks=args.framework)
@@ -70,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=0, help="overhead: cases per adapter (default 240)")
     parser.add_argument("--filter", default="", help="reference: only configurations whose name contains this")
     parser.add_argument("--onnx-cases", default="", help="onnx-runner: imported node-test cases (file or directory)")
+    parser.add_argument("--report-ref", default="19be533", help="report: the git revision to compare the page with")
     parser.add_argument("--json", default="", help="also write every row to this JSON file")
     args = parser.parse_args(argv)
     parts = [p.strip() for p in args.only.split(",") if p.strip()] or list(DEFAULT_PARTS)

@@ -1,7 +1,8 @@
 """The report page in a real browser: headless Chromium (Debian's chromium + chromium-driver) driven by selenium.
 
-Opens the generated index.html via file://, checks the tables render, that a click opens a cell's evidence (the
-native call and the repro), that filters hide columns, that injected markup stays text, and saves a screenshot.
+Opens the generated index.html via file://, checks the tables render (a matrix when its operator is opened), that a
+click opens a cell's evidence (the native call and the repro), that filters hide columns, that injected markup stays
+text, and saves a screenshot. tests/test_report_questions.py walks the users' questions on a real full run.
 """
 
 from __future__ import annotations
@@ -58,11 +59,13 @@ def test_report_in_chromium(browser, tmp_path: Path) -> None:
     wait = WebDriverWait(browser, 10)
     panel = browser.find_element(By.ID, "panel")
     assert browser.find_elements(By.CSS_SELECTOR, "table.beh td[data-b]")
-    assert browser.find_elements(By.CSS_SELECTOR, "table.mx td[data-r]")
+    assert not browser.find_elements(By.CSS_SELECTOR, "table.mx")  # drawn when its operator is opened
     assert not panel.is_displayed()
+    click(browser, browser.find_element(By.CSS_SELECTOR, 'details.opmx[data-op="Gather"] > summary'))
+    assert browser.find_elements(By.CSS_SELECTOR, "table.mx td[data-r]")
 
     # A deviating matrix cell opens its evidence: the native call and a repro that ends with it.
-    click(browser, browser.find_element(By.CSS_SELECTOR, f'tr[data-case="{GATHER6}"] td.s-dev'))
+    click(browser, browser.find_element(By.CSS_SELECTOR, f'tr[data-case="{GATHER6}"] td.sev-wrong'))
     wait.until(ec.visibility_of(panel))
     api = browser.find_element(By.CSS_SELECTOR, "#panel pre.api").text
     repro = browser.find_element(By.CSS_SELECTOR, "#panel pre.repro").text
@@ -75,7 +78,7 @@ def test_report_in_chromium(browser, tmp_path: Path) -> None:
     # The error cell whose message holds markup shows it as text; no script ran.
     browser.find_element(By.ID, "p-close").click()
     assert not panel.is_displayed()
-    click(browser, browser.find_element(By.CSS_SELECTOR, f'tr[data-case="{GATHER6}"] td.s-err'))
+    click(browser, browser.find_element(By.CSS_SELECTOR, f'tr[data-case="{GATHER6}"] td.sev-alt'))
     wait.until(ec.visibility_of(panel))
     assert EVIL in browser.find_element(By.CSS_SELECTOR, "#panel pre.err").text
     with pytest.raises(NoAlertPresentException):
@@ -95,10 +98,12 @@ def test_report_in_chromium(browser, tmp_path: Path) -> None:
     assert torch_header.is_displayed()
     browser.find_element(By.XPATH, "//label[normalize-space()='torch']/input").click()
     assert not torch_header.is_displayed()
-    assert browser.find_element(By.CSS_SELECTOR, f'tr[data-case="{GATHER6}"] td.s-pass').is_displayed()  # numpy
+    assert browser.find_element(By.CSS_SELECTOR, f'tr[data-case="{GATHER6}"] td.sev-ok').is_displayed()  # numpy
     Select(browser.find_element(By.ID, "f-op")).select_by_visible_text("GatherND")
-    assert not browser.find_element(By.CSS_SELECTOR, 'table.mx[data-op="Gather"]').is_displayed()
-    assert browser.find_element(By.CSS_SELECTOR, 'table.mx[data-op="GatherND"]').is_displayed()
+    assert not browser.find_element(By.CSS_SELECTOR, 'details.opmx[data-op="Gather"]').is_displayed()
+    nd = browser.find_element(By.CSS_SELECTOR, 'details.opmx[data-op="GatherND"]')
+    assert nd.is_displayed()
+    click(browser, nd.find_element(By.TAG_NAME, "summary"))
     Select(browser.find_element(By.ID, "f-op")).select_by_visible_text("all")
     browser.find_element(By.ID, "f-all").click()
     nd_row = browser.find_element(By.CSS_SELECTOR, 'tr[data-case="cases/gather_nd.yaml::blog-gathernd-example-1"]')

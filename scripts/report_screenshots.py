@@ -1,6 +1,6 @@
 """Screenshots of the report for docs/report.md: the top of the page and one drill-down, at 1600 x 1000.
 
-    .venv/bin/python scripts/report_screenshots.py            # -> docs/img/report-top.png, docs/img/report-drilldown.png
+    .venv/bin/python scripts/report_screenshots.py   # -> docs/img/report-top.png, docs/img/report-drilldown.png
 
 The page is built from the committed full run (tests/data/runs, the earlier run as the previous one) and history/.
 """

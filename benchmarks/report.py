@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import lzma
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -86,7 +85,6 @@ def run(reps: int = 5, ref: str = "19be533") -> list[Row]:
             driver.quit()
         med = {k: statistics.median(v) for k, v in times.items()}
         size = {k: p.stat().st_size for k, p in pages.items()}
-        shutil.rmtree(tmp_path / "before", ignore_errors=True)
     detail = (f"before ({ref}): {size['before'] / 1e6:.2f} MB, {elements['before']} elements, {med['before']:.0f} ms;"
               f" now: {size['now'] / 1e6:.2f} MB, {elements['now']} elements, {med['now']:.0f} ms")
     return [

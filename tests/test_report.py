@@ -143,7 +143,7 @@ def test_matrix_csv_and_counts(report: dict[str, Any]) -> None:
 def test_injection_is_text(report: dict[str, Any], tmp_path: Path) -> None:
     html = report["html"]
     assert "<script>alert" not in html and "<img src=x" not in html
-    assert html.count("</script>") == 2  # the blob's and the page script's own closing tags only
+    assert html.count("</script>") == 3  # the classes', the blob's and the page script's own closing tags only
     m = re.search(r'<script type="application/json" id="data">(.*?)</script>', html, re.S)
     assert "<" not in m.group(1) and ">" not in m.group(1) and "&" not in m.group(1)
     assert "\\u003c/script\\u003e" in m.group(1)

@@ -9,6 +9,7 @@ never typed in from a past report. Issue #17 lists the questions.
 
 from __future__ import annotations
 
+import json
 import lzma
 import shutil
 import statistics
@@ -43,8 +44,6 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("full-report")
     now, previous = _unpack("2026-11-24T21-00.jsonl.xz", tmp), _unpack("2026-11-24T19-49.jsonl.xz", tmp)
     out = generate([now], tmp / "out", [previous], history_dir=ROOT / "history")
-    import json
-
     return {"uri": out["index.html"].resolve().as_uri(), "path": out["index.html"],
             "rows": json.loads(out["behaviour.json"].read_text()), "now": now, "previous": previous}
 

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from harness.cases.ops import OPS
-from harness.judge.dimensions import DIMENSIONS, canonical_label, kind
+from harness.judge.dimensions import DIMENSIONS, canonical_label, conforms, kind
 from harness.report import severity
 from harness.run.records import record_key
 
@@ -136,13 +136,15 @@ def _col_key(row: dict[str, Any]) -> str:
     return column(row)
 
 
-def behaviour_tables(rows: list[dict[str, Any]], col_index: dict[str, int]) -> list[dict[str, Any]]:
+def behaviour_tables(rows: list[dict[str, Any]], col_index: dict[str, int],
+                     sevs: list[str | None]) -> list[dict[str, Any]]:
     """One table per operator: its API groups down, its behaviour dimensions across, canonical ONNX first.
 
     Dimensions run across because an operator has at most about 15 of them, so a table fits a 1,600 px screen
     whatever the number of APIs. A framework's variants whose cells all read the same are one row (``variants``
     lists them); a documented-only column is a row of its own (``doc_only`` says why). Each cell is ``None`` or
-    ``{"b": [behaviour row indices], "text", "sev", "sym", "doc", "blog", "title"}`` (harness.report.severity).
+    ``{"b": [behaviour row indices], "text", "sev", "sym", "doc", "blog", "title"}``; ``sevs`` is
+    :func:`severities` of the rows.
     """
     beh = [(i, r) for i, r in enumerate(rows) if not r["dimension"].startswith(DTYPE_PREFIXES)]
     tables = []
@@ -156,7 +158,8 @@ def behaviour_tables(rows: list[dict[str, Any]], col_index: dict[str, int]) -> l
         groups: dict[tuple[Any, ...], dict[str, Any]] = {}
         for col in sorted(by_col, key=lambda c: col_index.get(c, 1 << 30)):
             first = rows[next(iter(by_col[col].values()))]
-            cells = [_beh_cell(rows[by_col[col][d]], by_col[col][d]) if d in by_col[col] else None for d in dims]
+            cells = [_beh_cell(rows[by_col[col][d]], by_col[col][d], sevs[by_col[col][d]]) if d in by_col[col]
+                     else None for d in dims]
             doc_only = first.get("doc_only") or "" if first.get("measured") is False else ""
             # Variants that behave alike share a row; their documentation may differ (a claim per operator
             # version), so a merged cell shows the most telling documentation state of its variants.
@@ -187,17 +190,21 @@ def shown_label(label: str) -> str:
     return "|".join(p for p in parts if p != "unsupported") or label if len(parts) > 1 else label
 
 
+def severities(rows: list[dict[str, Any]]) -> list[str | None]:
+    """Each behaviour row's severity (harness.report.severity); None for a documented-only row. Computed once per
+    page: the tables, the key findings and the evidence all read it."""
+    return [row_severity(r) if r.get("measured") is not False else None for r in rows]
+
+
 def row_severity(row: dict[str, Any]) -> str:
     """The severity (harness.report.severity) of a measured behaviour row's shown label."""
-    from harness.judge.dimensions import conforms
-
     label, shown = row["label"], shown_label(row["label"])
     ok = all(conforms(row["op"], row["dimension"], p) for p in shown.split("|")) if shown != label else bool(
         row["conforms"])
     return severity.of_label(shown, ok)
 
 
-def _beh_cell(row: dict[str, Any], b: int) -> dict[str, Any]:
+def _beh_cell(row: dict[str, Any], b: int, sev: str | None) -> dict[str, Any]:
     label, shown = row["label"], shown_label(row["label"])
     dim = row["dimension"]
     if row.get("measured") is False:
@@ -207,7 +214,6 @@ def _beh_cell(row: dict[str, Any], b: int) -> dict[str, Any]:
                  f"Canonical (ONNX): {words(row.get('canonical') or 'any single order', dim)}"]
         return {"b": [b], "text": words(label, dim), "sev": "doconly", "sym": "", "title": "\n".join(title),
                 "doc": "", "blog": False}
-    sev = row_severity(row)
     title = [f"Measured: {words(label, dim)} [{label}] — {severity.SEVERITY[sev][1]}",
              f"Canonical (ONNX): {words(row.get('canonical') or 'any single order', dim)}"]
     doc = "" if sev == "na" else (row.get("documentation") or "")
@@ -231,7 +237,7 @@ def matrices(df: pd.DataFrame, col_index: dict[str, int]) -> list[dict[str, Any]
         cols = sorted(set(part["col"]), key=lambda c: col_index.get(c, 1 << 30))
         failing = part[~part["status"].isin(["conforms", "n/a"])]
         out.append({"op": op, "cases": int(part["case"].nunique()), "apis": len(cols),
-                    "bad": int(failing["case"].nunique()), "cols": [col_index[c] for c in cols if c in col_index]})
+                    "bad": int(failing["case"].nunique()), "cols": [col_index[c] for c in cols]})
     return out
 
 

@@ -119,7 +119,8 @@ def case_entry(nodeid: str, op: str, case: Case | None, first: dict[str, Any],
 
 
 def blob(records: list[dict[str, Any]], cols: list[str], behaviour: list[dict[str, Any]],
-         agreement: dict[str, Any], cases: CaseIndex | None = None) -> dict[str, Any]:
+         agreement: dict[str, Any], cases: CaseIndex | None = None,
+         sevs: list[str | None] | None = None) -> dict[str, Any]:
     """The page's data: columns, cases, records (compact) and behaviour rows, with a shared string table, and the
     agreement tables (harness.report.agreement.agreement) as ``{"fws", "ops", "tables"}``, each table its rows'
     cell lists."""
@@ -152,22 +153,26 @@ def blob(records: list[dict[str, Any]], cols: list[str], behaviour: list[dict[st
         }
         recs.append({k: v for k, v in item.items() if v is not None})
     rec_of = {(r["case"], column(r)): i for i, r in enumerate(records)}
+    if sevs is None:  # harness.report.page passes the severities it computed once for the whole page
+        from harness.report.build import severities
+
+        sevs = severities(behaviour)
     beh = [_behaviour_entry(r, col_index.get(column(r)), strings,
-                            [rec_of[(c, column(r))] for c in r.get("cases", []) if (c, column(r)) in rec_of])
-           for r in behaviour]
+                            [rec_of[(c, column(r))] for c in r.get("cases", []) if (c, column(r)) in rec_of], sev)
+           for r, sev in zip(behaviour, sevs, strict=True)]
     return {"cols": cols, "cases": case_list, "recs": recs, "beh": beh, "str": strings.items,
             "agree": {"fws": agreement["frameworks"], "ops": agreement["ops"],
                       "tables": [[row["cells"] for row in table["rows"]] for table in agreement["tables"]]}}
 
 
-def _behaviour_entry(r: dict[str, Any], k: int | None, strings: Strings, recs: list[int]) -> dict[str, Any]:
+def _behaviour_entry(r: dict[str, Any], k: int | None, strings: Strings, recs: list[int],
+                     sev: str | None) -> dict[str, Any]:
     """A behaviour cell's evidence: measured, canonical, documented and blog labels (with citations), its probes,
     its severity and documentation state. Texts shared by many cells go through the string table."""
-    from harness.report.build import row_severity, words
+    from harness.report.build import words
     from harness.report.severity import SEVERITY
 
     dim = r["dimension"]
-    sev = row_severity(r) if r.get("measured") is not False else None
     entry = {
         "op": r["op"], "dim": dim, "q": strings(r.get("question")), "k": k, "ver": strings(r.get("framework_version")),
         "api": strings(r.get("api")), "lab": r["label"], "w": words(r["label"], dim), "can": r.get("canonical"),

@@ -11,7 +11,7 @@ from collections import defaultdict
 from typing import Any
 
 from harness.report import severity
-from harness.report.build import column, row_severity, shown_label, status, words
+from harness.report.build import column, shown_label, status, words
 
 SHOWN_PER_FRAMEWORK = 6  # items of a framework's line shown before "N more"
 
@@ -39,12 +39,13 @@ def _grouped(rows: list[dict[str, Any]], picked: list[int], sev_of: dict[int, st
             for fw, items in sorted(by_fw.items())]
 
 
-def findings(records: list[dict[str, Any]], rows: list[dict[str, Any]],
+def findings(records: list[dict[str, Any]], rows: list[dict[str, Any]], sevs: list[str | None],
              changes: dict[str, Any] | None, history: dict[str, Any] | None) -> dict[str, Any]:
-    """Key findings from deduplicated records, their behaviour rows, the changes against the previous run
-    (harness.report.build.changes, or None) and the History section (harness.report.history.section, or None)."""
+    """Key findings from deduplicated records, their behaviour rows and severities (harness.report.build.severities),
+    the changes against the previous run (harness.report.build.changes, or None) and the History section
+    (harness.report.history.section, or None)."""
     measured = [b for b, r in enumerate(rows) if r.get("measured") is not False]
-    sev_of = {b: row_severity(rows[b]) for b in measured}
+    sev_of = {b: sevs[b] for b in measured}
     unsafe = [b for b in measured if sev_of[b] == "unsafe"]
     # Crashes and hangs of cases that are no probe (a seed or regression case) are memory-unsafe results too.
     crashes: dict[str, list[dict[str, Any]]] = defaultdict(list)

@@ -66,6 +66,8 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
     ops = [o for o in build.OPS if o in set(df["op"])]
     changes = build.changes(rows, baseline[1], records, baseline[0]) if baseline else None
     hist = history_section(history or [])
+    sevs = build.severities(rows)
+    scls = {s: f"sev-{v}" for s, v in severity.STATUS.items()}  # a result status's severity class
     return {
         "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "generator": {"python": platform.python_version(), "machine": platform.node(),
@@ -81,18 +83,22 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
         "measured_fws": len({c["framework"] for c in measured_cols}),
         "doc_cols": {c["framework"] + ("" if "@" not in c["variant"] else "@" + c["variant"].split("@")[1]):
                      c["doc_only"] for c in doc_cols},
-        "behaviour": build.behaviour_tables(rows, col_index),
+        "behaviour": build.behaviour_tables(rows, col_index, sevs),
         "matrices": build.matrices(df, col_index),
         "counts": build.counts(df),
         "dtypes": build.dtype_matrix(rows),
         "agreement": agree,
         "changes": changes,
         "history": hist,
-        "findings": findings(records, rows, changes, hist),
+        "findings": findings(records, rows, sevs, changes, hist),
         "severity": severity.SEVERITY,
         "statuses": build.STATUSES,
         "glyph": build.GLYPH,
-        "blob": drilldown.embed_json(drilldown.blob(records, [c["col"] for c in cols], rows, agree)),
+        "scls": scls,
+        # The same tables for the page's script, which draws matrices and evidence (written once, here).
+        "classes": drilldown.embed_json({"scls": scls, "glyph": build.GLYPH,
+                                         "sev": {k: v[0] for k, v in severity.SEVERITY.items()}}),
+        "blob": drilldown.embed_json(drilldown.blob(records, [c["col"] for c in cols], rows, agree, sevs=sevs)),
     }
 
 

@@ -44,7 +44,8 @@ def test_report_in_chromium(browser, tmp_path: Path) -> None:
     assert not browser.find_elements(By.CSS_SELECTOR, "table.mx")  # drawn when its operator is opened
     assert not panel.is_displayed()
     click(browser, browser.find_element(By.CSS_SELECTOR, 'details.opmx[data-op="Gather"] > summary'))
-    assert browser.find_elements(By.CSS_SELECTOR, "table.mx td[data-r]")
+    # The matrix is drawn on the details' toggle event, which the browser fires after the click returns.
+    assert wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.mx td[data-r]"))
 
     # A deviating matrix cell opens its evidence: the native call and a repro that ends with it.
     click(browser, browser.find_element(By.CSS_SELECTOR, f'tr[data-case="{GATHER6}"] td.sev-wrong'))
@@ -86,6 +87,7 @@ def test_report_in_chromium(browser, tmp_path: Path) -> None:
     nd = browser.find_element(By.CSS_SELECTOR, 'details.opmx[data-op="GatherND"]')
     assert nd.is_displayed()
     click(browser, nd.find_element(By.TAG_NAME, "summary"))
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, 'table.mx[data-op="GatherND"]'))
     Select(browser.find_element(By.ID, "f-op")).select_by_visible_text("all")
     browser.find_element(By.ID, "f-all").click()
     nd_row = browser.find_element(By.CSS_SELECTOR, 'tr[data-case="cases/gather_nd.yaml::blog-gathernd-example-1"]')

@@ -160,7 +160,9 @@ def test_q4_the_failing_input_and_a_repro(browser, page) -> None:
     """'Show me the failing input and a repro.' Two actions: open the operator's matrix, click a failing cell."""
     load(browser, page)
     browser.find_element(By.CSS_SELECTOR, 'details.opmx[data-op="GatherND"] > summary').click()  # action 1
-    bad = browser.find_element(By.CSS_SELECTOR, 'table.mx[data-op="GatherND"] td.sev-wrong')
+    # The matrix is drawn on the details' toggle event, which the browser fires after the click returns.
+    bad = WebDriverWait(browser, 10).until(
+        lambda d: d.find_element(By.CSS_SELECTOR, 'table.mx[data-op="GatherND"] td.sev-wrong'))
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", bad)
     bad.click()  # action 2
     text = panel_text(browser)

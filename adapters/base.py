@@ -10,7 +10,7 @@ Adapter modules import their framework lazily (inside methods), so that collecti
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -53,6 +53,10 @@ class Call:
     arrays named ``data``, ``indices`` (and ``updates``) and ``np``, they import the framework, convert the inputs
     to its own tensors (or build its model), make the call and assign the output, as a NumPy array, to ``result``.
     It is written next to the code that runs the call, so the two say the same thing.
+
+    ``facts`` is what the run learns about itself, filled in by ``run`` and recorded whatever its outcome (builtins
+    only): ``ops``, the operators of the graph the runtime executed as it names them (``["GATHER_ND"]``), for
+    adapters that compile or convert a model; ``conversion``, a converter path's account (adapters/convert).
     """
 
     api: str
@@ -60,6 +64,7 @@ class Call:
     device: str = "cpu"
     device_name: str = ""
     source: str = ""
+    facts: dict[str, Any] = field(default_factory=dict)
 
 
 class Adapter:

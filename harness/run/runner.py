@@ -81,6 +81,8 @@ def execute(case: Case, framework: str, variant: str, executor: Executor, device
         "host": platform.node(),
         "time": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
+    if res.get("ops"):  # the executed graph's operators, where the adapter compiles or converts a model
+        record["ops"] = res["ops"]
     record.update(judge(case, res, expected))
     if case.spec.dimension:
         from harness.judge.classify import label

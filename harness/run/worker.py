@@ -154,9 +154,11 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
     except NoDevice as exc:
         return {**result, "outcome": "skipped", "reason": str(exc)}
     except Unsupported as exc:
-        return {**result, "outcome": "unsupported", "reason": str(exc), "duration_s": time.perf_counter() - start}
+        return {**result, **call.facts, "outcome": "unsupported", "reason": str(exc),
+                "duration_s": time.perf_counter() - start}
     except Exception as exc:
-        return {**result, **_error(exc), "duration_s": time.perf_counter() - start}
+        return {**result, **call.facts, **_error(exc), "duration_s": time.perf_counter() - start}
+    result.update(call.facts)
     elapsed = time.perf_counter() - start
     return {**result, "outcome": "ok", "value": wire.encode(value), "duration_s": elapsed, "distinct_outputs": distinct}
 

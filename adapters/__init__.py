@@ -1,4 +1,4 @@
-"""The adapter registry: framework name -> adapter module. Looking an adapter up imports no framework."""
+"""The adapter registry: framework or converter path name -> adapter. Looking an adapter up imports no framework."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 
 from adapters.base import Adapter
 
-# name -> (adapter module, top-level module whose presence makes the adapter available)
+# name -> (adapter module, top-level modules whose presence makes the adapter available, comma-separated). A module
+# holding several adapters names one as ``module:ATTRIBUTE``; else the module's ``ADAPTER``.
 REGISTRY: dict[str, tuple[str, str]] = {
     "numpy": ("adapters.numpy", "numpy"),
     "onnx-reference": ("adapters.onnx_reference", "onnx"),
@@ -24,6 +25,13 @@ REGISTRY: dict[str, tuple[str, str]] = {
     # and every case skips. onnxruntime-directml installs the same `onnxruntime` module as onnxruntime.
     "tensorrt": ("adapters.tensorrt", "tensorrt"),
     "directml": ("adapters.directml", "onnxruntime"),
+    # Converter paths, <source>~<converter>~<target> (adapters/convert, docs/conversion.md).
+    "torch~onnx-dynamo~onnxruntime": ("adapters.convert.torch_onnx:DYNAMO_ONNXRUNTIME", "torch,onnxscript,onnxruntime"),
+    "torch~onnx-torchscript~onnxruntime": ("adapters.convert.torch_onnx:TORCHSCRIPT_ONNXRUNTIME",
+                                           "torch,onnx,onnxruntime"),
+    "torch~onnx-dynamo~openvino": ("adapters.convert.torch_onnx:DYNAMO_OPENVINO", "torch,onnxscript,openvino"),
+    "torch~onnx-torchscript~openvino": ("adapters.convert.torch_onnx:TORCHSCRIPT_OPENVINO", "torch,onnx,openvino"),
+    "torch~ov-convert~openvino": ("adapters.convert.torch_onnx:CONVERT_MODEL", "torch,openvino"),
 }
 # Adapters whose module is shared with another distribution: available only where this one is installed, so that
 # plain onnxruntime does not bring in a DirectML column of skips.
@@ -39,14 +47,15 @@ def is_available(name: str) -> bool:
     """True when the adapter module exists and its framework is installed in this interpreter (nothing imported)."""
     if name not in REGISTRY:
         return False
-    mod, framework = REGISTRY[name]
+    mod, frameworks = REGISTRY[name]
     if name in _DISTRIBUTION:
         try:
             importlib.metadata.distribution(_DISTRIBUTION[name])
         except importlib.metadata.PackageNotFoundError:
             return False
     try:
-        return importlib.util.find_spec(mod) is not None and importlib.util.find_spec(framework) is not None
+        return importlib.util.find_spec(mod.split(":")[0]) is not None and all(
+            importlib.util.find_spec(f) is not None for f in frameworks.split(","))
     except (ImportError, ValueError):
         return False
 
@@ -67,5 +76,10 @@ def get(name: str) -> Adapter:
     """Return the (cached) adapter instance for ``name``; its framework is imported only when it runs a case."""
     if name not in REGISTRY:
         raise KeyError(f"unknown framework {name!r}; known: {', '.join(REGISTRY)}")
-    module = importlib.import_module(REGISTRY[name][0])
-    return module.ADAPTER
+    module, _, attribute = REGISTRY[name][0].partition(":")
+    return getattr(importlib.import_module(module), attribute or "ADAPTER")
+
+
+def is_path(name: str) -> bool:
+    """True for a converter path (``<source>~<converter>~<target>``), False for a framework's own adapter."""
+    return "~" in name

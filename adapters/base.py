@@ -73,6 +73,9 @@ class Adapter:
     name: str = ""
     module: str = ""  # the importable top-level module that must exist for this adapter to be available
     devices: tuple[str, ...] = ("cpu",)  # the devices this adapter can target (known without importing anything)
+    # True: even the default variant is slow, and runs only on focus cases (probes, regressions, seed examples)
+    # unless --slow-variants all; converter paths are (adapters/convert).
+    focus_only: bool = False
 
     def version(self) -> str:
         """The framework's version string."""

@@ -225,3 +225,31 @@ def failure_message(case: Case, record: dict[str, Any]) -> str:
         lines.append("  repro:")
     lines += ["    " + line for line in text.splitlines()]
     return "\n".join(lines)
+
+
+def preservation_message(case: Case, record: dict[str, Any]) -> str:
+    """A converter path's changed behaviour, self-contained: the source call and what it did natively, the
+    converter and the converted graph's operators, what the target did, and the repro script that converts and
+    runs (or why none can be written)."""
+    conv = record["conversion"]
+    versions = conv.get("versions") or {}
+    source = (conv.get("source_value") if "source_value" in conv else conv.get("source_error"))
+    target = record.get("observed") if record["outcome"] == "ok" else (
+        f"{record['outcome']}: {record.get('error_type') or ''}: {record.get('error_message') or ''}")
+    lines = [
+        f"{case.nodeid} [{record['framework']}, {record['variant']}]: the conversion changed the behaviour: "
+        f"{conv.get('summary', '')}",
+        f"  op:        {case.op} {case.attrs}",
+        f"  source:    {conv.get('source')} {versions.get('source', '')}: {conv.get('source_api', '')}",
+        f"             -> {conv.get('source_label')}: {source}",
+        f"  converter: {conv.get('converter')} {versions.get('converter', '')} {conv.get('options', {})}"
+        + (f", opset {conv['opset']}" if conv.get("opset") else ""),
+        f"  converted: {' '.join(record.get('ops') or []) or '(not reported)'}",
+        f"  target:    {conv.get('target')} {versions.get('target', '')} -> {conv.get('target_label')}: {target}",
+    ]
+    try:
+        lines += ["  repro (converts and runs; python -m harness repro writes it to a file):",
+                  textwrap.indent(script(case, record), "    ")]
+    except ValueError as exc:
+        lines.append(f"  (no repro script: {exc})")
+    return "\n".join(lines)

@@ -7,6 +7,7 @@ import datetime as _dt
 import platform
 from typing import Any, Protocol
 
+import adapters
 from harness.cases.load import Case
 from harness.judge import known
 from harness.judge.verdict import expected_field, is_finding, judge
@@ -90,9 +91,22 @@ def execute(case: Case, framework: str, variant: str, executor: Executor, device
         observed = wire.decode(res["value"]) if res["outcome"] == "ok" else None
         record["dimension"] = case.spec.dimension
         record["label"] = label(case.spec.dimension, case.op, case.inputs(), case.attrs, record, observed)
+    if adapters.is_path(framework) and record["outcome"] != "unsupported":  # a converter path: did the converted model do what the source did?
+        from harness.judge.preservation import account
+
+        description = adapters.get(framework).describe_path()  # type: ignore[attr-defined]
+        record["conversion"] = account(case, description, res, record, expected)
+        if record["conversion"]["preservation"] == "conversion-failed":
+            # The path cannot express the case (as an API that cannot): a result, not a deviation.
+            record.pop("deviation", None)
+            record.update(verdict="n/a", reason=f"conversion failed: {record['error_message']}")
+        elif record["conversion"]["preservation"] != "preserved":
+            reason = known.lookup(framework, case.nodeid, variant)  # known/<path>.yaml: changes it explains
+            if reason:
+                record["known_change"] = reason
     if is_finding(record):  # its repro script is made from the native call's source (harness.report.repro)
         record["native"] = res.get("source") or ""
-    if record["verdict"] == "deviates":  # an annotation only: the verdict stays what judge() said
+    if record["verdict"] == "deviates" and not adapters.is_path(framework):  # an annotation only
         reason = known.lookup(framework, case.nodeid, variant)
         if reason:
             record["known_deviation"] = reason

@@ -1,0 +1,109 @@
+"""The runtimes converted models run on, shared by every path that targets them: load, run, and the same as
+repro statements. Feeds go by position: a converted model's inputs keep the source function's order (data,
+indices, updates), whatever names the converter gave them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from adapters import onnx_graph
+
+# ONNX attributes that decide what a gather/scatter node does: shown in a converted graph's op list.
+_SHOWN = ("axis", "batch_dims", "reduction", "mode")
+_DEFAULT_REDUCTION = ("ScatterND", "ScatterElements")  # reduction=none is implicit: shown, so it reads plainly
+
+
+def onnx_ops(model: Any) -> list[str]:
+    """A converted ONNX model's nodes in graph order, with the attributes that matter here:
+    ``["Unsqueeze", "ScatterND(reduction=add)"]``; nodes of sub-graphs and functions are not expanded."""
+    from onnx import helper
+
+    out = []
+    for node in model.graph.node:
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute if a.name in _SHOWN}
+        if node.op_type in _DEFAULT_REDUCTION:
+            attrs.setdefault("reduction", b"none")
+        text = ", ".join(f"{k}={v.decode() if isinstance(v, bytes) else v}" for k, v in attrs.items())
+        out.append(f"{node.op_type}({text})" if text else node.op_type)
+    return out
+
+
+def onnx_opset(model: Any) -> int | None:
+    """The default-domain opset a model imports."""
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+
+
+def runnable_ir(model: Any) -> Any:
+    """``model`` with an IR version onnxruntime and OpenVINO accept (onnx 1.23 writes 14; they take 10)."""
+    model.ir_version = min(model.ir_version, onnx_graph.ir_version())
+    return model
+
+
+def feeds(names: list[str], inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The model's input names -> the case's arrays, by position."""
+    arrays = list(inputs.values())
+    if len(names) != len(arrays):
+        raise ValueError(f"the converted model takes {len(names)} inputs ({', '.join(names)}), the case has "
+                         f"{len(arrays)} ({', '.join(inputs)})")
+    return dict(zip(names, arrays, strict=True))
+
+
+# --- onnxruntime -------------------------------------------------------------------------------------------------
+
+def onnxruntime_session(model: Any) -> Any:
+    """A CPU InferenceSession of an ONNX ModelProto, with the harness's thread setting (adapters.onnxruntime)."""
+    from adapters import onnxruntime as ort_adapter
+
+    return ort_adapter.new_session(runnable_ir(model), ["CPUExecutionProvider"], ort_adapter.threads())
+
+
+def run_onnxruntime(session: Any, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    """The session's first output on the case's inputs."""
+    return session.run(None, feeds([i.name for i in session.get_inputs()], inputs))[0]
+
+
+def onnxruntime_repro(names: list[str]) -> str:
+    """Statements: ``model`` (a ModelProto) run by onnxruntime on the arrays ``names``; assign ``result``."""
+    return "\n".join([
+        "import onnxruntime",
+        "model.ir_version = min(model.ir_version, 10)  # onnxruntime 1.31 reads IR <= 10",
+        "session = onnxruntime.InferenceSession(model.SerializeToString(), providers=['CPUExecutionProvider'])",
+        f"result = session.run(None, dict(zip([i.name for i in session.get_inputs()], [{', '.join(names)}])))[0]",
+    ])
+
+
+# --- OpenVINO ----------------------------------------------------------------------------------------------------
+
+def openvino_compiled(model: Any) -> Any:
+    """An OpenVINO CPU compiled model of an ONNX ModelProto (through the ONNX frontend) or an ``openvino.Model``."""
+    from adapters import openvino as ov_adapter
+
+    core = ov_adapter.ADAPTER.core
+    if hasattr(model, "SerializeToString"):
+        model = core.read_model(runnable_ir(model).SerializeToString())
+    return core.compile_model(model, "CPU")
+
+
+def run_openvino(compiled: Any, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    """The compiled model's first output on the case's inputs (in order)."""
+    from adapters import openvino as ov_adapter
+
+    request = compiled.create_infer_request()
+    request.infer([ov_adapter.to_tensor(a) for a in inputs.values()])
+    return ov_adapter.from_tensor(request.get_output_tensor(0))
+
+
+def openvino_repro(names: list[str], onnx_model: bool = True) -> str:
+    """Statements: ``model`` (a ModelProto, or an openvino.Model) compiled for OpenVINO's CPU and run on the
+    arrays ``names``; assign ``result``."""
+    load = ["model.ir_version = min(model.ir_version, 10)",
+            "model = core.read_model(model.SerializeToString())"] if onnx_model else []
+    return "\n".join([
+        "import openvino as ov",
+        "core = ov.Core()",
+        *load,
+        "compiled = core.compile_model(model, 'CPU')",
+        f"result = compiled([{', '.join(names)}])[0]",
+    ])

@@ -59,6 +59,16 @@ def _agrees(claim: Any, labels: list[str]) -> bool | None:
     return agrees(claim, labels)
 
 
+def _conversion_fields(recs: list[dict[str, Any]]) -> dict[str, str]:
+    """A converter path's cell: the source's labels and the preservation summaries, each ``|``-joined when the
+    cell's probes differ; nothing for a framework's own cell."""
+    convs = [r["conversion"] for r in recs if r.get("conversion")]
+    if not convs:
+        return {}
+    sources = sorted({c.get("source_label") or "-" for c in convs})
+    return {"source_label": "|".join(sources), "preservation": "|".join(sorted({c["summary"] for c in convs}))}
+
+
 def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None,
           with_documented: bool = False) -> list[dict[str, Any]]:
     """One row per (op, dimension, framework, version, variant, device), with labels combined across probes, as
@@ -94,6 +104,7 @@ def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None,
             blog_2020=blog.label if blog else None, blog_2020_text=blog.text if blog else None,
             blog_2020_source=blog.source if blog else None, agrees_with_blog=_agrees(blog, labels),
             cases=sorted({r["case"] for r in recs}),
+            **_conversion_fields(recs),
         ))
     if with_documented and claims:
         rows += documented_rows(claims, rows)

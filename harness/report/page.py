@@ -17,7 +17,7 @@ from typing import Any
 import jinja2
 
 from harness.history import store
-from harness.report import build, drilldown, severity
+from harness.report import build, conversion, drilldown, severity
 from harness.report.agreement import agreement
 from harness.report.findings import findings
 from harness.report.history import section as history_section
@@ -53,9 +53,11 @@ def environment() -> jinja2.Environment:
 
 def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
             baseline: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None,
-            history: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """Everything the template needs, from deduplicated records, their behaviour rows, the previous run's records
-    and rows (``baseline``) and release-sweep records (``history``)."""
+            history: list[dict[str, Any]] | None = None,
+            conversions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Everything the template needs, from deduplicated records of the frameworks' own APIs, their behaviour rows,
+    the previous run's records and rows (``baseline``), release-sweep records (``history``) and converter paths'
+    records (``conversions``, the Conversion section)."""
     df = build.frame(records)
     measured_cols = build.columns(df)
     doc_cols = build.documented_columns(rows)
@@ -91,6 +93,7 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
         "changes": changes,
         "history": hist,
         "findings": findings(records, rows, sevs, changes, hist),
+        "conversion": conversion.section(conversions or [], drilldown.CaseIndex()),
         "severity": severity.SEVERITY,
         "statuses": build.STATUSES,
         "glyph": build.GLYPH,
@@ -129,18 +132,22 @@ def generate(results: Sequence[str | Path], out: str | Path, baseline: Sequence[
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    records = _records(results)
+    every = _records(results)
+    # Converter paths have their own section; the frameworks' tables, matrices and agreement are of native APIs.
+    conversions = [r for r in every if conversion.is_conversion(r)]
+    records = [r for r in every if not conversion.is_conversion(r)]
     rows = _behaviour(records, claims_dir)
     base = None
     baseline = [b for b in baseline if Path(b).exists()]
     if baseline:
-        base_records = _records(baseline)
+        base_records = [r for r in _records(baseline) if not conversion.is_conversion(r)]
         base = (base_records, _behaviour(base_records, claims_dir))
     paths = {"index.html": out / "index.html", "behaviour.json": out / "behaviour.json",
              "matrix.csv": out / "matrix.csv"}
     history = store.read(history_dir) if history_dir and Path(history_dir).is_dir() else []
-    paths["index.html"].write_text(render(context(records, rows, base, history)), encoding="utf-8")
-    paths["behaviour.json"].write_text(json.dumps(rows, indent=1, default=str) + "\n", encoding="utf-8")
+    paths["index.html"].write_text(render(context(records, rows, base, history, conversions)), encoding="utf-8")
+    every_row = rows + [r for r in _behaviour(conversions, claims_dir) if r.get("preservation") is not None]
+    paths["behaviour.json"].write_text(json.dumps(every_row, indent=1, default=str) + "\n", encoding="utf-8")
     matrix_csv(records, paths["matrix.csv"])
     return paths
 

@@ -39,6 +39,10 @@ class BehaviourRow:
     measured: bool = True
     documented_kind: str | None = None  # documented-only rows: documentation | secondary
     doc_only: str | None = None  # documented-only rows: why the column was not measured
+    # Converter paths' rows (framework ``<source>~<converter>~<target>``): the source API's own label, and the
+    # preservation verdicts of the cell's probes ("preserved", "changed: error -> wrap", "conversion-failed: ...").
+    source_label: str | None = None
+    preservation: str | None = None
     question: str = field(init=False)  # the dimension's question, as the tables print it
     canonical: str | None = field(init=False)  # what canonical ONNX semantics give (None: any single order)
 
@@ -51,4 +55,6 @@ class BehaviourRow:
         out = asdict(self)
         if self.measured:
             del out["documented_kind"], out["doc_only"]
+        if self.preservation is None:
+            del out["source_label"], out["preservation"]
         return out

@@ -157,9 +157,16 @@ def measure(case: Case, executor: Any, pythons: dict[str, str] | None = None) ->
         raise ValueError(f"{case.nodeid}: {bug.framework}:{variant} cannot express the case: {res.get('reason')}")
     verdict = judge(case, res, case.reference())
     assert bug.symptom is not None  # runnable() returned a reason otherwise
-    installed = f"{bug.framework} {res.get('framework_version') or 'unknown'} {res.get('device') or 'cpu'}"
+    installed = f"{bug.framework} {_one_word(res.get('framework_version') or 'unknown')} {res.get('device') or 'cpu'}"
     reproduces = shows(bug.symptom, res, verdict["verdict"])
     return Measurement(case, installed, reproduces, _observed(res, verdict, case.spec.repeat))
+
+
+def _one_word(version: str) -> str:
+    """A version as one word (``installed`` is '<framework> <version> <device>'): a converter path's version names
+    its three parts, ``torch 2.13.0; onnx-dynamo 2.13.0, onnxscript 0.7.2; onnxruntime 1.31.1`` ->
+    ``torch=2.13.0|onnx-dynamo=2.13.0|onnxscript=0.7.2|onnxruntime=1.31.1``."""
+    return "|".join(part.strip().replace(" ", "=") for part in re.split(r"[;,]", version) if part.strip())
 
 
 def _version_key(version: str) -> tuple[int, ...]:

@@ -91,7 +91,8 @@ def execute(case: Case, framework: str, variant: str, executor: Executor, device
         observed = wire.decode(res["value"]) if res["outcome"] == "ok" else None
         record["dimension"] = case.spec.dimension
         record["label"] = label(case.spec.dimension, case.op, case.inputs(), case.attrs, record, observed)
-    if adapters.is_path(framework) and record["outcome"] != "unsupported":  # a converter path: did the converted model do what the source did?
+    # A converter path: did the converted model do what the source did natively?
+    if adapters.is_path(framework) and record["outcome"] != "unsupported":
         from harness.judge.preservation import account
 
         description = adapters.get(framework).describe_path()  # type: ignore[attr-defined]

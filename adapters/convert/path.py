@@ -80,6 +80,7 @@ class ConversionPath(Adapter):
     """Base of converter paths. Subclasses set the class attributes and implement the methods marked abstract."""
 
     source: str = ""  # the source framework's adapter name (adapters.REGISTRY)
+    source_id: str = ""  # the source as the path's name says it, where that differs (onnx for onnx-reference)
     converter: str = ""  # the converter as a user names it: "torch.onnx.export(dynamo=True)"
     converter_id: str = ""  # its short name in the path's name: "onnx-dynamo"
     target: str = ""  # the runtime that runs the converted model: "onnxruntime"
@@ -92,7 +93,7 @@ class ConversionPath(Adapter):
 
     @property
     def name(self) -> str:  # type: ignore[override]
-        return f"{self.source}~{self.converter_id}~{self.target}"
+        return f"{self.source_id or self.source}~{self.converter_id}~{self.target}"
 
     # --- what a subclass provides ----------------------------------------------------------------------------
 
@@ -129,6 +130,10 @@ class ConversionPath(Adapter):
         """Statements that convert and run, after the source's own statements (``Call.source``) have made the
         source tensors / function: they assign the target's output, as a NumPy array, to ``result``."""
         raise NotImplementedError
+
+    def ops_of(self, converted: Converted) -> list[str]:
+        """The operators this path's target runs (a conversion shared by two targets may hold one list each)."""
+        return converted.ops
 
     def dump(self, artifact: Any) -> bytes | None:
         """The artifact as bytes for the disk cache (None: kept in memory only)."""
@@ -174,7 +179,7 @@ class ConversionPath(Adapter):
             if isinstance(converted, ConversionFailed):
                 conversion["stage"] = "convert"
                 raise converted
-            facts["ops"] = converted.ops
+            facts["ops"] = self.ops_of(converted)
             conversion.update(converted.details, stage="run")
             key = self._key(case, variant)
             runner = self.runners.get_or_make(key, lambda: self.runner(converted))

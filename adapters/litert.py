@@ -187,7 +187,9 @@ class LitertAdapter(Adapter):
             raise
         interp = litert_model.interpreter(model)
         names = litert_model.input_names(interp)
-        order = [spec.args.index(n) for n in names] if sorted(names) == sorted(spec.args) else list(range(len(names)))
+        if sorted(names) != sorted(spec.args):
+            raise RuntimeError(f"the converted model's inputs {names} are not the call's arguments {spec.args}")
+        order = [spec.args.index(n) for n in names]  # the model orders its inputs by name
         return _Model(model, litert_model.ops(model), interp, order)
 
     def to_numpy(self, out: Any) -> np.ndarray:
@@ -209,13 +211,15 @@ def _source(spec: calls.Spec, case: CaseData) -> str:
     lines += [
         f"    return {spec.body}",
         f"concrete = tf.function(f, input_signature=[{sig}]).get_concrete_function()",
-        "converter = tf.lite.TFLiteConverter.from_concrete_functions([concrete])",
+        "holder = tf.Module()",
+        "holder.f = concrete  # the trackable_obj: without one TensorFlow takes its deprecated conversion path",
+        "converter = tf.lite.TFLiteConverter.from_concrete_functions([concrete], holder)",
         "converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]",
         "interpreter = Interpreter(model_content=converter.convert())",
         "interpreter.allocate_tensors()",
         f"feeds = {{{', '.join(f'{n!r}: {n}' for n in spec.args)}}}",
         "for detail in interpreter.get_input_details():",
-        "    x = feeds[detail['name']]",
+        "    x = feeds[detail['name'].removeprefix('serving_default_').removesuffix(':0')]",
         "    if x.dtype == object or x.dtype.kind in 'US':  # strings go in as bytes",
         "        x = np.vectorize(lambda s: s.encode('utf-8'), otypes=[object])(x) if x.size else x.astype(object)",
         "    interpreter.set_tensor(detail['index'], x)",

@@ -35,12 +35,16 @@ def convert(concrete_function: Any) -> bytes:
     """The builtins-only TFLite flatbuffer of ``concrete_function`` (a ``tf.function(...).get_concrete_function()``).
 
     The converter is ``tf.lite.TFLiteConverter.from_concrete_functions`` with ``supported_ops = [TFLITE_BUILTINS]``
-    and nothing else set: no Flex (SELECT_TF_OPS), no optimizations, no quantization. Raises the converter's own
-    exception when it cannot convert (``ConverterError`` when an op or type needs Flex: see :func:`needs_flex`).
+    and nothing else set: no Flex (SELECT_TF_OPS), no optimizations, no quantization. The function is handed over
+    with a ``tf.Module`` holding it as ``trackable_obj`` (without one TensorFlow takes its deprecated conversion
+    path); the model's inputs are then named ``serving_default_<argument>:0``. Raises the converter's own exception
+    when it cannot convert (``ConverterError`` when an op or type needs Flex: see :func:`needs_flex`).
     """
     import tensorflow as tf
 
-    converter = tf.lite.TFLiteConverter.from_concrete_functions([concrete_function])
+    holder = tf.Module()
+    holder.f = concrete_function
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([concrete_function], holder)
     converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
     return bytes(converter.convert())
 
@@ -104,11 +108,18 @@ def invoke(interp: Any, inputs: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def input_names(interp: Any) -> list[str]:
-    """The model's input names in its input order (the concrete function's argument names)."""
-    return [str(d["name"]) for d in interp.get_input_details()]
+    """The model's input names in its input order, as the concrete function's argument names (the converter's
+    ``serving_default_`` prefix and ``:0`` suffix taken off)."""
+    return [_argument(str(d["name"])) for d in interp.get_input_details()]
+
+
+def _argument(name: str) -> str:
+    name = name.removeprefix("serving_default_")
+    return name[:-2] if name.endswith(":0") else name
 
 
 def run(model: bytes, inputs: Sequence[np.ndarray]) -> np.ndarray:
-    """Run ``model`` once on ``inputs`` (in the model's input order) with a fresh default ``Interpreter`` and return
+    """Run ``model`` once on ``inputs`` (in the model's input order, which :func:`input_names` gives: models from
+    :func:`convert` order them by argument name, not by position) with a fresh default ``Interpreter`` and return
     its first output as a NumPy array (tf.string outputs come back as arrays of bytes)."""
     return invoke(interpreter(model), inputs)

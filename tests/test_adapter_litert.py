@@ -126,8 +126,8 @@ def test_in_range_results_equal_the_reference() -> None:
      ["BROADCAST_TO", "CAST", "SCATTER_ND", "SUB", "MUL", "SCATTER_ND", "ADD"]),
     (_case("ScatterND", {"reduction": "add"}, data=DATA, indices=[[0, 1]], updates=np.ones((1, 4), np.float32)),
      "SCATTER_ND", ["GATHER_ND", "ADD", "BROADCAST_TO", "CAST", "SCATTER_ND", "SUB", "MUL", "SCATTER_ND", "ADD"]),
-    (_case("ScatterND", data=np.zeros(4, np.float32), indices=[[1]], updates=np.ones(1, np.float32)), "SCATTER_ND/zeros",
-     ["CAST", "SCATTER_ND"]),
+    (_case("ScatterND", data=np.zeros(4, np.float32), indices=[[1]], updates=np.ones(1, np.float32)),
+     "SCATTER_ND/zeros", ["CAST", "SCATTER_ND"]),
 ], ids=lambda v: v if isinstance(v, str) else None)
 def test_ops_are_the_models_builtins_in_execution_order(case: CaseData, variant: str, ops: list[str]) -> None:
     call = ADAPTER.prepare(case, variant)

@@ -74,6 +74,7 @@ PLANS: dict[str, Plan] = {
     # The default API (first variant) on every case; the others on cases with their tags.
     "jax": Plan(selects=lambda c, v: v == adapters.get("jax").variants(c.op)[0]
                 or bool(JAX_OTHER_VARIANT_TAGS & set(c.tags))),
+    "litert": Plan(),  # a conversion per (case, variant), cached by signature: about 20 s for every shipped case
     "mxnet": Plan(),  # runs in .venv-mxnet; scatters that write outside the array get a worker each (_run_mxnet)
 }
 

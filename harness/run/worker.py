@@ -40,6 +40,9 @@ def _version(adapter_name: str) -> str:
 # case through every Gather variant, so each child starts with the runtime initialised: onnxruntime's environment
 # cost 0.15 s per child, torch.compile's inductor 9-11 s (0.2 s warm). TensorFlow's and JAX's children deadlock on
 # thread pools such a parent started; an OpenVINO child of one hung (1 in 5) releasing its compiled model.
+# LiteRT (TensorFlow's converter + the TFLite interpreter): a template warmed by one converted and invoked model had
+# its child hang converting the next (timed out, litert 2.3.0 / tensorflow 2.21.0); a cold template's children run
+# (0.6 s each), so it stays out.
 FORK_AFTER_RUN = frozenset({"numpy", "onnx-reference", "onnxruntime", "torch", "mxnet"})
 
 

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from adapters import onnx_graph
+from adapters import litert_model, onnx_graph
 from adapters.base import CaseData
 from adapters.convert import targets
 from adapters.convert.path import ConversionPath, Converted
@@ -67,7 +67,7 @@ class Onnx2Tf(ConversionPath):
         import onnx
         import onnx2tf
 
-        model, names, _ = onnx_graph.build(case)
+        model, _, _ = onnx_graph.build(case)
         with tempfile.TemporaryDirectory(prefix="gsc-onnx2tf-") as work:
             path = os.path.join(work, "case.onnx")
             onnx.save(model, path)
@@ -81,7 +81,7 @@ class Onnx2Tf(ConversionPath):
                     os.remove(os.path.join(out, name))
             saved = _tar(out)
         artifact = {"tflite": tflite, "saved_model": saved}
-        details = {"opset": targets.onnx_opset(model), "tflite_ops": targets.tflite_ops(tflite),
+        details = {"opset": targets.onnx_opset(model), "tflite_ops": litert_model.ops(tflite),
                    "tf_ops": _tf_ops(saved)}
         return Converted(artifact, details["tflite_ops"], details)
 
@@ -98,7 +98,7 @@ class Onnx2Tf(ConversionPath):
 
     def runner(self, converted: Converted) -> Any:
         if self.target == "litert":
-            return targets.litert_interpreter(converted.artifact["tflite"])
+            return litert_model.interpreter(converted.artifact["tflite"])
         import tensorflow as tf
 
         return tf.saved_model.load(_untar(converted.artifact["saved_model"])).signatures["serving_default"]

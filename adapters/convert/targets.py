@@ -109,48 +109,34 @@ def openvino_repro(names: list[str], onnx_model: bool = True) -> str:
     ])
 
 
-# --- LiteRT ------------------------------------------------------------------------------------------------------
-
-def litert_interpreter(model: bytes) -> Any:
-    """An allocated ai_edge_litert Interpreter of a TFLite flatbuffer (one thread)."""
-    from ai_edge_litert.interpreter import Interpreter
-
-    interpreter = Interpreter(model_content=model, num_threads=1)
-    interpreter.allocate_tensors()
-    return interpreter
-
-
-def tflite_ops(model: bytes) -> list[str]:
-    """A TFLite model's operators in execution order, as LiteRT names them (``["LESS", "CAST", "GATHER"]``)."""
-    return [op["op_name"] for op in litert_interpreter(model)._get_ops_details()]
-
+# --- LiteRT (adapters/litert_model.py) ------------------------------------------------------------------------
 
 def run_litert(interpreter: Any, inputs: dict[str, np.ndarray]) -> np.ndarray:
-    """The interpreter's first output on the case's inputs: by input name where the model kept the names (onnx2tf
-    and TensorFlow's converter do, sometimes with a prefix), else by position."""
+    """The LiteRT interpreter's first output on the case's inputs, matched to the model's inputs by name (TFLite
+    models may order their inputs by name, not by the function's argument order), else by position."""
+    from adapters import litert_model
+
+    names = litert_model.input_names(interpreter)
+    if sorted(names) == sorted(inputs):
+        arrays = [inputs[n] for n in names]
+    else:
+        arrays = list(inputs.values())
     details = interpreter.get_input_details()
-    arrays = list(inputs.values())
-    for k, detail in enumerate(details):
-        named = [v for n, v in inputs.items() if detail["name"] == n or detail["name"].endswith(f"_{n}:0")
-                 or detail["name"].split(":")[0].endswith(n)]
-        value = named[0] if len(named) == 1 else arrays[k]
-        if tuple(detail["shape"]) != value.shape:
-            interpreter.resize_tensor_input(detail["index"], list(value.shape))
-            interpreter.allocate_tensors()
-        interpreter.set_tensor(detail["index"], np.asarray(value, dtype=detail["dtype"]))
-    interpreter.invoke()
-    return np.array(interpreter.get_tensor(interpreter.get_output_details()[0]["index"]))
+    return litert_model.invoke(interpreter, [np.asarray(a, dtype=d["dtype"]) for a, d in zip(arrays, details,
+                                                                                           strict=False)])
 
 
 def litert_repro(model_expr: str, names: list[str]) -> str:
     """Statements: the TFLite model ``model_expr`` (an expression giving its bytes) run by LiteRT on the arrays
-    ``names`` (in the model's input order); assign ``result``."""
+    ``names`` (matched to the model's inputs by name); assign ``result``."""
     return "\n".join([
         "from ai_edge_litert.interpreter import Interpreter",
-        f"interpreter = Interpreter(model_content={model_expr}, num_threads=1)",
+        f"interpreter = Interpreter(model_content={model_expr})",
         "interpreter.allocate_tensors()",
-        f"for detail, value in zip(interpreter.get_input_details(), [{', '.join(names)}]):",
-        "    interpreter.set_tensor(detail['index'], value.astype(detail['dtype']))",
+        f"arrays = {{{', '.join(f'{n!r}: {n}' for n in names)}}}",
+        "for detail in interpreter.get_input_details():",
+        "    name = detail['name'].removeprefix('serving_default_').removesuffix(':0')",
+        "    interpreter.set_tensor(detail['index'], arrays[name].astype(detail['dtype']))",
         "interpreter.invoke()",
         "result = interpreter.get_tensor(interpreter.get_output_details()[0]['index'])",
     ])

@@ -127,6 +127,15 @@ def _behaviour(args: argparse.Namespace) -> int:
     return 0
 
 
+def _conversion(args: argparse.Namespace) -> int:
+    from harness.report.build import dedupe
+    from harness.report.conversion import render_text
+    from harness.run.records import read
+
+    print(render_text(dedupe(read(args.files))))
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
     from harness.report.page import main as report_main
 
@@ -215,6 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     beh.add_argument("files", nargs="+")
     beh.add_argument("--json", default="", help="also write the table as JSON records")
     beh.add_argument("--claims", default="", help="claims directory (default: claims/)")
+    conv = sub.add_parser("conversion", help="converter paths: preserved / changed / failed per behaviour dimension")
+    conv.add_argument("files", nargs="+")
     rep = sub.add_parser("report", help="the compatibility report: DIR/index.html, behaviour.json, matrix.csv")
     rep.add_argument("files", nargs="+", help="results files (JSON Lines)")
     rep.add_argument("--out", required=True, help="output directory")
@@ -257,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         "schema": _schema,
         "merge": _merge,
         "behaviour": _behaviour,
+        "conversion": _conversion,
         "baseline": _baseline,
         "report": _report,
         "summary": _summary,

@@ -145,3 +145,33 @@ def _repro(record: dict[str, Any], cases: Any) -> str | None:
         return script(case, record)
     except ValueError:
         return None
+
+
+def render_text(records: list[dict[str, Any]]) -> str:
+    """The section's table as text: one line per dimension (and ``cases``), one column per converter path (numbered,
+    named below), each cell ``preserved/total`` marked ``≠`` where a probe changed, ``∅`` where the converter
+    failed, ``⚠`` where the run crashed or hung; then every distinct change per path."""
+    sec = section(records)
+    if sec is None:
+        return "no converter path records"
+    paths = [p["path"] for p in sec["paths"]]
+    lines = [f"{'dimension':<22}" + "".join(f"{f'[{k + 1}]':>9}" for k in range(len(paths)))]
+    changes: dict[str, set[str]] = {p: set() for p in paths}
+    for row in sec["rows"]:
+        cells = []
+        for k, c in enumerate(row["cells"]):
+            if c is None:
+                cells.append(f"{'-':>9}")
+                continue
+            mark = "" if c["kind"] == "preserved" else c["glyph"]
+            cells.append(f"{mark + str(c['preserved']) + '/' + str(c['n']):>9}")
+            changes[paths[k]].update(f"{row['dimension']}: {ch}" for ch in c["changes"])
+        lines.append(f"{row['dimension'][:22]:<22}" + "".join(cells))
+    lines.append("")
+    for k, p in enumerate(sec["paths"]):
+        lines.append(f"[{k + 1}] {p['path']}: {p['converter']}; {p['versions']}")
+    lines.append("")
+    for path in paths:
+        if changes[path]:
+            lines.append(f"{path}: " + "; ".join(sorted(changes[path])))
+    return "\n".join(lines)

@@ -67,7 +67,8 @@ def expression(op: str, variant: str, shapes: Shapes, attrs: dict[str, Any], omi
     if op == "Take":
         mode, axis = attrs["mode"], None if omit_axis else attrs["axis"]
         if base == "take":
-            if axis is not None:
+            # On 1-D data, axis 0 (or -1) reads the same elements as the flattened input: paddle.take says it.
+            if axis is not None and not (len(shapes["data"]) == 1 and int(axis) in (0, -1)):
                 raise Unsupported(f"paddle.take has no axis (it reads the input flattened); axis={axis} is the "
                                   "'gather' variant's")
             if mode not in ("raise", "wrap", "clip"):

@@ -74,6 +74,8 @@ PLANS: dict[str, Plan] = {
     # The default API (first variant) on every case; the others on cases with their tags.
     "jax": Plan(selects=lambda c, v: v == adapters.get("jax").variants(c.op)[0]
                 or bool(JAX_OTHER_VARIANT_TAGS & set(c.tags))),
+    # paddle's to_static twins trace in about 10 ms a case: every variant runs on every case.
+    "paddle": Plan(),
     "mxnet": Plan(),  # runs in .venv-mxnet; scatters that write outside the array get a worker each (_run_mxnet)
 }
 

@@ -102,7 +102,7 @@ class PaddleAdapter(Adapter):
     def prepare(self, case: CaseData, variant: str) -> Call:
         if case.device != "cpu":
             raise NoDevice("the paddle adapter runs the CPU build (paddlepaddle) only")
-        base, mode = variants.split(variant)
+        mode = variants.mode(variant)
         names = arg_names(case.op)
         arrays = tuple(case.inputs[n] for n in names)
         shapes = {n: tuple(a.shape) for n, a in zip(names, arrays, strict=True)}

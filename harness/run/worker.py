@@ -39,7 +39,8 @@ def _version(adapter_name: str) -> str:
 # pinned releases: a child of a process that ran a case ran cases in it). For these the worker first runs a tiny
 # case through every Gather variant, so each child starts with the runtime initialised: onnxruntime's environment
 # cost 0.15 s per child, torch.compile's inductor 9-11 s (0.2 s warm). TensorFlow's and JAX's children deadlock on
-# thread pools such a parent started; an OpenVINO child of one hung (1 in 5) releasing its compiled model.
+# thread pools such a parent started; an OpenVINO child of one hung (1 in 5) releasing its compiled model. A paddle
+# child of a parent that ran a Gather (eager and to_static) hung 5 in 5 (paddle 3.3.1; a cold template's children ran).
 FORK_AFTER_RUN = frozenset({"numpy", "onnx-reference", "onnxruntime", "torch", "mxnet"})
 
 

@@ -89,6 +89,13 @@ def static_function(expr: str, names: tuple[str, ...], tensors: tuple[Any, ...])
     return fn
 
 
+def program_ops(static_fn: Any) -> list[str]:
+    """The operators of the static program ``static_fn`` runs, as PIR names them (``pd_op.gather``), the inputs
+    (``pd_op.data``) left out."""
+    block = static_fn.concrete_program.main_program.global_block()
+    return [op.name() for op in block.ops if op.name() != "pd_op.data"]
+
+
 class PaddleAdapter(Adapter):
     name = "paddle"
     module = "paddle"
@@ -120,16 +127,21 @@ class PaddleAdapter(Adapter):
             api = (f"paddle.jit.to_static(lambda {args}: {expr}, input_spec=[InputSpec per input], "
                    f"full_graph=True)({args})")
 
+            facts: dict[str, Any] = {}
+
             def run() -> Any:
-                return static_function(expr, names, tensors)(*tensors)
+                fn = static_function(expr, names, tensors)
+                facts["ops"] = program_ops(fn)
+                return fn(*tensors)
         else:
+            facts = {}
             api = expr
             fn = define(paddle, expr, names)
 
             def run() -> Any:
                 return fn(*tensors)
 
-        return Call(api + note, run, source=_source(expr, names, arrays, static))
+        return Call(api + note, run, source=_source(expr, names, arrays, static), facts=facts)
 
     def to_numpy(self, out: Any) -> np.ndarray:
         paddle = _paddle()

@@ -322,6 +322,16 @@ def test_repro_source_runs_standalone_and_gives_the_same_result(variant: str, tm
     np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), direct)
 
 
+def test_static_runs_record_the_programs_operators() -> None:
+    case = _case("ScatterND", {"reduction": "add"}, data=R, indices=[[1, 2]], updates=np.ones((1, 4), np.float32))
+    call = ADAPTER.prepare(case, "index_put/static")
+    call.run()
+    assert call.facts["ops"] == ["pd_op.unbind", "builtin.split", "builtin.combine", "pd_op.index_put"]
+    eager = ADAPTER.prepare(case, "scatter_nd_add")
+    eager.run()
+    assert eager.facts == {}  # the dynamic graph builds no program
+
+
 def test_function_is_traceable_by_to_static_with_input_specs() -> None:
     import paddle
 

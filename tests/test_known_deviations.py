@@ -75,6 +75,8 @@ PLANS: dict[str, Plan] = {
     "jax": Plan(selects=lambda c, v: v == adapters.get("jax").variants(c.op)[0]
                 or bool(JAX_OTHER_VARIANT_TAGS & set(c.tags))),
     "litert": Plan(),  # a conversion per (case, variant), cached by signature: about 20 s for every shipped case
+    # paddle's to_static twins trace in about 10 ms a case: every variant runs on every case.
+    "paddle": Plan(),
     "mxnet": Plan(),  # runs in .venv-mxnet; scatters that write outside the array get a worker each (_run_mxnet)
 }
 

@@ -42,7 +42,8 @@ def _version(adapter_name: str) -> str:
 # thread pools such a parent started; an OpenVINO child of one hung (1 in 5) releasing its compiled model.
 # LiteRT (TensorFlow's converter + the TFLite interpreter): a template warmed by one converted and invoked model had
 # its child hang converting the next (timed out, litert 2.3.0 / tensorflow 2.21.0); a cold template's children run
-# (0.6 s each), so it stays out.
+# (0.6 s each), so it stays out. A paddle child of a parent that ran a Gather (eager and to_static) hung 5 in 5
+# (paddle 3.3.1; a cold template's children ran).
 FORK_AFTER_RUN = frozenset({"numpy", "onnx-reference", "onnxruntime", "torch", "mxnet"})
 
 

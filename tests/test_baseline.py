@@ -110,3 +110,12 @@ def test_baseline_from_results_file(tmp_path: Path) -> None:
     assert main(["baseline", str(results), "--dir", str(tmp_path / "b")]) == 0
     saved = baseline.load(tmp_path / "b", "numpy")
     assert saved["labels"] == {"cases/p.yaml::probe[take]": "wrap"} and saved["version"] == "2.4"
+
+
+def test_a_heap_corruption_crash_matches_whichever_signal_kills_the_process() -> None:
+    from harness.judge.baseline import check
+
+    base = {"framework": "paddle", "version": "3.3.1", "labels": {"f.yaml::p[index_put]": "crash:SIGABRT"}}
+    assert check(base, "f.yaml::p[index_put]", "crash:SIGSEGV", "3.3.1") is None
+    assert check(base, "f.yaml::p[index_put]", "crash:SIGFPE", "3.3.1") is not None  # another behaviour
+    assert check(base, "f.yaml::p[index_put]", "error", "3.3.1") is not None

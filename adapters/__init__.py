@@ -20,6 +20,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "torch": ("adapters.torch", "torch"),
     "jax": ("adapters.jax", "jax"),
     "mxnet": ("adapters.mxnet", "mxnet"),
+    "tvm": ("adapters.tvm", "tvm"),
     # These two also need hardware or an OS (an NVIDIA GPU; Windows): without it, Adapter.unavailable() says why
     # and every case skips. onnxruntime-directml installs the same `onnxruntime` module as onnxruntime.
     "tensorrt": ("adapters.tensorrt", "tensorrt"),

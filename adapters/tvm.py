@@ -193,7 +193,7 @@ def _build_relax(text: str) -> Any:
     """The IRModule ``module_source`` text builds (the same statements a repro runs)."""
     tvm, relax = _tvm()
     scope: dict[str, Any] = {"tvm": tvm, "relax": relax}
-    exec(text, scope)  # noqa: S102 - our own generated statements, so the run and its repro are the same code
+    exec(text, scope)  # our own generated statements: the run and its repro are the same code
     return scope["mod"]
 
 

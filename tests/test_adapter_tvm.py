@@ -302,3 +302,34 @@ def test_from_onnx_entry_point_returns_a_runner_and_the_op_list() -> None:
     run, ops = tvm_adapter.from_onnx(model)
     assert names == ["data", "indices"] and ops[-1] == "relax.gather_nd"
     np.testing.assert_array_equal(run(dict(case.inputs)), [[2.0, 3.0], [4.0, 5.0]])
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_of_a_process_that_ran_cases_runs_cases() -> None:
+    """Why tvm is in harness.run.worker.FORK_AFTER_RUN: the template that runs risky cases is warmed up first."""
+    import time
+
+    from harness.run.worker import FORK_AFTER_RUN
+
+    assert "tvm" in FORK_AFTER_RUN
+    warm = _case("Gather", {"axis": 0}, data=DATA, indices=[2])
+    for kind in (RELAX, ONNX):
+        _run(warm, kind)
+    pid = os.fork()
+    if pid == 0:  # the child: new shapes, so both variants build anew
+        ok = False
+        try:
+            case = _case("Gather", {"axis": 1}, data=DATA[:2], indices=[3, 0])
+            ok = all(_run(case, kind)[0].tolist() == [[3.0, 0.0], [7.0, 4.0]] for kind in (RELAX, ONNX))
+        finally:
+            os._exit(0 if ok else 1)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    pytest.fail("the forked child hung")

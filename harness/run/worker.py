@@ -39,8 +39,10 @@ def _version(adapter_name: str) -> str:
 # pinned releases: a child of a process that ran a case ran cases in it). For these the worker first runs a tiny
 # case through every Gather variant, so each child starts with the runtime initialised: onnxruntime's environment
 # cost 0.15 s per child, torch.compile's inductor 9-11 s (0.2 s warm). TensorFlow's and JAX's children deadlock on
-# thread pools such a parent started; an OpenVINO child of one hung (1 in 5) releasing its compiled model.
-FORK_AFTER_RUN = frozenset({"numpy", "onnx-reference", "onnxruntime", "torch", "mxnet"})
+# thread pools such a parent started; an OpenVINO child of one hung (1 in 5) releasing its compiled model. TVM
+# (0.27, one runtime thread: adapters/tvm.py) ran 25 of 25 children of a parent that had built and run both
+# variants, each child building and running new modules (0.1 s less a child than with a cold parent).
+FORK_AFTER_RUN = frozenset({"numpy", "onnx-reference", "onnxruntime", "torch", "mxnet", "tvm"})
 
 
 def start_template(adapter_name: str, close_fds: tuple[int, ...] = ()) -> bool:

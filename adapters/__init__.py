@@ -23,6 +23,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "mxnet": ("adapters.mxnet", "mxnet"),
     "litert": ("adapters.litert", "ai_edge_litert"),
     "paddle": ("adapters.paddle", "paddle"),
+    "tvm": ("adapters.tvm", "tvm"),
     # These two also need hardware or an OS (an NVIDIA GPU; Windows): without it, Adapter.unavailable() says why
     # and every case skips. onnxruntime-directml installs the same `onnxruntime` module as onnxruntime.
     "tensorrt": ("adapters.tensorrt", "tensorrt"),

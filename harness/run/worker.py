@@ -43,8 +43,9 @@ def _version(adapter_name: str) -> str:
 # LiteRT (TensorFlow's converter + the TFLite interpreter): a template warmed by one converted and invoked model had
 # its child hang converting the next (timed out, litert 2.3.0 / tensorflow 2.21.0); a cold template's children run
 # (0.6 s each), so it stays out. A paddle child of a parent that ran a Gather (eager and to_static) hung 5 in 5
-# (paddle 3.3.1; a cold template's children ran).
-FORK_AFTER_RUN = frozenset({"numpy", "onnx-reference", "onnxruntime", "torch", "mxnet"})
+# (paddle 3.3.1; a cold template's children ran). TVM (0.27, one runtime thread: adapters/tvm.py) ran 25 of 25
+# children of a parent that had built and run both variants, each child building and running new modules.
+FORK_AFTER_RUN = frozenset({"numpy", "onnx-reference", "onnxruntime", "torch", "mxnet", "tvm"})
 
 
 def start_template(adapter_name: str, close_fds: tuple[int, ...] = ()) -> bool:

@@ -36,6 +36,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "torch~onnx-torchscript~openvino": ("adapters.convert.torch_onnx:TORCHSCRIPT_OPENVINO", "torch,onnx,openvino"),
     "torch~ov-convert~openvino": ("adapters.convert.torch_onnx:CONVERT_MODEL", "torch,openvino"),
     "onnx~onnx2tf~tensorflow": ("adapters.convert.onnx_tf:TENSORFLOW", "onnx,onnx2tf,tensorflow,tf_keras"),
+    "onnx~relax~tvm": ("adapters.convert.onnx_tvm", "onnx,tvm"),
     "paddle~paddle2onnx~onnxruntime": ("adapters.convert.paddle_onnx", "paddle,paddle2onnx,onnxruntime"),
     "onnx~onnx2tf~litert": ("adapters.convert.onnx_tf:LITERT", "onnx,onnx2tf,tensorflow,tf_keras,ai_edge_litert"),
 }

@@ -32,6 +32,10 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "torch~onnx-dynamo~openvino": ("adapters.convert.torch_onnx:DYNAMO_OPENVINO", "torch,onnxscript,openvino"),
     "torch~onnx-torchscript~openvino": ("adapters.convert.torch_onnx:TORCHSCRIPT_OPENVINO", "torch,onnx,openvino"),
     "torch~ov-convert~openvino": ("adapters.convert.torch_onnx:CONVERT_MODEL", "torch,openvino"),
+    "tensorflow~tf2onnx~onnxruntime": ("adapters.convert.tf_onnx:TF2ONNX_ONNXRUNTIME",
+                                       "tensorflow,tf2onnx,onnxruntime"),
+    "tensorflow~ov-convert~openvino": ("adapters.convert.tf_onnx:CONVERT_MODEL", "tensorflow,openvino"),
+    "jax~jax2onnx~onnxruntime": ("adapters.convert.jax_onnx:JAX2ONNX_ONNXRUNTIME", "jax,jax2onnx,onnxruntime"),
 }
 # Adapters whose module is shared with another distribution: available only where this one is installed, so that
 # plain onnxruntime does not bring in a DirectML column of skips.

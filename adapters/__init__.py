@@ -35,10 +35,15 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "torch~onnx-dynamo~openvino": ("adapters.convert.torch_onnx:DYNAMO_OPENVINO", "torch,onnxscript,openvino"),
     "torch~onnx-torchscript~openvino": ("adapters.convert.torch_onnx:TORCHSCRIPT_OPENVINO", "torch,onnx,openvino"),
     "torch~ov-convert~openvino": ("adapters.convert.torch_onnx:CONVERT_MODEL", "torch,openvino"),
+    "tensorflow~tf2onnx~onnxruntime": ("adapters.convert.tf_onnx:TF2ONNX_ONNXRUNTIME",
+                                       "tensorflow,tf2onnx,onnxruntime"),
+    "tensorflow~tflite~litert": ("adapters.convert.tf_tflite", "tensorflow,ai_edge_litert"),
+    "tensorflow~ov-convert~openvino": ("adapters.convert.tf_onnx:CONVERT_MODEL", "tensorflow,openvino"),
     "onnx~onnx2tf~tensorflow": ("adapters.convert.onnx_tf:TENSORFLOW", "onnx,onnx2tf,tensorflow,tf_keras"),
-    "onnx~relax~tvm": ("adapters.convert.onnx_tvm", "onnx,tvm"),
-    "paddle~paddle2onnx~onnxruntime": ("adapters.convert.paddle_onnx", "paddle,paddle2onnx,onnxruntime"),
     "onnx~onnx2tf~litert": ("adapters.convert.onnx_tf:LITERT", "onnx,onnx2tf,tensorflow,tf_keras,ai_edge_litert"),
+    "onnx~relax~tvm": ("adapters.convert.onnx_tvm", "onnx,tvm"),
+    "jax~jax2onnx~onnxruntime": ("adapters.convert.jax_onnx:JAX2ONNX_ONNXRUNTIME", "jax,jax2onnx,onnxruntime"),
+    "paddle~paddle2onnx~onnxruntime": ("adapters.convert.paddle_onnx", "paddle,paddle2onnx,onnxruntime"),
 }
 # Adapters whose module is shared with another distribution: available only where this one is installed, so that
 # plain onnxruntime does not bring in a DirectML column of skips.

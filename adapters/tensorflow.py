@@ -116,6 +116,14 @@ def from_tensor(out: Any) -> np.ndarray:
     return arr
 
 
+def build_spec(tf: Any, case: CaseData, api: str) -> calls.Spec:
+    """The native call of ``case`` through ``api`` (adapters/tensorflow_calls.py); raises Unsupported where the API
+    cannot write the case. The converter paths (adapters/convert/tf_onnx.py) convert the same call."""
+    if api == "scatter_nd":
+        return calls.scatter_nd(tf, case.attrs, case.inputs["data"], case.inputs["indices"])
+    return _BUILDERS[(case.op, api)](tf, case.attrs, case.omit)  # omitted attributes: TF's defaults
+
+
 class TensorFlowAdapter(Adapter):
     name = "tensorflow"
     module = "tensorflow"
@@ -133,10 +141,7 @@ class TensorFlowAdapter(Adapter):
         if api not in APIS[case.op]:
             raise ValueError(f"{case.op} has no TensorFlow API {api!r}; variants: {', '.join(self.variants(case.op))}")
         tf = tf_module()
-        if api == "scatter_nd":
-            spec = calls.scatter_nd(tf, case.attrs, case.inputs["data"], case.inputs["indices"])
-        else:
-            spec = _BUILDERS[(case.op, api)](tf, case.attrs, case.omit)  # omitted attributes: TF's defaults
+        spec = build_spec(tf, case, api)
         text = render(spec, mode)
         fn = compiled(spec, mode, text)
         inputs = [case.inputs[name] for name in spec.args]

@@ -4,6 +4,8 @@ indices, updates), whatever names the converter gave them."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -86,18 +88,62 @@ def openvino_compiled(model: Any) -> Any:
     return core.compile_model(model, "CPU")
 
 
-def run_openvino(compiled: Any, inputs: dict[str, np.ndarray]) -> np.ndarray:
-    """The compiled model's first output on the case's inputs (in order)."""
+def run_openvino(compiled: Any, inputs: dict[str, np.ndarray], output: int = 0) -> np.ndarray:
+    """The compiled model's output ``output`` (the first by default) on the case's inputs (in order)."""
     from adapters import openvino as ov_adapter
 
     request = compiled.create_infer_request()
     request.infer([ov_adapter.to_tensor(a) for a in inputs.values()])
-    return ov_adapter.from_tensor(request.get_output_tensor(0))
+    return ov_adapter.from_tensor(request.get_output_tensor(output))
 
 
-def openvino_repro(names: list[str], onnx_model: bool = True) -> str:
+def openvino_ops(model: Any) -> list[str]:
+    """An openvino.Model's operations in topological order, without Parameter/Result/Constant:
+    ``["ScatterNDUpdate-15(reduction=sum)"]`` (type, opset version where OpenVINO says it, key attributes)."""
+    out = []
+    for node in model.get_ordered_ops():
+        kind = node.get_type_name()
+        if kind in ("Parameter", "Result", "Constant"):
+            continue
+        info = node.get_type_info()
+        version = str(getattr(info, "version_id", "") or "").removeprefix("opset")
+        try:
+            attrs = node.get_attributes()
+        except Exception:
+            attrs = {}
+        shown = {k: v for k, v in attrs.items() if k in ("axis", "batch_dims", "reduction", "mode")}
+        name = f"{kind}-{version}" if version.isdigit() else kind
+        out.append(f"{name}({', '.join(f'{k}={v}' for k, v in shown.items())})" if shown else name)
+    return out
+
+
+def openvino_dump(model: Any) -> bytes:
+    """An openvino.Model as bytes (its IR: the XML's length as 8 little-endian bytes, the XML, the weights), for
+    the conversion cache; :func:`openvino_load` reads it back."""
+    import openvino as ov
+
+    with tempfile.TemporaryDirectory() as tmp:
+        xml = Path(tmp) / "model.xml"
+        ov.save_model(model, xml, compress_to_fp16=False)  # weights as converted: no fp16 compression
+        text, weights = xml.read_bytes(), xml.with_suffix(".bin").read_bytes()
+    return len(text).to_bytes(8, "little") + text + weights
+
+
+def openvino_load(blob: bytes) -> Any:
+    """The openvino.Model that :func:`openvino_dump` wrote."""
+    from adapters import openvino as ov_adapter
+
+    size = int.from_bytes(blob[:8], "little")
+    with tempfile.TemporaryDirectory() as tmp:
+        xml = Path(tmp) / "model.xml"
+        xml.write_bytes(blob[8:8 + size])
+        xml.with_suffix(".bin").write_bytes(blob[8 + size:])
+        return ov_adapter.ADAPTER.core.read_model(str(xml))
+
+
+def openvino_repro(names: list[str], onnx_model: bool = True, output: str = "0") -> str:
     """Statements: ``model`` (a ModelProto, or an openvino.Model) compiled for OpenVINO's CPU and run on the
-    arrays ``names``; assign ``result``."""
+    arrays ``names``; assign its output ``output`` (an expression; the first by default) to ``result``."""
     load = ["model.ir_version = min(model.ir_version, 10)",
             "model = core.read_model(model.SerializeToString())"] if onnx_model else []
     return "\n".join([
@@ -105,7 +151,7 @@ def openvino_repro(names: list[str], onnx_model: bool = True) -> str:
         "core = ov.Core()",
         *load,
         "compiled = core.compile_model(model, 'CPU')",
-        f"result = compiled([{', '.join(names)}])[0]",
+        f"result = compiled([{', '.join(names)}])[{output}]",
     ])
 
 

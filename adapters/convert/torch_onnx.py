@@ -152,7 +152,7 @@ class TorchOpenVino(ConversionPath):
 
         model, names, _ = module(case, variant)
         converted = ov.convert_model(model, example_input=_tensors(example, names))
-        return Converted(converted, openvino_ops(converted))
+        return Converted(converted, targets.openvino_ops(converted))
 
     def runner(self, converted: Converted) -> Any:
         return targets.openvino_compiled(converted.artifact)
@@ -166,26 +166,6 @@ class TorchOpenVino(ConversionPath):
         return "\n".join([*_module_source(expr, names), "import openvino as ov",
                           "model = ov.convert_model(Case(), example_input=example)",
                           targets.openvino_repro([f"{n}.numpy()" for n in names], onnx_model=False)])
-
-
-def openvino_ops(model: Any) -> list[str]:
-    """An openvino.Model's operations in topological order, without Parameter/Result/Constant:
-    ``["ScatterNDUpdate-15(reduction=sum)"]`` (type, opset version where OpenVINO says it, key attributes)."""
-    out = []
-    for node in model.get_ordered_ops():
-        kind = node.get_type_name()
-        if kind in ("Parameter", "Result", "Constant"):
-            continue
-        info = node.get_type_info()
-        version = str(getattr(info, "version_id", "") or "").removeprefix("opset")
-        try:
-            attrs = node.get_attributes()
-        except Exception:
-            attrs = {}
-        shown = {k: v for k, v in attrs.items() if k in ("axis", "batch_dims", "reduction", "mode")}
-        name = f"{kind}-{version}" if version.isdigit() else kind
-        out.append(f"{name}({', '.join(f'{k}={v}' for k, v in shown.items())})" if shown else name)
-    return out
 
 
 DYNAMO_ONNXRUNTIME = TorchOnnx(dynamo=True, target="onnxruntime")

@@ -49,6 +49,15 @@ TF_MODE_TAGS = {"negative-indices", "out-of-bounds", "index-dtype"}
 JAX_OTHER_VARIANT_TAGS = {"out-of-bounds", "negative-indices", "batch_dims", "negative-batch-dims", "mode"}
 
 
+# TVM pairs whose verdict is chance: relax.op.scatter_nd min-combines the -1 update into the 8 bytes before its
+# output, and the element also gets the smaller [2] update, so the result conforms; the heap write aborts the process
+# at exit in some runs (crash) and not in others. Neither listing nor leaving it out would hold.
+TVM_BY_CHANCE = {
+    ("cases/scatter_nd.yaml::scatternd-reduction-min-float64-negative-indices", "relax.op.scatter_nd"):
+        "writes before its output; conforms, or aborts at exit, by chance",
+}
+
+
 def _all(case: Case, variant: str) -> bool:
     return True
 
@@ -81,7 +90,7 @@ PLANS: dict[str, Plan] = {
     "mxnet": Plan(),  # runs in .venv-mxnet; scatters that write outside the array get a worker each (_run_mxnet)
     # TVM's scatters write outside the output for out-of-range indices (relax.op.scatter_nd for negative ones too)
     # and its gathers read outside: the cases run as a harness run runs them, so a crash is a record, not this test.
-    "tvm": Plan(isolated=True),
+    "tvm": Plan(isolated=True, cannot_run=lambda c, v: TVM_BY_CHANCE.get((c.nodeid, v))),
 }
 
 

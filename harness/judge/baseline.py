@@ -207,7 +207,8 @@ def check(baseline: dict[str, Any], key: str, observed: str, version: str, dimen
     if known is None:
         return (f"no baseline label for {key} (observed {observed!r} on {version}); "
                 "run with --update-baseline to record it")
-    if known == observed or _same_corruption(known, observed):
+    # "a|b": the probe reads memory it does not own, and which of the labels it gets depends on what lies there
+    if observed in known.split("|") or _same_corruption(known, observed):
         return None
     what = f"{dimension}: " if dimension else ""
     rel, releases = release_of(version), known_releases(baseline)

@@ -27,11 +27,15 @@ mxnet-env: $(MXVENV)/.installed
 # Two pytest-xdist workers (the machine's two cores); each keeps one warm worker process per framework.
 # The previous run's results are kept (results/previous.jsonl) and the page shows the changes against them; the
 # History section comes from the committed release sweeps (history/).
+# The converter paths run after the frameworks, in a run of their own: each warm worker holds a framework (and a
+# path's holds a source, a converter and a target), and the two sets at once would not fit in 24 GiB.
+CONVERSIONS ?= results/conversions.jsonl
 report: $(VENV)/.installed $(MXVENV)/.installed
 	@if [ -f $(RESULTS) ]; then cp $(RESULTS) results/previous.jsonl; fi
-	$(PY) -m harness run --results $(RESULTS) -n 2 $(PYTEST_ARGS)
-	$(PY) -m harness behaviour $(RESULTS) --json results/behaviour.json
-	$(PY) -m harness report $(RESULTS) --out reports --baseline results/previous.jsonl --history history
+	$(PY) -m harness run --framework frameworks --results $(RESULTS) -n 2 $(PYTEST_ARGS)
+	$(PY) -m harness run --framework paths --results $(CONVERSIONS) -n 2 $(PYTEST_ARGS)
+	$(PY) -m harness behaviour $(RESULTS) $(CONVERSIONS) --json results/behaviour.json
+	$(PY) -m harness report $(RESULTS) $(CONVERSIONS) --out reports --baseline results/previous.jsonl --history history
 	@echo "report: reports/index.html"
 
 # The report's browser test drives Debian's headless Chromium; installed here when we may (root), else it skips.

@@ -34,8 +34,8 @@ _CASE_FILE = (re.compile(rb"^op:[ \t]", re.M), re.compile(rb"^cases:[ \t]*(#.*)?
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "gather-scatter conformance run")
     group.addoption("--framework", default="",
-                    help="NAME[,NAME...]: adapters to run, 'paths' for every converter path installed "
-                         "(default: every one installed)")
+                    help="NAME[,NAME...]: adapters to run; 'frameworks' for every framework's own, 'paths' for "
+                         "every converter path (default: every one installed)")
     group.addoption("--results", default="", help="append one JSON record per test to this JSON Lines file")
     group.addoption("--variants", default="all", choices=("all", "default"), help="run every API variant or the first")
     group.addoption("--resume", action="store_true", help="skip the tests already recorded in --results")
@@ -85,14 +85,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 class _State:
     def __init__(self, config: pytest.Config) -> None:
         requested = [f.strip() for f in config.getoption("framework").split(",") if f.strip()]
-        if "paths" in requested:  # every converter path installed here (docs/conversion.md)
-            at = requested.index("paths")
-            installed = [n for n in adapters.names() if adapters.is_path(n) and adapters.is_available(n)]
-            requested[at:at + 1] = installed
+        self.pythons = _pythons(config)
+        # Two groups: 'paths', every converter path installed here (docs/conversion.md); 'frameworks', every
+        # framework's own adapter installed here or reachable in its own interpreter.
+        for group, member in (("paths", True), ("frameworks", False)):
+            if group in requested:
+                at = requested.index(group)
+                requested[at:at + 1] = [n for n in adapters.names() if adapters.is_path(n) == member
+                                        and (adapters.is_available(n) or n in self.pythons)]
         unknown = [f for f in requested if f not in adapters.REGISTRY]
         if unknown:
             raise pytest.UsageError(f"--framework: unknown {', '.join(unknown)}; known: {', '.join(adapters.names())}")
-        self.pythons = _pythons(config)
         self.frameworks = requested or [n for n in adapters.names() if adapters.is_available(n) or n in self.pythons]
         self.isolation = config.getoption("isolation")
         self.timeout = config.getoption("case_timeout")

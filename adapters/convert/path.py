@@ -157,7 +157,7 @@ class ConversionPath(Adapter):
 
     def describe_path(self) -> dict[str, Any]:
         """The path's static description (no framework imported): name, source, converter, options, target."""
-        return {"path": self.name, "source": self.source, "converter": self.converter,
+        return {"path": self.name, "source": self.source_id or self.source, "converter": self.converter,
                 "converter_id": self.converter_id, "options": dict(self.options), "target": self.target}
 
     def prepare(self, case: CaseData, variant: str) -> Call:

@@ -68,6 +68,14 @@ def account(case: Case, description: dict[str, Any], res: dict[str, Any], record
     source = conv.pop("source_result", None)
     target_label = record.get("label") or side_label(case, res, expected)
     conv["target_label"] = target_label
+    if source is not None:  # what the source did natively, whatever became of the conversion
+        conv["source_label"] = side_label(case, source, expected)
+        if source["outcome"] == "ok":
+            arr = wire.decode(source["value"])
+            conv.update(source_value=_small(source["value"]), source_dtype=str(arr.dtype),
+                        source_shape=list(arr.shape))
+        else:
+            conv["source_error"] = f"{source.get('error_type', '')}: {source.get('error_message', '')}".strip(": ")
     if record["outcome"] == "error" and conv.get("stage") in ("convert", None):
         # stage None: the path could not even make the source's call (the source API refused the case)
         error = record.get("error_message") or ""
@@ -78,12 +86,7 @@ def account(case: Case, description: dict[str, Any], res: dict[str, Any], record
     if source is None:
         why = f"the run ended ({record['outcome']}) before the path reported its source's result"
         return {**conv, "preservation": "unknown", "summary": f"unknown: {why}"}
-    conv["source_label"] = source_label = side_label(case, source, expected)
-    if source["outcome"] == "ok":
-        arr = wire.decode(source["value"])
-        conv.update(source_value=_small(source["value"]), source_dtype=str(arr.dtype), source_shape=list(arr.shape))
-    else:
-        conv["source_error"] = f"{source.get('error_type', '')}: {source.get('error_message', '')}".strip(": ")
+    source_label = conv["source_label"]
     if _same(source, res):
         return {**conv, "preservation": "preserved", "summary": "preserved"}
     differs = "" if source_label != target_label else " (other values)"

@@ -54,8 +54,9 @@ def section(records: list[dict[str, Any]], cases: Any = None) -> dict[str, Any] 
     for path in paths:
         conv = next(r for r in recs if r["framework"] == path)["conversion"]
         counts = Counter(r["conversion"]["preservation"] for r in recs if r["framework"] == path)
-        heads.append({"path": path, "source": conv.get("source"), "converter": conv.get("converter"),
-                      "target": conv.get("target"), "versions": _versions(recs, path),
+        source, _, target = path.split("~")  # as the path names them (onnx, not the onnx-reference adapter)
+        heads.append({"path": path, "source": source, "converter": conv.get("converter"), "target": target,
+                      "versions": _versions(recs, path),
                       "opsets": sorted({str(r["conversion"]["opset"]) for r in recs
                                         if r["framework"] == path and r["conversion"].get("opset")}),
                       "counts": dict(counts), "n": sum(counts.values())})
@@ -105,7 +106,9 @@ def _details(recs: list[dict[str, Any]], paths: list[str], columns: list[str], c
             if not cell:
                 continue
             items = []
-            for r in sorted(cell, key=lambda r: (r["case"], r.get("variant", ""))):
+            scripts = 0
+            for r in sorted(cell, key=lambda r: (r["conversion"]["preservation"] != "changed", r["case"],
+                                                 r.get("variant", ""))):
                 conv = r["conversion"]
                 items.append({
                     "case": r["case"], "variant": r.get("variant", ""), "op": r["op"],
@@ -118,8 +121,13 @@ def _details(recs: list[dict[str, Any]], paths: list[str], columns: list[str], c
                                     f"{(r.get('error_message') or '')[:300]}"),
                     "ops": " · ".join(r.get("ops") or []) or "(not reported)",
                     "opset": conv.get("opset"), "api": r.get("api", ""),
-                    "repro": _repro(r, cases),
+                    # One script per cell is written into the page (each carries its case's inputs: all of them
+                    # would weigh megabytes); every other one is a command away.
+                    "repro": _repro(r, cases) if not scripts else None,
+                    "command": f"python -m harness repro RESULTS --case {r['case']} --framework "
+                               f"{r['framework']}:{r.get('variant', '')} --out repro.py" if r.get("native") else None,
                 })
+                scripts += items[-1]["repro"] is not None
             out.append({"anchor": anchor(path, col), "path": path, "column": col, "entries": items})
     return out
 

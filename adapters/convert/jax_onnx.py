@@ -48,7 +48,7 @@ def _onnx_dtype(elem_type: int) -> np.dtype:
     return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
 
 
-class JaxOnnx(ConversionPath):
+class JaxOnnx(targets.OnnxArtifact, ConversionPath):
     """jax2onnx.to_onnx on the jax call, run by onnxruntime on CPU."""
 
     source = "jax"
@@ -94,13 +94,6 @@ class JaxOnnx(ConversionPath):
             details["input_casts"] = casts
         return Converted(model, targets.onnx_ops(model), details)
 
-    def dump(self, artifact: Any) -> bytes:
-        return artifact.SerializeToString()
-
-    def load(self, blob: bytes) -> Any:
-        import onnx
-
-        return onnx.load_from_string(blob)
 
     def runner(self, converted: Converted) -> Any:
         return targets.onnxruntime_session(converted.artifact), [np.dtype(d) for d in converted.details["inputs"]]

@@ -46,7 +46,7 @@ def _export(graph: str, params: str, out: str) -> None:
         raise RuntimeError(f"paddle2onnx.export {how}: {' '.join(said[-2:]) or (proc.stderr or proc.stdout)[-300:]}")
 
 
-class Paddle2Onnx(ConversionPath):
+class Paddle2Onnx(targets.OnnxArtifact, ConversionPath):
     source = "paddle"
     converter = "paddle2onnx.export"
     converter_id = "paddle2onnx"
@@ -80,13 +80,6 @@ class Paddle2Onnx(ConversionPath):
             model = onnx.load(out)
         return Converted(model, targets.onnx_ops(model), {"opset": targets.onnx_opset(model)})
 
-    def dump(self, artifact: Any) -> bytes:
-        return artifact.SerializeToString()
-
-    def load(self, blob: bytes) -> Any:
-        import onnx
-
-        return onnx.load_from_string(blob)
 
     def runner(self, converted: Converted) -> Any:
         return targets.onnxruntime_session(converted.artifact)

@@ -172,16 +172,17 @@ class ConversionPath(Adapter):
         api = f"{self.converter}({source_call.api}) -> {self.target}"
 
         def run() -> np.ndarray:
-            conversion = facts["conversion"] = {**self.describe_path(), "versions": self.versions(),
+            versions = self.versions()
+            conversion = facts["conversion"] = {**self.describe_path(), "versions": versions,
                                                 "source_api": source_call.api}
             conversion["source_result"] = _source_result(source_adapter, source_call)
-            converted = self._converted(case, variant)
+            key = self._key(case, variant, versions)
+            converted = self.conversions.get_or_make(key, lambda: self._convert_cached(key, case, variant))
             if isinstance(converted, ConversionFailed):
                 conversion["stage"] = "convert"
                 raise converted
             facts["ops"] = self.ops_of(converted)
             conversion.update(converted.details, stage="run")
-            key = self._key(case, variant)
             runner = self.runners.get_or_make(key, lambda: self.runner(converted))
             return self.execute(runner, dict(case.inputs))
 
@@ -208,16 +209,11 @@ class ConversionPath(Adapter):
 
     # --- conversion cache --------------------------------------------------------------------------------------
 
-    def _key(self, case: CaseData, variant: str) -> str:
+    def _key(self, case: CaseData, variant: str, versions: dict[str, str]) -> str:
         """The conversion's cache key: paths that share source and converter share conversions."""
-        versions = self.versions()
         text = repr((FORMAT, self.source, self.converter_id, versions["source"], versions["converter"],
                      sorted(self.options.items()), variant, signature(case)))
         return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-    def _converted(self, case: CaseData, variant: str) -> Converted | ConversionFailed:
-        key = self._key(case, variant)
-        return self.conversions.get_or_make(key, lambda: self._convert_cached(key, case, variant))
 
     def _convert_cached(self, key: str, case: CaseData, variant: str) -> Converted | ConversionFailed:
         folder = cache_dir()

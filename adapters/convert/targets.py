@@ -43,6 +43,18 @@ def runnable_ir(model: Any) -> Any:
     return model
 
 
+class OnnxArtifact:
+    """For a path whose converter makes an ONNX ModelProto: its bytes are what the disk cache keeps."""
+
+    def dump(self, artifact: Any) -> bytes:
+        return artifact.SerializeToString()
+
+    def load(self, blob: bytes) -> Any:
+        import onnx
+
+        return onnx.load_from_string(blob)
+
+
 def feeds(names: list[str], inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The model's input names -> the case's arrays, by position."""
     arrays = list(inputs.values())

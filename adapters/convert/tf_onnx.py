@@ -30,10 +30,11 @@ from adapters.convert.path import ConversionPath, Converted
 MODE = "function"  # the source mode the paths convert: a tf.function graph
 
 
-def _apis(op: str) -> tuple[str, ...]:
+def function_variants(op: str) -> list[str]:
+    """The tensorflow adapter's ``<api>/function`` variants of ``op``: what the TensorFlow paths convert."""
     from adapters.tensorflow import APIS  # imports no framework
 
-    return APIS[op]
+    return [f"{api}/{MODE}" for api in APIS[op]]
 
 
 def _spec(case: CaseData, variant: str) -> Any:
@@ -95,7 +96,7 @@ def _signature_source(args: tuple[str, ...]) -> list[str]:
             "graph_fn = tf.function(f, input_signature=signature)"]
 
 
-class TfOnnx(ConversionPath):
+class TfOnnx(targets.OnnxArtifact, ConversionPath):
     """tf2onnx.convert.from_function on the tf.function, run by onnxruntime on CPU."""
 
     source = "tensorflow"
@@ -104,7 +105,7 @@ class TfOnnx(ConversionPath):
     target = "onnxruntime"
 
     def source_variants(self, op: str) -> list[str]:
-        return [f"{api}/{MODE}" for api in _apis(op)]
+        return function_variants(op)
 
     def converter_version(self) -> str:
         import tf2onnx
@@ -126,13 +127,6 @@ class TfOnnx(ConversionPath):
                                       "runtime loads")
         return Converted(model, targets.onnx_ops(model), {"opset": targets.onnx_opset(model), "inputs": list(args)})
 
-    def dump(self, artifact: Any) -> bytes:
-        return artifact.SerializeToString()
-
-    def load(self, blob: bytes) -> Any:
-        import onnx
-
-        return onnx.load_from_string(blob)
 
     def runner(self, converted: Converted) -> Any:
         return targets.onnxruntime_session(converted.artifact), converted.details["inputs"]
@@ -157,7 +151,7 @@ class TfOpenVino(ConversionPath):
     target = "openvino"
 
     def source_variants(self, op: str) -> list[str]:
-        return [f"{api}/{MODE}" for api in _apis(op)]
+        return function_variants(op)
 
     def converter_version(self) -> str:
         import adapters

@@ -17,7 +17,7 @@ from adapters import litert_model
 from adapters.base import CaseData
 from adapters.convert import targets
 from adapters.convert.path import ConversionPath, Converted
-from adapters.convert.tf_onnx import MODE, _apis, _signature_source, _spec, graph_function
+from adapters.convert.tf_onnx import _signature_source, _spec, function_variants, graph_function
 
 
 class TfTflite(ConversionPath):
@@ -28,7 +28,7 @@ class TfTflite(ConversionPath):
     options: ClassVar[dict[str, Any]] = {"supported_ops": "TFLITE_BUILTINS"}
 
     def source_variants(self, op: str) -> list[str]:
-        return [f"{api}/{MODE}" for api in _apis(op)]
+        return function_variants(op)
 
     def converter_version(self) -> str:
         from adapters.tensorflow import tf_module

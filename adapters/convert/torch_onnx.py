@@ -59,7 +59,7 @@ def _module_source(expr: str, names: tuple[str, ...]) -> list[str]:
             f"example = ({args.replace('indices', 'indices_example')},)"]
 
 
-class TorchOnnx(ConversionPath):
+class TorchOnnx(targets.OnnxArtifact, ConversionPath):
     """torch.onnx.export with ``dynamo`` True or False, to onnxruntime or OpenVINO (through its ONNX frontend)."""
 
     source = "torch"
@@ -99,13 +99,6 @@ class TorchOnnx(ConversionPath):
             proto = onnx.load_from_string(buffer.getvalue())
         return Converted(proto, targets.onnx_ops(proto), {"opset": targets.onnx_opset(proto)})
 
-    def dump(self, artifact: Any) -> bytes:
-        return artifact.SerializeToString()
-
-    def load(self, blob: bytes) -> Any:
-        import onnx
-
-        return onnx.load_from_string(blob)
 
     def runner(self, converted: Converted) -> Any:
         if self.target == "onnxruntime":

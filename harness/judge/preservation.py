@@ -14,11 +14,10 @@ import numpy as np
 
 from harness.cases.load import Case
 from harness.judge.compare import compare
-from harness.judge.verdict import judge
+from harness.judge.verdict import judge, stored
 from harness.run import wire
 
 PRESERVATION = ("preserved", "changed", "conversion-failed", "unknown")
-SMALL = 64  # source values up to this many elements are kept whole in the record (as verdict.SMALL)
 
 
 def side_label(case: Case, res: dict[str, Any], expected: Any) -> str:
@@ -38,25 +37,18 @@ def side_label(case: Case, res: dict[str, Any], expected: Any) -> str:
     return "ok" if verdict["verdict"] == "conforms" else "wrong"
 
 
-def _same(source: dict[str, Any], target: dict[str, Any]) -> bool:
+def _same(a: np.ndarray | None, b: np.ndarray | None, source: dict[str, Any], target: dict[str, Any]) -> bool:
+    """Both sides did the same: the same outcome, and for values the same dtype, shape and elements."""
     if source["outcome"] != target["outcome"]:
         return False
-    if source["outcome"] != "ok":
+    if a is None or b is None:
         return True
-    a, b = wire.decode(source["value"]), wire.decode(target["value"])
     if a.dtype != b.dtype or a.shape != b.shape:
         return False
     try:
         return compare(b, a).equal
     except (TypeError, ValueError):
         return False
-
-
-def _small(value: dict[str, Any]) -> Any:
-    from harness.cases.values import to_jsonable
-
-    arr = wire.decode(value)
-    return to_jsonable(arr) if arr.size <= SMALL else None
 
 
 def account(case: Case, description: dict[str, Any], res: dict[str, Any], record: dict[str, Any],
@@ -68,12 +60,12 @@ def account(case: Case, description: dict[str, Any], res: dict[str, Any], record
     source = conv.pop("source_result", None)
     target_label = record.get("label") or side_label(case, res, expected)
     conv["target_label"] = target_label
+    a = wire.decode(source["value"]) if source is not None and source["outcome"] == "ok" else None
+    b = wire.decode(res["value"]) if res["outcome"] == "ok" else None
     if source is not None:  # what the source did natively, whatever became of the conversion
         conv["source_label"] = side_label(case, source, expected)
-        if source["outcome"] == "ok":
-            arr = wire.decode(source["value"])
-            conv.update(source_value=_small(source["value"]), source_dtype=str(arr.dtype),
-                        source_shape=list(arr.shape))
+        if a is not None:
+            conv.update(source_value=stored(a), source_dtype=str(a.dtype), source_shape=list(a.shape))
         else:
             conv["source_error"] = f"{source.get('error_type', '')}: {source.get('error_message', '')}".strip(": ")
     if record["outcome"] == "error" and conv.get("stage") in ("convert", None):
@@ -87,11 +79,10 @@ def account(case: Case, description: dict[str, Any], res: dict[str, Any], record
         why = f"the run ended ({record['outcome']}) before the path reported its source's result"
         return {**conv, "preservation": "unknown", "summary": f"unknown: {why}"}
     source_label = conv["source_label"]
-    if _same(source, res):
+    if _same(a, b, source, res):
         return {**conv, "preservation": "preserved", "summary": "preserved"}
     differs = "" if source_label != target_label else " (other values)"
-    if source["outcome"] == "ok" and res["outcome"] == "ok":
-        a, b = wire.decode(source["value"]), wire.decode(res["value"])
-        if a.dtype != b.dtype and np.array_equal(a.astype(np.float64, copy=False), b.astype(np.float64, copy=False)):
-            differs = f" (dtype {a.dtype} -> {b.dtype})"
+    if a is not None and b is not None and a.dtype != b.dtype and np.array_equal(
+            a.astype(np.float64, copy=False), b.astype(np.float64, copy=False)):
+        differs = f" (dtype {a.dtype} -> {b.dtype})"
     return {**conv, "preservation": "changed", "summary": f"changed: {source_label} -> {target_label}{differs}"}

@@ -62,7 +62,8 @@ def _identical(observed: np.ndarray, expected: np.ndarray) -> bool:
     return False
 
 
-def _small(arr: np.ndarray | AllowedOutputs) -> Any:
+def stored(arr: np.ndarray | AllowedOutputs) -> Any:
+    """``arr`` as a record stores it: the whole array (JSON-able) when it has at most SMALL elements, else None."""
     from harness.cases.values import to_jsonable
 
     if isinstance(arr, AllowedOutputs):
@@ -133,7 +134,7 @@ def _judge(case: Case, res: dict[str, Any], expected: Any, outside: Outside | No
                 "reason": f"refused {what}, where canonical semantics give a value: {res['error_type']}"}
     observed = wire.decode(res["value"])
     fields: dict[str, Any] = {
-        "observed": _small(observed),
+        "observed": stored(observed),
         "observed_dtype": _dtype_name(observed.dtype),
         "observed_shape": list(observed.shape),
     }
@@ -161,7 +162,7 @@ def _judge(case: Case, res: dict[str, Any], expected: Any, outside: Outside | No
 def expected_field(case: Case, expected: Any) -> Any:
     """The ``expected`` field of a record: "error", the expected array when small, else None (once per case)."""
     if "expected_field" not in case.memo:
-        case.memo["expected_field"] = "error" if isinstance(expected, ExpectedError) else _small(expected)
+        case.memo["expected_field"] = "error" if isinstance(expected, ExpectedError) else stored(expected)
     return case.memo["expected_field"]
 
 

@@ -66,7 +66,7 @@ def section(records: list[dict[str, Any]], cases: Any = None) -> dict[str, Any] 
              "cells": [_cell(path, col, by_cell[(path, col)]) if by_cell.get((path, col)) else None
                        for path in paths]}
             for col in columns]
-    return {"paths": heads, "rows": rows, "details": _details(recs, paths, columns, cases), "status": STATUS,
+    return {"paths": heads, "rows": rows, "details": _details(by_cell, paths, columns, cases), "status": STATUS,
             "totals": dict(Counter(r["conversion"]["preservation"] for r in recs))}
 
 
@@ -95,14 +95,14 @@ def anchor(path: str, col: str) -> str:
     return "conv-" + "".join(ch if ch.isalnum() else "-" for ch in f"{path}-{col}")
 
 
-def _details(recs: list[dict[str, Any]], paths: list[str], columns: list[str], cases: Any) -> list[dict[str, Any]]:
+def _details(by_cell: dict[tuple[str, str], list[dict[str, Any]]], paths: list[str], columns: list[str],
+             cases: Any) -> list[dict[str, Any]]:
     """Every cell that is not all preserved, with its changed/failed records: case, variant, summary, converted
     ops, source call and output, target output, and the repro script."""
     out = []
     for path in paths:
         for col in columns:
-            cell = [r for r in recs if r["framework"] == path and (r.get("dimension") or OTHER) == col
-                    and r["conversion"]["preservation"] != "preserved"]
+            cell = [r for r in by_cell.get((path, col), []) if r["conversion"]["preservation"] != "preserved"]
             if not cell:
                 continue
             items = []

@@ -10,7 +10,13 @@ PYTEST_ARGS ?=
 
 .PHONY: report test bench lint schema clean mxnet-env browser
 
+# The main environment is about 5.5 GB installed (TensorFlow, torch, JAX, OpenVINO, paddle, TVM, the converters),
+# and pip unpacks each wheel beside it: a full disk otherwise ends the build minutes in with a pip traceback.
+NEED_GB ?= 8
 $(VENV)/.installed: pyproject.toml
+	@free=$$(df -Pk . | awk 'NR==2 {print int($$4 / 1048576)}'); if [ "$$free" -lt $(NEED_GB) ]; then \
+	echo "error: $$free GB free on this disk; building $(VENV) needs about $(NEED_GB) GB (free some, or NEED_GB=0)" >&2; \
+	exit 1; fi
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[cpu]'

@@ -33,7 +33,8 @@ class CaseData:
 
     ``omit`` names attributes the adapter must NOT pass, so the framework's own default applies (the
     default-axis probe); an adapter whose API has no default for one raises Unsupported. ``device`` is where the
-    call must run ("cpu" or "gpu"); an adapter that cannot reach it here raises NoDevice.
+    call must run ("cpu" or "gpu"); an adapter that cannot reach it here raises NoDevice. ``progress`` is a file
+    where a call of several stages (a converter path) notes how far it got, for a run that dies before it returns.
     """
 
     op: str
@@ -42,6 +43,7 @@ class CaseData:
     opset: int | None = None
     omit: tuple[str, ...] = ()
     device: str = "cpu"
+    progress: str | None = None
 
 
 @dataclass

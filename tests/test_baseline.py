@@ -128,3 +128,69 @@ def test_a_baseline_label_may_name_the_labels_an_unchecked_read_alternates_betwe
     assert check(base, "f.yaml::p[relax.op.take]", "zero", "0.27") is None
     assert check(base, "f.yaml::p[relax.op.take]", "garbage", "0.27") is None
     assert check(base, "f.yaml::p[relax.op.take]", "clamp", "0.27") is not None
+
+
+def test_a_paths_baseline_keeps_its_preservation_verdicts() -> None:
+    from harness.judge.baseline import check, record_label
+
+    def rec(preservation: str, summary: str) -> dict:
+        return {"label": "wrap", "conversion": {"preservation": preservation, "summary": summary}}
+
+    assert record_label(rec("changed", "changed: error -> wrap")) == "changed: error -> wrap"
+    assert record_label(rec("conversion-failed", "conversion-failed: KeyError: 'x'")) == "conversion-failed"
+    assert record_label(rec("preserved", "preserved")) == "preserved"
+    assert record_label({"label": "wrap"}) == "wrap" and record_label({"verdict": "conforms"}) is None
+    version = "torch 2.13.0+cpu; onnx-dynamo 2.13.0+cpu; openvino 2026.4.1"
+    key = "f.yaml::p[index_select]"
+    base = {"framework": "torch~onnx-dynamo~openvino", "version": version,
+            "labels": {key: "changed: error -> crash:SIGSEGV"}}
+    assert check(base, key, "changed: error -> crash:SIGABRT", version) is None  # the same heap corruption
+    assert check(base, key, "changed: error -> crash:SIGFPE", version) is not None
+    message = check(base, key, "preserved", version)
+    assert message == (f"behaviour changed: baseline says 'changed: error -> crash:SIGSEGV', observed 'preserved' "
+                       f"on {version} ({key})")
+    upgraded = version.replace("2026.4.1", "2027.0.0")
+    assert "a release the baseline does not know" in check(base, key, "preserved", upgraded)
+
+
+TAKE_NEGATIVE = """\
+op: Take
+cases:
+  - id: probe-negative
+    source: test
+    dimension: negative-indices
+    tags: [probe]
+    inputs: {data: [10, 20, 30], indices: [-1]}
+    attrs: {axis: 0}
+"""
+
+
+def test_a_paths_test_fails_on_a_new_change_xfails_on_a_recorded_one_and_fails_when_it_goes(tmp_path: Path) -> None:
+    import pytest
+
+    import adapters
+
+    path = "torch~onnx-torchscript~onnxruntime"
+    if not adapters.is_available(path):
+        pytest.skip("torch, onnx, onnxruntime")
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "take.yaml").write_text(TAKE_NEGATIVE)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "pytest", "cases", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-rxX",
+               "--framework", path, "-k", "index_select", *args]
+        return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+
+    # torch.index_select refuses -1; the exported Gather counts it from the end: a change, with no baseline yet.
+    first = run()
+    assert first.returncode == 1 and "the conversion changed the behaviour: changed: error -> wrap" in first.stdout
+    assert run("--update-baseline").returncode == 0
+    saved = baseline.load(tmp_path / "baselines", path)
+    assert saved["labels"] == {"cases/take.yaml::probe-negative[index_select]": "changed: error -> wrap"}
+    recorded = run()
+    assert recorded.returncode == 0 and f"recorded in baselines/{path}.yaml: changed: error -> wrap" in recorded.stdout
+    # A release whose exporter or runtime kept torch's refusal would now preserve it: the baseline no longer holds.
+    file = baseline.path_for(tmp_path / "baselines", path)
+    file.write_text(file.read_text().replace("'changed: error -> wrap'", "preserved"))
+    gone = run()
+    assert gone.returncode == 1 and "baseline says 'preserved'" in gone.stdout, gone.stdout[-2000:]

@@ -1,6 +1,7 @@
 """Converter paths (adapters/convert): the torch paths on the seed examples, one preservation verdict of each kind
-measured on real conversions, the conversion cache, a failed conversion as a result, the repro script that
-converts and runs, and the paths' registry entries."""
+measured on real conversions, the conversion cache, a failed conversion as a result, a converter or target that
+kills its process charged to the right stage, the repro script that converts and runs, and the paths' registry
+entries."""
 
 from __future__ import annotations
 
@@ -234,3 +235,40 @@ def test_the_report_shows_each_kind_in_its_conversion_section(tmp_path: Path) ->
     path_rows = [r for r in rows if r["framework"] == "torch~onnx-torchscript~onnxruntime"]
     assert [(r["dimension"], r["source_label"], r["label"], r["preservation"]) for r in path_rows] == [
         ("negative-indices", "error", "wrap", "changed: error -> wrap")]
+
+
+# --- a run that dies: whose death it was ---------------------------------------------------------------------
+
+
+def _isolated(case: Case, path: str, variant: str) -> dict[str, Any]:
+    from harness.run.isolation import Isolated
+
+    executor = Isolated(timeout=180.0)  # the crash takes a forked child down, not this test process
+    try:
+        return execute(case, path, variant, executor)
+    finally:
+        executor.close()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif("torch~onnx-dynamo~openvino" not in TORCH_PATHS, reason="torch, onnxscript, openvino")
+def test_a_target_that_crashes_is_a_change_and_the_source_result_survives_it() -> None:
+    # OpenVINO 2026.4.1's CPU Gather divides by an empty axis: SIGFPE where torch returns an empty tensor. The path
+    # noted the source's result and the converted graph before running the target, so the record keeps both.
+    rec = _isolated(_case("cases/probes/gather.yaml::probe-empty-data"), "torch~onnx-dynamo~openvino",
+                    "index_select")
+    assert (rec["outcome"], rec["signal"]) == ("crash", "SIGFPE")
+    conv = rec["conversion"]
+    assert conv["stage"] == "run" and conv["source_label"] == "ok" and conv["source_shape"] == [0, 3]
+    assert conv["summary"] == "changed: ok -> crash:SIGFPE" and "Gather(axis=0)" in rec["ops"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif("torch~onnx-torchscript~onnxruntime" not in TORCH_PATHS, reason="torch, onnx, onnxruntime")
+def test_a_converter_that_crashes_is_a_failed_conversion() -> None:
+    # torch.onnx.export(dynamo=False) 2.13.0 dies of SIGFPE exporting torch.take on an empty tensor.
+    rec = _isolated(_case("cases/probes/take.yaml::probe-empty-data"), "torch~onnx-torchscript~onnxruntime", "take")
+    conv = rec["conversion"]
+    assert (rec["outcome"], conv["stage"], conv["preservation"]) == ("crash", "convert", "conversion-failed")
+    assert conv["summary"] == "conversion-failed: the converter crashed (SIGFPE)"
+    assert conv["source_label"] == "ok" and rec["verdict"] == "n/a"

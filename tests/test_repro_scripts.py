@@ -30,8 +30,9 @@ PYTHONS = adapters.venv_pythons(ROOT)
 
 
 def _frameworks() -> list[str]:
+    # A converter path's baseline holds preservation verdicts, not labels: its repro is tests/test_convert_paths.py's.
     return [n for n in adapters.names() if (adapters.is_available(n) or n in PYTHONS)
-            and adapters.get(n).unavailable() is None]
+            and adapters.get(n).unavailable() is None and not adapters.is_path(n)]
 
 
 def _probes() -> dict[str, Case]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 import tempfile
 import textwrap
 from dataclasses import dataclass, field
@@ -174,15 +175,20 @@ class ConversionPath(Adapter):
         def run() -> np.ndarray:
             versions = self.versions()
             conversion = facts["conversion"] = {**self.describe_path(), "versions": versions,
-                                                "source_api": source_call.api}
+                                                "source_api": source_call.api, "stage": "source"}
+            # Each stage is noted before it starts: a converter or target that kills the process (SIGFPE on an
+            # empty tensor) or hangs leaves the parent this note, so the record still says whose death it was.
+            _note(case.progress, facts)
             conversion["source_result"] = _source_result(source_adapter, source_call)
+            conversion["stage"] = "convert"
+            _note(case.progress, facts)
             key = self._key(case, variant, versions)
             converted = self.conversions.get_or_make(key, lambda: self._convert_cached(key, case, variant))
             if isinstance(converted, ConversionFailed):
-                conversion["stage"] = "convert"
                 raise converted
             facts["ops"] = self.ops_of(converted)
             conversion.update(converted.details, stage="run")
+            _note(case.progress, facts)
             runner = self.runners.get_or_make(key, lambda: self.runner(converted))
             return self.execute(runner, dict(case.inputs))
 
@@ -260,6 +266,25 @@ def _write(path: Path, data: bytes) -> None:
         os.replace(tmp, path)
     except OSError:
         pass
+
+
+def _note(progress: str | None, facts: dict[str, Any]) -> None:
+    """Write the call's facts so far to ``progress`` (see CaseData.progress), atomically; nothing when unset."""
+    if not progress:
+        return
+    tmp = f"{progress}.tmp"
+    with open(tmp, "wb") as fh:
+        pickle.dump(facts, fh, 5)
+    os.replace(tmp, progress)
+
+
+def read_progress(progress: str) -> dict[str, Any]:
+    """The facts a path's call last noted in ``progress`` (empty when it noted none)."""
+    try:
+        with open(progress, "rb") as fh:
+            return pickle.load(fh)
+    except (OSError, EOFError, pickle.UnpicklingError):
+        return {}
 
 
 def _source_result(adapter: Adapter, call: Call) -> dict[str, Any]:

@@ -7,6 +7,9 @@ and, once release sweeps have been folded in (``python -m harness history FRAMEW
 ``releases`` (every release whose labels the file knows) and ``ranges`` (the keys whose label differs between them,
 as ``[{label, until}, {label, since, until}, ..., {label, since}]``). A run on any release is checked against the
 label valid for that release; a change in a release the file does not know fails, naming both releases.
+
+A converter path's file (``baselines/<source>~<converter>~<target>.yaml``) holds its preservation verdicts
+(:func:`record_label`): its test fails when one differs from the file, and xfails on a change the file records.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from typing import Any
 
 import yaml
 from packaging.version import InvalidVersion, Version
+
+from adapters import is_path
 
 _RELEASE = re.compile(r"\d+(?:\.\d+)*")
 
@@ -93,12 +98,17 @@ def _edit(root: Path, framework: str, change: Any) -> None:
         ordered = {k: data[k] for k in ("framework", "version", "releases", "labels", "ranges") if data.get(k)}
         ordered.setdefault("labels", {})
         tmp = path.with_suffix(".tmp")
-        header = (
-            f"# Behaviour labels measured on {framework} {data.get('version')}; a probe test fails when its label "
-            "changes.\n# Regenerate with: python -m pytest cases/probes --framework NAME --update-baseline"
-            + ("; releases and ranges: python -m harness history NAME --update-baseline" if data.get("ranges")
-               or data.get("releases") else "") + "\n"
-        )
+        if is_path(framework):
+            header = (f"# Preservation verdicts measured on {framework} ({data.get('version')}); a path's test fails "
+                      "when one changes,\n# and xfails on a change recorded here. Regenerate with: python -m pytest "
+                      f"cases --framework {framework} --update-baseline\n")
+        else:
+            header = (
+                f"# Behaviour labels measured on {framework} {data.get('version')}; a probe test fails when its label "
+                "changes.\n# Regenerate with: python -m pytest cases/probes --framework NAME --update-baseline"
+                + ("; releases and ranges: python -m harness history NAME --update-baseline" if data.get("ranges")
+                   or data.get("releases") else "") + "\n"
+            )
         tmp.write_text(header + yaml.dump(_flow(ordered), Dumper=_Dumper, sort_keys=False, width=200))
         os.replace(tmp, path)
 
@@ -189,13 +199,26 @@ def known_releases(baseline: dict[str, Any]) -> list[Version]:
     return sorted(v for v in found if v is not None)
 
 
+def record_label(record: dict[str, Any]) -> str | None:
+    """What a baseline keeps of a record: for a converter path, its preservation (``preserved``, ``changed: error
+    -> wrap``, ``conversion-failed``, ``unknown``), which is what a path's test checks; else the probe's behaviour
+    label (None for a conformance case, which known/ files cover instead)."""
+    conversion = record.get("conversion")
+    if conversion:
+        kind = conversion["preservation"]
+        return conversion["summary"] if kind == "changed" else kind
+    return record.get("label")
+
+
 # Signals of a process whose heap was corrupted: which one kills it depends on the allocator's state, not on the
 # behaviour (paddle's index_put out of range, OpenVINO's unchecked scatters: SIGSEGV or SIGABRT from run to run).
-_CORRUPTION = {"crash:SIGSEGV", "crash:SIGABRT", "crash:SIGBUS"}
+_CORRUPTION = re.compile(r"crash:SIG(?:SEGV|ABRT|BUS)\b")
 
 
-def _same_corruption(known: str, observed: str) -> bool:
-    return known in _CORRUPTION and observed in _CORRUPTION
+def _same(known: str, observed: str) -> bool:
+    """``observed`` is the label ``known``, or differs only in which corruption signal ended the process (also
+    inside a path's ``changed: ok -> crash:SIGSEGV``)."""
+    return known == observed or _CORRUPTION.sub("crash:memory", known) == _CORRUPTION.sub("crash:memory", observed)
 
 
 def check(baseline: dict[str, Any], key: str, observed: str, version: str, dimension: str | None = None) -> str | None:
@@ -208,10 +231,12 @@ def check(baseline: dict[str, Any], key: str, observed: str, version: str, dimen
         return (f"no baseline label for {key} (observed {observed!r} on {version}); "
                 "run with --update-baseline to record it")
     # "a|b": the probe reads memory it does not own, and which of the labels it gets depends on what lies there
-    if observed in known.split("|") or _same_corruption(known, observed):
+    if any(_same(alternative, observed) for alternative in known.split("|")):
         return None
     what = f"{dimension}: " if dimension else ""
     rel, releases = release_of(version), known_releases(baseline)
+    if rel is None and version == baseline.get("version"):  # a path's version names three parts, no one release
+        return f"behaviour changed: {what}baseline says {known!r}, observed {observed!r} on {version} ({key})"
     if rel is not None and rel in releases:
         return (f"behaviour changed: {what}baseline says {known!r} on {baseline.get('framework')} {rel}, a release it "
                 f"knows (pinned: {baseline.get('version')}), observed {observed!r} on {version} ({key})")
@@ -222,13 +247,15 @@ def check(baseline: dict[str, Any], key: str, observed: str, version: str, dimen
 
 
 def from_records(root: Path, records: list[dict[str, Any]]) -> dict[str, int]:
-    """Write baseline files from result records (every probe record's label); returns labels per framework."""
+    """Write baseline files from result records (every probe record's label, every converter path record's
+    preservation: :func:`record_label`); returns labels per framework."""
     by_fw: dict[str, dict[str, str]] = {}
     versions: dict[str, str] = {}
     for rec in records:
-        if rec.get("label"):
+        label = record_label(rec)
+        if label:
             key = item_key(rec["case"], rec.get("variant", ""), rec.get("device", "cpu"))
-            by_fw.setdefault(rec["framework"], {})[key] = rec["label"]
+            by_fw.setdefault(rec["framework"], {})[key] = label
             versions[rec["framework"]] = rec.get("framework_version", "")
     for framework, labels in by_fw.items():
         update(root, framework, versions[framework], labels)

@@ -3,7 +3,10 @@
 ``preserved``: the target's outcome is the source's (both raised, or equal values of the same dtype);
 ``changed``: it is not, and the account says how, with both sides' labels (a probe's behaviour label, else
 ``ok``/``wrong``/``error`` against the canonical semantics) and both values; ``conversion-failed``: the converter
-itself failed, with its error. ``unknown``: the run died (crash, hang) before the path reported its stages.
+itself failed (raised, crashed or hung), with its error. ``unknown``: the run died (crash, hang) before the source's
+native result was known. A target that crashes or hangs on the converted model is a ``changed`` (``ok ->
+crash:SIGFPE``): the path notes each stage as it starts (adapters.convert.path), so a dead run still says whose
+death it was.
 """
 
 from __future__ import annotations
@@ -68,6 +71,10 @@ def account(case: Case, description: dict[str, Any], res: dict[str, Any], record
             conv.update(source_value=stored(a), source_dtype=str(a.dtype), source_shape=list(a.shape))
         else:
             conv["source_error"] = f"{source.get('error_type', '')}: {source.get('error_message', '')}".strip(": ")
+    died = record["outcome"] in ("crash", "timeout")
+    ending = f"crashed ({record.get('signal') or 'exit'})" if record["outcome"] == "crash" else "hung (timeout)"
+    if died and conv.get("stage") == "convert":  # the converter itself took the process down
+        return {**conv, "preservation": "conversion-failed", "summary": f"conversion-failed: the converter {ending}"}
     if record["outcome"] == "error" and conv.get("stage") in ("convert", None):
         # stage None: the path could not even make the source's call (the source API refused the case)
         error = record.get("error_message") or ""
@@ -76,7 +83,8 @@ def account(case: Case, description: dict[str, Any], res: dict[str, Any], record
         return {**conv, "stage": "convert", "preservation": "conversion-failed",
                 "summary": f"conversion-failed: {error}"}
     if source is None:
-        why = f"the run ended ({record['outcome']}) before the path reported its source's result"
+        why = (f"the source API itself {ending}, natively" if died and conv.get("stage") == "source" else
+               f"the run ended ({record['outcome']}) before the path reported its source's result")
         return {**conv, "preservation": "unknown", "summary": f"unknown: {why}"}
     source_label = conv["source_label"]
     if _same(a, b, source, res):

@@ -236,9 +236,10 @@ def preservation_message(case: Case, record: dict[str, Any]) -> str:
     source = (conv.get("source_value") if "source_value" in conv else conv.get("source_error"))
     target = record.get("observed") if record["outcome"] == "ok" else (
         f"{record['outcome']}: {record.get('error_type') or ''}: {record.get('error_message') or ''}")
+    changed = conv.get("preservation") in ("changed", "unknown")
+    what = "the conversion changed the behaviour" if changed else "the path's preservation"
     lines = [
-        f"{case.nodeid} [{record['framework']}, {record['variant']}]: the conversion changed the behaviour: "
-        f"{conv.get('summary', '')}",
+        f"{case.nodeid} [{record['framework']}, {record['variant']}]: {what}: {conv.get('summary', '')}",
         f"  op:        {case.op} {case.attrs}",
         f"  source:    {conv.get('source')} {versions.get('source', '')}: {conv.get('source_api', '')}",
         f"             -> {conv.get('source_label')}: {source}",
@@ -247,6 +248,8 @@ def preservation_message(case: Case, record: dict[str, Any]) -> str:
         f"  converted: {' '.join(record.get('ops') or []) or '(not reported)'}",
         f"  target:    {conv.get('target')} {versions.get('target', '')} -> {conv.get('target_label')}: {target}",
     ]
+    if not changed:  # nothing to reproduce: the message reports a verdict that differs from the baseline's
+        return "\n".join(lines)
     try:
         lines += ["  repro (converts and runs; python -m harness repro writes it to a file):",
                   textwrap.indent(script(case, record), "    ")]

@@ -331,7 +331,7 @@ class CaseItem(pytest.Item):
             state.writer.write(record)
         state.counts[(self.framework, record["outcome"] if record["verdict"] != "deviates" else "deviates")] += 1
         if record.get("conversion"):
-            self._check_preservation(record)
+            self._check_preservation(state, record)
             return
         if "label" in record:
             self._check_label(state, record)
@@ -345,20 +345,34 @@ class CaseItem(pytest.Item):
                 pytest.xfail(f"known: {record['known_deviation']}")
             raise Deviation(failure_message(self.case, record))
 
-    def _check_preservation(self, record: dict[str, Any]) -> None:
+    def _check_preservation(self, state: _State, record: dict[str, Any]) -> None:
         """A converter path passes when the converted model does what the source API does natively (its verdict
-        against canonical semantics is the source's business, and recorded): a changed behaviour fails, unless
-        known/<path>.yaml explains it (xfail); a conversion the converter could not make is skipped."""
+        against canonical semantics is the source's business, and recorded). Its preservation must also be the
+        one baselines/<path>.yaml records, where that file covers the case file (a converter or runtime release
+        that changes one fails, either way). A change fails unless known/<path>.yaml explains it or the baseline
+        records it (both xfail); a conversion the converter could not make is skipped."""
+        from harness.judge import baseline
         from harness.report.repro import preservation_message
 
         conversion = record["conversion"]
-        kind = conversion["preservation"]
+        kind, label = conversion["preservation"], baseline.record_label(record)
+        key = baseline.item_key(self.case.nodeid, self.variant, record.get("device", "cpu"))
+        version = record.get("framework_version", "")
+        if state.update_baseline:
+            state.new_labels.setdefault(self.framework, {})[key] = label
+            state.versions[self.framework] = version
+            return
+        problem = baseline.check(state.baseline(self.framework), key, label, version)
+        if problem:
+            raise Deviation(f"{problem}\n{preservation_message(self.case, record)}")
         if kind == "preserved":
             return
         if kind == "conversion-failed":
             pytest.skip(conversion["summary"][:300])
         if record.get("known_change"):
             pytest.xfail(f"known: {record['known_change']}")
+        if baseline.label_at(state.baseline(self.framework), key, version) is not None:
+            pytest.xfail(f"recorded in baselines/{self.framework}.yaml: {conversion['summary']}")
         raise Deviation(preservation_message(self.case, record))
 
     def _check_label(self, state: _State, record: dict[str, Any]) -> None:

@@ -3,8 +3,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import functools
+import itertools
+import os
 import platform
+import tempfile
 from typing import Any, Protocol
 
 import adapters
@@ -50,13 +55,41 @@ def payload(case: Case, device: str = "cpu") -> dict[str, Any]:
     }
 
 
+@functools.cache
+def _progress_dir() -> str:
+    return tempfile.mkdtemp(prefix="gsc-progress-")
+
+
+def _run_path(executor: Executor, framework: str, variant: str, job: dict[str, Any]) -> dict[str, Any]:
+    """Run a converter path's case with a progress file: where the run dies (a converter or target that crashes
+    or hangs), what the path noted there (its stage, the source's native result) joins the result."""
+    from adapters.convert.path import read_progress
+
+    progress = os.path.join(_progress_dir(), f"{os.getpid()}-{next(_SERIAL)}")
+    try:
+        res = executor.run(framework, variant, {**job, "progress": progress})
+        if res["outcome"] in ("crash", "timeout") and "conversion" not in res:
+            res = {**read_progress(progress), **res}
+    finally:
+        for leftover in (progress, f"{progress}.tmp"):
+            with contextlib.suppress(OSError):
+                os.remove(leftover)
+    return res
+
+
+_SERIAL = itertools.count()
+
+
 def execute(case: Case, framework: str, variant: str, executor: Executor, device: str = "cpu") -> dict[str, Any]:
     """Run ``case`` on ``framework``/``variant`` on ``device`` through ``executor``; return the full result record.
 
     Where the device is absent here the record is only ``{"outcome": "skipped", "reason": ...}``: not a result.
     """
     expected = case.reference()
-    res = executor.run(framework, variant, payload(case, device))
+    if adapters.is_path(framework):
+        res = _run_path(executor, framework, variant, payload(case, device))
+    else:
+        res = executor.run(framework, variant, payload(case, device))
     if res["outcome"] == "skipped":
         return {"outcome": "skipped", "reason": res.get("reason", ""), "device": device}
     record: dict[str, Any] = {
@@ -100,7 +133,7 @@ def execute(case: Case, framework: str, variant: str, executor: Executor, device
         if record["conversion"]["preservation"] == "conversion-failed":
             # The path cannot express the case (as an API that cannot): a result, not a deviation.
             record.pop("deviation", None)
-            record.update(verdict="n/a", reason=f"conversion failed: {record['error_message']}")
+            record.update(verdict="n/a", reason=record["conversion"]["summary"])
         elif record["conversion"]["preservation"] != "preserved":
             reason = known.lookup(framework, case.nodeid, variant)  # known/<path>.yaml: changes it explains
             if reason:

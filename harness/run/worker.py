@@ -126,6 +126,7 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
         opset=payload.get("opset"),
         omit=tuple(payload.get("omit") or ()),
         device=payload.get("device") or "cpu",
+        progress=payload.get("progress"),
     )
     result: dict[str, Any] = {
         "api": "",

@@ -1,16 +1,18 @@
 """Behaviour across releases: release specs, baseline ranges, the history store, and a real two-release sweep of
-onnxruntime (each release in its own environment, made with uv) checked through its records and ``--diff``."""
+onnxruntime (each release in its own environment, made with uv) checked through its records and ``--diff``, and a
+sweep that removes each environment once its release is measured (``--drop-envs``)."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from harness.history import pins, releases, store
+from harness.history import envs, pins, releases, store
 from harness.history.sweep import fold
 from harness.judge import baseline
 
@@ -151,3 +153,29 @@ def test_a_real_two_release_sweep_of_onnxruntime(tmp_path: Path) -> None:
                            "--dir", str(history)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert diff.returncode == 0, diff.stderr
     assert "Gather Gather-13 data-dtype:bfloat16: error -> ok" in diff.stdout
+
+
+def test_drop_removes_a_release_environment_and_says_what_it_freed(tmp_path: Path) -> None:
+    folder = envs.env_path("onnxruntime", "1.0.0", tmp_path)
+    (folder / "bin").mkdir(parents=True)
+    (folder / "bin" / "python").write_bytes(b"x" * 1000)
+    (folder / envs.MARKER).write_text("{}")
+    assert envs.drop("onnxruntime", "1.0.0", tmp_path) == 1002
+    assert not folder.exists() and envs.drop("onnxruntime", "1.0.0", tmp_path) == 0
+
+
+@pytest.mark.slow
+def test_a_sweep_with_drop_envs_keeps_the_records_and_no_environment(tmp_path: Path) -> None:
+    pytest.importorskip("onnx")
+    history, cache = tmp_path / "history", tmp_path / "envs"
+    cmd = [sys.executable, "-m", "harness", "history", "onnxruntime", "--releases", "1.31.1", "--cases", str(PROBES),
+           "--dir", str(history), "--drop-envs"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1200,
+                          env={**os.environ, envs.CACHE_ENV: str(cache)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    if "install-failed" in proc.stdout:
+        pytest.skip(f"the package index is out of reach here: {proc.stdout.strip()[-300:]}")
+    assert "environment removed" in proc.stdout and " GB freed" in proc.stdout, proc.stdout
+    records = [json.loads(line) for line in (history / "onnxruntime.jsonl").read_text().splitlines()]
+    assert records and all(r["status"] == "ok" for r in records)
+    assert not any(cache.iterdir()), list(cache.iterdir())

@@ -2,6 +2,7 @@
 
     python -m harness history onnxruntime --releases ">=1.16"          # every minor release's newest patch
     python -m harness history onnxruntime --releases 1.16.3,1.17.3 --cases cases/probes/gather.yaml
+    python -m harness history tensorflow --releases ">=2.12" --drop-envs  # one release's environment on disk at a time
     python -m harness history --diff onnxruntime 1.16.3 1.17.3          # labels that changed between the two
     python -m harness history onnxruntime --changes                     # every change, release to release
     python -m harness history onnxruntime --update-baseline             # releases and ranges into baselines/
@@ -30,6 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--update-baseline", action="store_true", help="fold the history into "
                         "baselines/<framework>.yaml: the releases it knows, and ranges for labels that change")
     parser.add_argument("--baseline-dir", default=str(ROOT / "baselines"))
+    parser.add_argument("--drop-envs", action="store_true", help="remove each release's environment once it is "
+                        "measured (kept and reused otherwise; $GSC_ENV_CACHE, ~1 GB per TensorFlow release)")
 
 
 def _fmt(key: tuple[str, str, str, str]) -> str:
@@ -89,7 +92,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"history: {exc}", file=sys.stderr)
         return 2
     print(f"{args.framework}: {len(wanted)} release(s): {', '.join(wanted)}")
-    results = sweep.sweep(args.framework, wanted, directory, args.cases)
+    results = sweep.sweep(args.framework, wanted, directory, args.cases, drop_envs=args.drop_envs)
     ok = sum(r.status == "ok" for r in results)
     print(f"{ok} of {len(results)} release(s) measured; history in {store.path_for(directory, args.framework)}")
     return 0

@@ -128,16 +128,20 @@ def sweep_release(framework: str, release: str, cases: Sequence[str] = (), root:
 
 
 def sweep(framework: str, releases: Sequence[str], history_dir: Path, cases: Sequence[str] = (),
-          root: Path | None = None, say: Callable[[str], None] = print) -> list[ReleaseResult]:
+          root: Path | None = None, say: Callable[[str], None] = print,
+          drop_envs: bool = False) -> list[ReleaseResult]:
     """Sweep ``releases`` one after another, writing each release's records into ``history_dir`` as it ends (an
-    interrupted sweep keeps the releases it finished)."""
+    interrupted sweep keeps the releases it finished). ``drop_envs``: remove each release's environment once it is
+    measured, so a long sweep holds one at a time on disk (the next sweep then installs them again)."""
     out = []
     for release in releases:
         result = sweep_release(framework, release, cases, root)
         store.write_release(history_dir, framework, release, result.records)
+        freed = envs.drop(framework, release, root) if drop_envs else 0
         reason = result.records[0].get("reason", "") if result.status != "ok" else ""
         say(f"{framework} {release}: {result.status} ({len(result.records)} records; environment "
-            f"{result.env_s:.1f} s{' reused' if result.tool == 'reused' else ''}, cases {result.run_s:.1f} s)"
+            f"{result.env_s:.1f} s{' reused' if result.tool == 'reused' else ''}, cases {result.run_s:.1f} s"
+            + (f"; environment removed, {freed / 1e9:.2f} GB freed" if drop_envs else "") + ")"
             + (f": {reason[:200]}" if reason else ""))
         out.append(result)
     return out

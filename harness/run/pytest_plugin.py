@@ -354,40 +354,40 @@ class CaseItem(pytest.Item):
         from harness.judge import baseline
         from harness.report.repro import preservation_message
 
+        if self._check_label(state, record):
+            return  # recorded as the new baseline
         conversion = record["conversion"]
-        kind, label = conversion["preservation"], baseline.record_label(record)
-        key = baseline.item_key(self.case.nodeid, self.variant, record.get("device", "cpu"))
-        version = record.get("framework_version", "")
-        if state.update_baseline:
-            state.new_labels.setdefault(self.framework, {})[key] = label
-            state.versions[self.framework] = version
-            return
-        problem = baseline.check(state.baseline(self.framework), key, label, version)
-        if problem:
-            raise Deviation(f"{problem}\n{preservation_message(self.case, record)}")
+        kind = conversion["preservation"]
         if kind == "preserved":
             return
         if kind == "conversion-failed":
             pytest.skip(conversion["summary"][:300])
         if record.get("known_change"):
             pytest.xfail(f"known: {record['known_change']}")
-        if baseline.label_at(state.baseline(self.framework), key, version) is not None:
+        key = baseline.item_key(self.case.nodeid, self.variant, record.get("device", "cpu"))
+        if baseline.label_at(state.baseline(self.framework), key, record.get("framework_version")) is not None:
             pytest.xfail(f"recorded in baselines/{self.framework}.yaml: {conversion['summary']}")
         raise Deviation(preservation_message(self.case, record))
 
-    def _check_label(self, state: _State, record: dict[str, Any]) -> None:
-        """Probe cases pass when the behaviour label equals the baseline's (or are recorded as the baseline)."""
+    def _check_label(self, state: _State, record: dict[str, Any]) -> bool:
+        """Fail when the record's baseline label (a probe's behaviour label, a converter path's preservation:
+        baseline.record_label) is not the one its baseline file gives; with --update-baseline, record it instead
+        and return True (nothing was checked)."""
         from harness.judge import baseline
+        from harness.report.repro import preservation_message
 
+        label = baseline.record_label(record)
         key = baseline.item_key(self.case.nodeid, self.variant, record.get("device", "cpu"))
         version = record.get("framework_version", "")
         if state.update_baseline:
-            state.new_labels.setdefault(self.framework, {})[key] = record["label"]
+            state.new_labels.setdefault(self.framework, {})[key] = label
             state.versions[self.framework] = version
-            return
-        problem = baseline.check(state.baseline(self.framework), key, record["label"], version, record.get("dimension"))
+            return True
+        problem = baseline.check(state.baseline(self.framework), key, label, version, record.get("dimension"))
         if problem:
-            raise Deviation(f"{problem}\n{failure_message(self.case, record)}")
+            describe = preservation_message if record.get("conversion") else failure_message
+            raise Deviation(f"{problem}\n{describe(self.case, record)}")
+        return False
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, Deviation | CaseFileError):

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import functools
-import itertools
 import os
 import platform
 import tempfile
@@ -55,17 +53,13 @@ def payload(case: Case, device: str = "cpu") -> dict[str, Any]:
     }
 
 
-@functools.cache
-def _progress_dir() -> str:
-    return tempfile.mkdtemp(prefix="gsc-progress-")
-
-
 def _run_path(executor: Executor, framework: str, variant: str, job: dict[str, Any]) -> dict[str, Any]:
     """Run a converter path's case with a progress file: where the run dies (a converter or target that crashes
     or hangs), what the path noted there (its stage, the source's native result) joins the result."""
     from adapters.convert.path import read_progress
 
-    progress = os.path.join(_progress_dir(), f"{os.getpid()}-{next(_SERIAL)}")
+    fd, progress = tempfile.mkstemp(prefix="gsc-progress-")
+    os.close(fd)
     try:
         res = executor.run(framework, variant, {**job, "progress": progress})
         if res["outcome"] in ("crash", "timeout") and "conversion" not in res:
@@ -76,8 +70,6 @@ def _run_path(executor: Executor, framework: str, variant: str, job: dict[str, A
                 os.remove(leftover)
     return res
 
-
-_SERIAL = itertools.count()
 
 
 def execute(case: Case, framework: str, variant: str, executor: Executor, device: str = "cpu") -> dict[str, Any]:

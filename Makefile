@@ -38,10 +38,10 @@ mxnet-env: $(MXVENV)/.installed
 CONVERSIONS ?= results/conversions.jsonl
 report: $(VENV)/.installed $(MXVENV)/.installed
 	@if [ -f $(RESULTS) ]; then cp $(RESULTS) results/previous.jsonl; fi
-	$(PY) -m harness run --framework frameworks --results $(RESULTS) -n 2 $(PYTEST_ARGS)
-	$(PY) -m harness run --framework paths --results $(CONVERSIONS) -n 2 $(PYTEST_ARGS)
-	$(PY) -m harness behaviour $(RESULTS) $(CONVERSIONS) --json results/behaviour.json
-	$(PY) -m harness report $(RESULTS) $(CONVERSIONS) --out reports --baseline results/previous.jsonl --history history
+	$(PY) -m gather_scatter_conformance run --framework frameworks --results $(RESULTS) -n 2 $(PYTEST_ARGS)
+	$(PY) -m gather_scatter_conformance run --framework paths --results $(CONVERSIONS) -n 2 $(PYTEST_ARGS)
+	$(PY) -m gather_scatter_conformance behaviour $(RESULTS) $(CONVERSIONS) --json results/behaviour.json
+	$(PY) -m gather_scatter_conformance report $(RESULTS) $(CONVERSIONS) --out reports --baseline results/previous.jsonl --history history
 	@echo "report: reports/index.html"
 
 # The report's browser test drives Debian's headless Chromium; installed here when we may (root), else it skips.
@@ -65,7 +65,7 @@ lint: $(VENV)/.installed
 	$(PY) -m ruff check .
 
 schema: $(VENV)/.installed
-	$(PY) -m harness schema --out cases/schema.json
+	$(PY) -m gather_scatter_conformance schema --out cases/schema.json
 
 clean:
 	rm -rf $(VENV) $(MXVENV) results .tox

@@ -61,7 +61,7 @@ def _case(i: int, op: str, medium: bool, rng: np.random.Generator) -> dict[str, 
 
 def generate(n: int, seed: int = 9) -> list[Any]:
     """``n`` cases (half of them medium-sized), cycling through the six operators."""
-    from harness.cases.load import Case, load_file
+    from gather_scatter_conformance.harness.cases.load import Case, load_file
 
     rng = np.random.default_rng(seed)
     by_op: dict[str, list[dict[str, Any]]] = {op: [] for op in OPS}

@@ -15,9 +15,9 @@ import time
 
 sys.path.insert(0, __ROOT__)  # noqa: F821  (replaced before the source is sent)
 
-import adapters
-from adapters.base import CaseData
-from harness.run import wire
+from gather_scatter_conformance import adapters
+from gather_scatter_conformance.adapters.base import CaseData
+from gather_scatter_conformance.vocab import wire
 
 _calls = []
 _adapter = None

@@ -24,7 +24,7 @@ ALL = ">=1.16,<1.33"
 
 
 def _sweep_one(release: str) -> float:
-    from harness.history.sweep import sweep_release
+    from gather_scatter_conformance.harness.history.sweep import sweep_release
 
     root = Path(tempfile.mkdtemp(prefix="gsc-bench-envs-"))
     try:
@@ -40,8 +40,8 @@ def _sweep_one(release: str) -> float:
 
 def _floor(release: str) -> float:
     """Creating the release's environment from the warm cache, plus the same cases on the pinned release."""
-    from harness.history import envs, pins
-    from harness.history.sweep import DEFAULT_TAGS, run_cases
+    from gather_scatter_conformance.harness.history import envs, pins
+    from gather_scatter_conformance.harness.history.sweep import DEFAULT_TAGS, run_cases
 
     root = Path(tempfile.mkdtemp(prefix="gsc-bench-floor-"))
     try:
@@ -58,7 +58,7 @@ def _floor(release: str) -> float:
 
 def run(reps: int = 3, full: bool = True) -> list[Row]:
     """The two claims as rows (the full sweep only when ``full``)."""
-    from harness.history import releases
+    from gather_scatter_conformance.harness.history import releases
 
     _sweep_one(RELEASE)  # warm uv's cache and the case parse cache before timing either side
     times = interleaved({"sweep": lambda: _sweep_one(RELEASE), "floor": lambda: _floor(RELEASE)}, reps)
@@ -69,7 +69,7 @@ def run(reps: int = 3, full: bool = True) -> list[Row]:
         wanted = releases.resolve("onnxruntime", ALL)
         root = Path(tempfile.mkdtemp(prefix="gsc-bench-full-"))
         try:
-            from harness.history.sweep import sweep
+            from gather_scatter_conformance.harness.history.sweep import sweep
 
             start = time.perf_counter()
             sweep("onnxruntime", wanted, root / "history", root=root / "envs", say=lambda _line: None)

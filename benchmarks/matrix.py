@@ -1,6 +1,6 @@
-"""Part 2: the full CPU matrix end to end (``python -m harness run``) against calling every framework directly.
+"""Part 2: the full CPU matrix end to end (``gsc run``) against calling every framework directly.
 
-Harness: ``python -m harness run --results R`` over every case on every CPU framework that can run here
+Harness: ``gsc run --results R`` over every case on every CPU framework that can run here
 (MXNet in .venv-mxnet), once on two pytest-xdist workers (``-n 2``) and once serially; wall time of the command.
 Floor: per framework, a fresh process of its interpreter imports it (timed: ``adapter.warm()``), then runs every
 item of the ``-n 2`` run, each case x variant, as a direct user script would: ``adapter.prepare`` (building
@@ -47,9 +47,9 @@ def _harness(results: Path, workers: int, frameworks: str, log: Path) -> float:
 
 def _items(results: Path) -> dict[str, list[tuple[str, dict[str, Any]]]]:
     """framework -> [(variant, payload)] for every recorded item that made a native call and survived it."""
-    from harness.cases.load import Case, load_file
-    from harness.run.records import read
-    from harness.run.runner import payload
+    from gather_scatter_conformance.harness.cases.load import Case, load_file
+    from gather_scatter_conformance.harness.run.records import read
+    from gather_scatter_conformance.harness.run.runner import payload
 
     cases: dict[str, Case] = {}
     for path in sorted((ROOT / "cases").rglob("*.yaml")):
@@ -104,7 +104,7 @@ def run(workers: tuple[int, ...] = (1, 2), frameworks: str = "") -> list[Row]:
     for n in sorted(wall):
         limit, strict = (SERIAL_LIMIT, False) if n == 1 else (PARALLEL_LIMIT, True)
         ratio = wall[n] / floor_total
-        label = "python -m harness run" + ("" if n == 1 else f" -n {n}")
+        label = "gsc run" + ("" if n == 1 else f" -n {n}")
         rows.append(Row("matrix", label, ratio, f"{'<' if strict else '<='} {limit:g}",
                         ratio < limit if strict else ratio <= limit, "x",
                         f"harness {wall[n]:.0f} s, floor {floor_total:.0f} s ({records} records)"))

@@ -3,7 +3,7 @@
 ONNX side: ``onnx.backend.test.BackendTest`` with ``onnxruntime.backend``, restricted to the node tests whose
 names start with ``test_gather`` or ``test_scatter`` (26 in onnx 1.23.2; TensorScatter's start with
 ``test_tensorscatter``), run by pytest in a fresh process. Harness side: pytest over the same tests imported as
-cases (``python -m harness import onnx-node`` writes ``cases/imported/onnx_node_<op>.yaml``) on onnxruntime, default
+cases (``gsc import onnx-node`` writes ``cases/imported/onnx_node_<op>.yaml``) on onnxruntime, default
 variant (one run per test, as ONNX's runner does), in a fresh process. Both are timed as whole commands: start,
 imports, collection, runs. Claim: the harness is at least 10 times faster.
 """
@@ -76,7 +76,7 @@ def run(reps: int = 3, cases_file: str = "") -> list[Row]:
     files = imported_files(cases_file)
     if not files:
         return [Row("onnx-runner", "onnx runner / harness", None, f">= {LIMIT:g}", None, "x",
-                    "skipped: run `python -m harness import onnx-node` first")]
+                    "skipped: run `gsc import onnx-node` first")]
     with tempfile.TemporaryDirectory(prefix="gsc-onnx-runner-") as name:
         tmp = Path(name)
         (tmp / "test_onnx_node_gather_scatter.py").write_text(_ONNX_TESTS)

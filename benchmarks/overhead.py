@@ -34,14 +34,14 @@ LIMIT = 1.5
 
 def _pythons() -> dict[str, str]:
     """Framework -> interpreter, as the pytest plugin picks them (.venv-<name> for a framework not installed here)."""
-    import adapters
+    from gather_scatter_conformance import adapters
 
     return adapters.venv_pythons(ROOT)
 
 
 def frameworks(requested: str = "") -> list[str]:
     """The adapters to measure: ``requested`` (comma-separated) or every one that can run here."""
-    import adapters
+    from gather_scatter_conformance import adapters
 
     if requested:
         return [f.strip() for f in requested.split(",") if f.strip()]
@@ -82,10 +82,10 @@ class _Floor:
 
 
 def _measure(fw: str, cases: list[Any], python: str, reps: int, results: Path) -> tuple[list[Row], dict[str, Any]]:
-    import adapters
-    from harness.run.isolation import Isolated
-    from harness.run.records import ResultsWriter
-    from harness.run.runner import execute, payload
+    from gather_scatter_conformance import adapters
+    from gather_scatter_conformance.harness.run.isolation import Isolated
+    from gather_scatter_conformance.harness.run.records import ResultsWriter
+    from gather_scatter_conformance.harness.run.runner import execute, payload
 
     adapter = adapters.get(fw)
     variants = [adapter.variants(c.op)[0] for c in cases]
@@ -135,7 +135,7 @@ def _measure(fw: str, cases: list[Any], python: str, reps: int, results: Path) -
 
 
 def _per_case(cases: list[Any], variants: list[str], fw: str, executor: Any, writer: Any) -> list[float]:
-    from harness.run.runner import execute
+    from gather_scatter_conformance.harness.run.runner import execute
 
     out = []
     for case, variant in zip(cases, variants, strict=True):
@@ -148,10 +148,10 @@ def _per_case(cases: list[Any], variants: list[str], fw: str, executor: Any, wri
 def cache_rates(fw: str, python: str) -> Row:
     """How often the compiled-model cache answers over the shipped suite: every case x variant, prepared and run
     once in one process, as a harness worker sees them (bar risky and crash-tagged cases, which run elsewhere)."""
-    import adapters
-    from harness.cases.load import Case, load_file
-    from harness.run.isolation import is_risky
-    from harness.run.runner import payload
+    from gather_scatter_conformance import adapters
+    from gather_scatter_conformance.harness.cases.load import Case, load_file
+    from gather_scatter_conformance.harness.run.isolation import is_risky
+    from gather_scatter_conformance.harness.run.runner import payload
 
     adapter = adapters.get(fw)
     items = []

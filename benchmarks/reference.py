@@ -111,7 +111,7 @@ def _peak(fn: Callable[[], Any]) -> int:
 
 def run(n: int = 10**7, reps: int = 5, only: str = "") -> list[Row]:
     """One time row and one memory row per configuration (``only``: a substring of the names to keep)."""
-    from harness.reference import compute
+    from gather_scatter_conformance.harness.reference import compute
 
     rows: list[Row] = []
     for name, op, inputs, attrs, primitive in configs(n):

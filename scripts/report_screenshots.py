@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.report.page import generate  # noqa: E402
+from gather_scatter_conformance.harness.report.page import generate  # noqa: E402
 
 
 def main() -> int:

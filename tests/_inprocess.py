@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from adapters.base import CaseData, Unsupported
-from adapters.mxnet import ADAPTER as MXNET
-from harness.cases.load import Case, ExpectedError
-from harness.cases.ops import GATHER_OPS, SCATTER_OPS
+from gather_scatter_conformance.adapters.base import CaseData, Unsupported
+from gather_scatter_conformance.adapters.mxnet import ADAPTER as MXNET
+from gather_scatter_conformance.harness.cases.load import Case, ExpectedError
+from gather_scatter_conformance.vocab.ops import GATHER_OPS, SCATTER_OPS
 
 ROOT = Path(__file__).resolve().parent.parent
 MXNET_PYTHON = ROOT / ".venv-mxnet" / "bin" / "python"
@@ -82,7 +82,7 @@ class WarmMxnet:
     """The shared MXNet worker; gathers stay in it even when the harness would give them a worker of their own."""
 
     def __init__(self) -> None:
-        from harness.run.isolation import Isolated  # execnet: only where MXNet runs
+        from gather_scatter_conformance.harness.run.isolation import Isolated  # execnet: only where MXNet runs
 
         self.isolated = Isolated(PYTHONS, timeout=120.0)
 
@@ -96,7 +96,7 @@ class FreshMxnet:
     """A throwaway worker for one case; its exit status is checked, so a crash at exit is that case's crash."""
 
     def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
-        from harness.run.isolation import Isolated
+        from gather_scatter_conformance.harness.run.isolation import Isolated
 
         isolated = Isolated(PYTHONS, timeout=OUTSIDE_TIMEOUT)
         try:

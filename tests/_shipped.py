@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.cases.load import Case, load_file
 
 ROOT = Path(__file__).resolve().parent.parent
 

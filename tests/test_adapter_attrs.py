@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-import adapters
-from adapters.attrs import InvalidAttribute, axis_index, batch_dims_count, valid_axis
-from harness.cases.load import Case, ExpectedError, load_file
-from harness.run.isolation import Isolated
-from harness.run.runner import InProcess, execute
+from gather_scatter_conformance import adapters
+from gather_scatter_conformance.adapters.attrs import InvalidAttribute, axis_index, batch_dims_count, valid_axis
+from gather_scatter_conformance.harness.cases.load import Case, ExpectedError, load_file
+from gather_scatter_conformance.harness.run.isolation import Isolated
+from gather_scatter_conformance.harness.run.runner import InProcess, execute
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from _shipped import shipped_cases
 
-from adapters.base import CaseData
-from adapters.directml import (
+from gather_scatter_conformance.adapters.base import CaseData
+from gather_scatter_conformance.adapters.directml import (
     ADAPTER,
     PROVIDER,
     DmlGather,
@@ -25,7 +25,7 @@ from adapters.directml import (
     onnx_gather_to_dml,
     platform_problem,
 )
-from harness.cases.load import Case
+from gather_scatter_conformance.harness.cases.load import Case
 
 ROOT = Path(__file__).resolve().parents[1]
 windows = pytest.mark.skipif(platform_problem() is not None, reason=platform_problem() or "")
@@ -147,7 +147,7 @@ def test_sessions_run_on_directml_only() -> None:
 
 @windows
 def test_every_shipped_case_gives_a_result_on_directml() -> None:
-    from harness.run.runner import InProcess, execute
+    from gather_scatter_conformance.harness.run.runner import InProcess, execute
 
     problems = []
     for case in shipped_cases():

@@ -14,14 +14,14 @@ pytest.importorskip("jax")
 
 import ml_dtypes
 
-from adapters import jax as jax_adapter
-from adapters.attrs import InvalidAttribute
-from adapters.base import CaseData, Unsupported
-from harness.cases.ops import with_defaults
-from harness.judge.compare import compare
-from harness.reference import compute
-from harness.run import wire
-from harness.run.worker import run_case
+from gather_scatter_conformance.adapters import jax as jax_adapter
+from gather_scatter_conformance.adapters.attrs import InvalidAttribute
+from gather_scatter_conformance.adapters.base import CaseData, Unsupported
+from gather_scatter_conformance.harness.judge.compare import compare
+from gather_scatter_conformance.harness.reference import compute
+from gather_scatter_conformance.harness.run.worker import run_case
+from gather_scatter_conformance.vocab import wire
+from gather_scatter_conformance.vocab.ops import with_defaults
 
 ADAPTER = jax_adapter.ADAPTER
 ROOT = Path(__file__).resolve().parents[1]

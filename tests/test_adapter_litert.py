@@ -13,13 +13,13 @@ import pytest
 
 pytest.importorskip("ai_edge_litert")
 
-from adapters import litert, litert_model
-from adapters.base import CaseData, Unsupported
-from harness.cases.load import Case, load_file
-from harness.cases.ops import with_defaults
-from harness.judge import known
-from harness.reference import compute
-from harness.run.runner import InProcess, execute
+from gather_scatter_conformance.adapters import litert, litert_model
+from gather_scatter_conformance.adapters.base import CaseData, Unsupported
+from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.judge import known
+from gather_scatter_conformance.harness.reference import compute
+from gather_scatter_conformance.harness.run.runner import InProcess, execute
+from gather_scatter_conformance.vocab.ops import with_defaults
 
 ADAPTER = litert.ADAPTER
 ROOT = Path(__file__).resolve().parents[1]
@@ -256,12 +256,13 @@ def test_module_functions_convert_list_ops_and_run() -> None:
 def test_forked_children_of_a_cold_template_run_models() -> None:
     # litert is not in FORK_AFTER_RUN: a child of a template that had converted a model hung converting the next.
     # The template as the worker makes it (imported, no case run) must serve several children in a row.
-    from harness.run import worker
+    from gather_scatter_conformance.harness.run import worker
 
     assert "litert" not in worker.FORK_AFTER_RUN
     code = """
 import numpy as np
-from harness.run import wire, worker
+from gather_scatter_conformance.harness.run import worker
+from gather_scatter_conformance.vocab import wire
 worker.describe('litert')
 assert worker.start_template('litert')
 for n in (4, 5):

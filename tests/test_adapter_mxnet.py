@@ -18,11 +18,10 @@ if not MXNET_PYTHON.exists():
     pytest.skip("MXNet's environment is not built (make mxnet-env)", allow_module_level=True)
 pytest.importorskip("execnet")
 
-from adapters.base import CaseData, Unsupported
-from adapters.mxnet import ADAPTER, element_coords
-from harness.cases import dtypes
-from harness.cases.ops import with_defaults
-from harness.run import wire
+from gather_scatter_conformance.adapters.base import CaseData, Unsupported
+from gather_scatter_conformance.adapters.mxnet import ADAPTER, element_coords
+from gather_scatter_conformance.vocab import dtypes, wire
+from gather_scatter_conformance.vocab.ops import with_defaults
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,8 @@ pytest.importorskip("onnxruntime")
 
 import ml_dtypes
 
-from adapters.base import CaseData, Unsupported
-from adapters.onnxruntime import (
+from gather_scatter_conformance.adapters.base import CaseData, Unsupported
+from gather_scatter_conformance.adapters.onnxruntime import (
     ADAPTER,
     PROVIDERS_ENV,
     THREADS_ENV,
@@ -23,7 +23,7 @@ from adapters.onnxruntime import (
     threads,
     variant_target,
 )
-from harness.run.worker import run_case
+from gather_scatter_conformance.harness.run.worker import run_case
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -134,7 +134,7 @@ def test_a_model_onnxruntime_rejects_is_an_error_of_run_with_its_api() -> None:
     with pytest.raises(Exception, match="deprecated"):
         call.run()
     np.testing.assert_array_equal(ADAPTER.prepare(case, "Scatter-9").run(), [0, 1, 0])
-    from harness.run import wire
+    from gather_scatter_conformance.vocab import wire
 
     payload = {"op": case.op, "inputs": {k: wire.encode(v) for k, v in case.inputs.items()}, "attrs": case.attrs}
     res = run_case("onnxruntime", "Scatter-11", payload)

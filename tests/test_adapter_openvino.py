@@ -14,8 +14,8 @@ pytest.importorskip("openvino")
 import ml_dtypes
 from _inprocess import crash_risk
 
-from adapters.base import CaseData, Unsupported
-from adapters.openvino import (
+from gather_scatter_conformance.adapters.base import CaseData, Unsupported
+from gather_scatter_conformance.adapters.openvino import (
     ADAPTER,
     OpenVinoAdapter,
     build_model,
@@ -24,8 +24,8 @@ from adapters.openvino import (
     native_spec,
     to_tensor,
 )
-from harness.cases.load import Case, load_file
-from harness.cases.ops import with_defaults
+from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.vocab.ops import with_defaults
 
 ROOT = Path(__file__).resolve().parents[1]
 ONNX = "read_model"
@@ -60,14 +60,14 @@ def test_variants_newest_node_first_and_onnx_frontend_last() -> None:
 
 
 def test_variants_do_not_import_openvino() -> None:
-    code = ("import sys, adapters.openvino as m; m.ADAPTER.variants('Gather'); "
+    code = ("import sys, gather_scatter_conformance.adapters.openvino as m; m.ADAPTER.variants('Gather'); "
             "assert 'openvino' not in sys.modules, 'imported'")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
 def test_warm_imports_what_the_onnx_frontend_variant_needs() -> None:
     # The template for risky cases is forked right after warm(): a child that imports onnx itself can hang.
-    code = ("import sys; from harness.run.worker import describe; describe('openvino'); "
+    code = ("import sys; from gather_scatter_conformance.harness.run.worker import describe; describe('openvino'); "
             "missing = [m for m in ('openvino', 'onnx', 'onnx.helper') if m not in sys.modules]; "
             "assert not missing, missing")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
@@ -261,7 +261,7 @@ def test_version_is_openvinos() -> None:
 def test_an_opset_the_release_lacks_is_unsupported_not_an_error() -> None:
     # Release sweeps run OpenVINO releases older than a node version (ScatterNDUpdate-15 needs opset15): such a
     # variant cannot express the case there, which is no behaviour of the operator.
-    from adapters.openvino import opset
+    from gather_scatter_conformance.adapters.openvino import opset
 
     assert opset(8).gather is not None
     with pytest.raises(Unsupported, match="has no opset99 module"):

@@ -14,17 +14,17 @@ pytest.importorskip("paddle")
 
 import ml_dtypes
 
-import adapters
-from adapters import paddle_calls
-from adapters.base import CaseData, Unsupported
-from adapters.paddle import ADAPTER
-from adapters.paddle_calls import expression
-from harness.cases.load import Case, load_file
-from harness.cases.ops import with_defaults
-from harness.judge import known
-from harness.judge.compare import compare
-from harness.reference import compute
-from harness.run.runner import InProcess, execute
+from gather_scatter_conformance import adapters
+from gather_scatter_conformance.adapters import paddle_calls
+from gather_scatter_conformance.adapters.base import CaseData, Unsupported
+from gather_scatter_conformance.adapters.paddle import ADAPTER
+from gather_scatter_conformance.adapters.paddle_calls import expression
+from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.judge import known
+from gather_scatter_conformance.harness.judge.compare import compare
+from gather_scatter_conformance.harness.reference import compute
+from gather_scatter_conformance.harness.run.runner import InProcess, execute
+from gather_scatter_conformance.vocab.ops import with_defaults
 
 ROOT = Path(__file__).resolve().parents[1]
 F = np.arange(12, dtype=np.float32).reshape(3, 4)
@@ -352,8 +352,8 @@ def test_function_is_traceable_by_to_static_with_input_specs() -> None:
 _FORK = """
 import os, signal, sys
 import numpy as np
-from adapters.paddle import ADAPTER
-from adapters.base import CaseData
+from gather_scatter_conformance.adapters.paddle import ADAPTER
+from gather_scatter_conformance.adapters.base import CaseData
 case = CaseData(op='Gather', inputs={'data': np.arange(6, dtype=np.float32), 'indices': np.array([2, 0])},
                 attrs={'axis': 0, 'batch_dims': 0})
 ADAPTER.warm()
@@ -371,7 +371,7 @@ print('child', os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 def test_paddle_forks_from_a_cold_template_only() -> None:
     """Why paddle is not in worker.FORK_AFTER_RUN: a child forked after the parent ran a case hangs (here: killed
     by its alarm), while a child of a parent that only imported paddle runs every Gather variant."""
-    from harness.run.worker import FORK_AFTER_RUN
+    from gather_scatter_conformance.harness.run.worker import FORK_AFTER_RUN
 
     assert "paddle" not in FORK_AFTER_RUN
     env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}

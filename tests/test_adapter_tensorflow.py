@@ -13,10 +13,10 @@ pytest.importorskip("tensorflow")
 
 import ml_dtypes
 
-import adapters.tensorflow as tf_adapter
-from adapters.base import CaseData, Unsupported
-from adapters.tensorflow import ADAPTER, from_tensor, split_variant, to_tensor
-from harness.reference import compute
+import gather_scatter_conformance.adapters.tensorflow as tf_adapter
+from gather_scatter_conformance.adapters.base import CaseData, Unsupported
+from gather_scatter_conformance.adapters.tensorflow import ADAPTER, from_tensor, split_variant, to_tensor
+from gather_scatter_conformance.harness.reference import compute
 
 tf = tf_adapter.tf_module()
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _case(op: str, attrs: dict, **inputs: np.ndarray) -> CaseData:
-    from harness.cases.ops import with_defaults
+    from gather_scatter_conformance.vocab.ops import with_defaults
 
     return CaseData(op, inputs, with_defaults(op, attrs))
 
@@ -54,7 +54,7 @@ def test_variants_are_api_times_mode_with_eager_primary_first() -> None:
 
 def test_variants_import_no_framework() -> None:
     code = (
-        "import sys, adapters.tensorflow as m; "
+        "import sys, gather_scatter_conformance.adapters.tensorflow as m; "
         "[m.ADAPTER.variants(op) for op in m.APIS]; "
         "assert 'tensorflow' not in sys.modules, 'tensorflow imported'"
     )

@@ -22,11 +22,11 @@ import numpy as np
 import pytest
 from _shipped import shipped_cases
 
-from adapters.base import CaseData, Unsupported
-from adapters.tensorrt import ADAPTER, PARSER, LayerSpec, layer_spec, signature, trt_dtype
-from adapters.tensorrt_engine import NO_GPU, gpu_problem
-from adapters.tensorrt_types import DTYPES
-from harness.cases.load import Case
+from gather_scatter_conformance.adapters.base import CaseData, Unsupported
+from gather_scatter_conformance.adapters.tensorrt import ADAPTER, PARSER, LayerSpec, layer_spec, signature, trt_dtype
+from gather_scatter_conformance.adapters.tensorrt_engine import NO_GPU, gpu_problem
+from gather_scatter_conformance.adapters.tensorrt_types import DTYPES
+from gather_scatter_conformance.harness.cases.load import Case
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -227,7 +227,7 @@ def test_introspected_names_exist_in_the_installed_tensorrt() -> None:
 @pytest.mark.parametrize("case_id", sorted(SEED_ND))
 def test_seed_nd_examples_conform_on_the_gpu(case_id: str) -> None:
     pytest.importorskip("tensorrt")
-    from harness.run.runner import InProcess, execute
+    from gather_scatter_conformance.harness.run.runner import InProcess, execute
 
     record = execute(_seed(case_id), "tensorrt", "add_gather_v2/ND", InProcess(), "gpu")
     assert (record["outcome"], record["verdict"], record["device"]) == ("ok", "conforms", "gpu"), record
@@ -248,7 +248,7 @@ def test_cases_differing_only_in_values_share_one_engine() -> None:
 @gpu
 def test_every_shipped_case_gives_a_result_on_every_variant() -> None:
     pytest.importorskip("tensorrt")
-    from harness.run.runner import InProcess, execute
+    from gather_scatter_conformance.harness.run.runner import InProcess, execute
 
     problems = []
     for case in shipped_cases():

@@ -14,13 +14,13 @@ pytest.importorskip("torch")
 import ml_dtypes
 import torch
 
-import adapters.torch as torch_adapter
-from adapters.attrs import InvalidAttribute
-from adapters.base import CaseData, Unsupported
-from adapters.torch import ADAPTER, COMPILED, to_tensor
-from adapters.torch_calls import VARIANTS
-from harness.reference import compute
-from harness.run.worker import run_case
+import gather_scatter_conformance.adapters.torch as torch_adapter
+from gather_scatter_conformance.adapters.attrs import InvalidAttribute
+from gather_scatter_conformance.adapters.base import CaseData, Unsupported
+from gather_scatter_conformance.adapters.torch import ADAPTER, COMPILED, to_tensor
+from gather_scatter_conformance.adapters.torch_calls import VARIANTS
+from gather_scatter_conformance.harness.reference import compute
+from gather_scatter_conformance.harness.run.worker import run_case
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -240,7 +240,7 @@ def test_indices_keep_their_dtype_and_torch_judges_them() -> None:
 
 
 def _wire(arr: np.ndarray) -> dict:
-    from harness.run import wire
+    from gather_scatter_conformance.vocab import wire
 
     return wire.encode(arr)
 
@@ -278,7 +278,7 @@ def test_missing_cxx_toolchain_makes_compile_variants_unsupported(monkeypatch: p
 
 
 def test_variants_table_covers_every_operator() -> None:
-    from harness.cases.ops import OPS
+    from gather_scatter_conformance.vocab.ops import OPS
 
     assert set(VARIANTS) == set(OPS)
 

@@ -15,16 +15,16 @@ import pytest
 
 pytest.importorskip("tvm")
 
-from adapters import onnx_graph
-from adapters import tvm as tvm_adapter
-from adapters.base import CaseData, Unsupported
-from harness.cases.load import Case, load_file
-from harness.cases.ops import with_defaults
-from harness.judge import known
-from harness.reference import compute
-from harness.run import wire
-from harness.run.runner import InProcess, execute
-from harness.run.worker import run_case
+from gather_scatter_conformance.adapters import onnx_graph
+from gather_scatter_conformance.adapters import tvm as tvm_adapter
+from gather_scatter_conformance.adapters.base import CaseData, Unsupported
+from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.judge import known
+from gather_scatter_conformance.harness.reference import compute
+from gather_scatter_conformance.harness.run.runner import InProcess, execute
+from gather_scatter_conformance.harness.run.worker import run_case
+from gather_scatter_conformance.vocab import wire
+from gather_scatter_conformance.vocab.ops import with_defaults
 
 ADAPTER = tvm_adapter.ADAPTER
 ROOT = Path(__file__).resolve().parents[1]
@@ -207,8 +207,8 @@ def test_20217_scatter_nd_negative_row() -> None:
     # relax.op.scatter_nd writes row -1 before its output, corrupting the heap: measured in a child process.
     code = textwrap.dedent("""
         import numpy as np
-        from adapters.tvm import ADAPTER
-        from adapters.base import CaseData
+        from gather_scatter_conformance.adapters.tvm import ADAPTER
+        from gather_scatter_conformance.adapters.base import CaseData
         case = CaseData("ScatterND", {"data": np.zeros((3, 4), np.float32), "indices": np.array([[-1], [0]]),
                         "updates": np.array([[1, 2, 3, 4], [5, 6, 7, 8]], np.float32)}, {"reduction": "none"})
         print(ADAPTER.prepare(case, "relax.op.scatter_nd").run().tolist(), flush=True)
@@ -309,7 +309,7 @@ def test_a_forked_child_of_a_process_that_ran_cases_runs_cases() -> None:
     """Why tvm is in harness.run.worker.FORK_AFTER_RUN: the template that runs risky cases is warmed up first."""
     import time
 
-    from harness.run.worker import FORK_AFTER_RUN
+    from gather_scatter_conformance.harness.run.worker import FORK_AFTER_RUN
 
     assert "tvm" in FORK_AFTER_RUN
     warm = _case("Gather", {"axis": 0}, data=DATA, indices=[2])

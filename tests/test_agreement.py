@@ -14,8 +14,8 @@ pytest.importorskip("pandas")
 
 from test_report import GATHER6, rec, sample_records
 
-from harness.report import build, drilldown
-from harness.report.agreement import agreement
+from gather_scatter_conformance.harness.report import build, drilldown
+from gather_scatter_conformance.harness.report.agreement import agreement
 
 WRONG = {"observed": [1.0, 0.0, 0.0], "max_abs_err": 5.0, "mismatches": 2, "reason": "2 of 3 element(s) differ"}
 DTYPE_REFUSAL = {"error_type": "TypeError", "error_message": "bfloat16 not supported", "deviation": "dtype",
@@ -58,7 +58,7 @@ def test_agreement() -> None:
     records, agree = run(sample_records())
     fws = agree["frameworks"]
     assert fws == ["numpy", "tensorflow", "torch"]
-    assert agree["ops"] == ["Gather", "GatherND"]  # harness.cases.ops.OPS order
+    assert agree["ops"] == ["Gather", "GatherND"]  # gather_scatter_conformance.vocab.ops.OPS order
     assert [t["op"] for t in agree["tables"]] == [None, "Gather", "GatherND"]
     numpy_torch = cell(agree, "numpy", "torch")
     # numpy vs torch: Gather6 ×2 torch variants (agree, disagree), GatherND (agree), probe (refused vs value).

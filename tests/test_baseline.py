@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.judge import baseline
-from harness.report.behaviour import render_text, table
+from gather_scatter_conformance.harness.judge import baseline
+from gather_scatter_conformance.harness.report.behaviour import render_text, table
 
 PROBE = """\
 op: Take
@@ -89,7 +89,7 @@ def test_behaviour_table_marks_canonical_and_documented_differences() -> None:
 
 
 def test_baseline_from_results_file(tmp_path: Path) -> None:
-    from harness.cli import main
+    from gather_scatter_conformance.harness.cli import main
 
     results = tmp_path / "r.jsonl"
     results.write_text(
@@ -113,7 +113,7 @@ def test_baseline_from_results_file(tmp_path: Path) -> None:
 
 
 def test_a_heap_corruption_crash_matches_whichever_signal_kills_the_process() -> None:
-    from harness.judge.baseline import check
+    from gather_scatter_conformance.harness.judge.baseline import check
 
     base = {"framework": "paddle", "version": "3.3.1", "labels": {"f.yaml::p[index_put]": "crash:SIGABRT"}}
     assert check(base, "f.yaml::p[index_put]", "crash:SIGSEGV", "3.3.1") is None
@@ -122,7 +122,7 @@ def test_a_heap_corruption_crash_matches_whichever_signal_kills_the_process() ->
 
 
 def test_a_baseline_label_may_name_the_labels_an_unchecked_read_alternates_between() -> None:
-    from harness.judge.baseline import check
+    from gather_scatter_conformance.harness.judge.baseline import check
 
     base = {"framework": "tvm", "version": "0.27", "labels": {"f.yaml::p[relax.op.take]": "zero|garbage"}}
     assert check(base, "f.yaml::p[relax.op.take]", "zero", "0.27") is None
@@ -131,7 +131,7 @@ def test_a_baseline_label_may_name_the_labels_an_unchecked_read_alternates_betwe
 
 
 def test_a_paths_baseline_keeps_its_preservation_verdicts() -> None:
-    from harness.judge.baseline import check, record_label
+    from gather_scatter_conformance.harness.judge.baseline import check, record_label
 
     def rec(preservation: str, summary: str) -> dict:
         return {"label": "wrap", "conversion": {"preservation": preservation, "summary": summary}}
@@ -168,7 +168,7 @@ cases:
 def test_a_paths_test_fails_on_a_new_change_xfails_on_a_recorded_one_and_fails_when_it_goes(tmp_path: Path) -> None:
     import pytest
 
-    import adapters
+    from gather_scatter_conformance import adapters
 
     path = "torch~onnx-torchscript~onnxruntime"
     if not adapters.is_available(path):

@@ -1,10 +1,10 @@
-"""adapters.cache.LRU: the one cache of compiled sessions, models and engines."""
+"""gather_scatter_conformance.adapters.cache.LRU: the one cache of compiled sessions, models and engines."""
 
 from __future__ import annotations
 
 import pytest
 
-from adapters.cache import LRU
+from gather_scatter_conformance.adapters.cache import LRU
 
 
 def test_a_bounded_lru_counts_hits_and_misses() -> None:

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.cases import cache as casecache
-from harness.cases import yamlsrc
-from harness.cases.errors import CaseFileError
-from harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.cases import cache as casecache
+from gather_scatter_conformance.harness.cases import yamlsrc
+from gather_scatter_conformance.harness.cases.errors import CaseFileError
+from gather_scatter_conformance.harness.cases.load import Case, load_file
 
 ROOT = Path(__file__).resolve().parent.parent
 

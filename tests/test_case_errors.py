@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.cases.errors import CaseFileError
-from harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.cases.errors import CaseFileError
+from gather_scatter_conformance.harness.cases.load import Case, load_file
 
 GOOD = """\
   - id: good

@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from harness.cases.ops import OPS
-from harness.judge.dimensions import DIMENSIONS
-from harness.report.claims import (
+from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS
+from gather_scatter_conformance.harness.report.claims import (
     DOC_ONLY_LABELS,
     ClaimFileError,
     agrees,
@@ -22,6 +21,7 @@ from harness.report.claims import (
     lookup,
     lookup_all,
 )
+from gather_scatter_conformance.vocab.ops import OPS
 
 ROOT = Path(__file__).resolve().parent.parent
 CLAIMS_DIR = ROOT / "claims"
@@ -330,7 +330,7 @@ def cited_op(source: str) -> tuple[str, int | None] | None:
 
 
 def version_mismatches(claims) -> list[str]:
-    from harness.report.claims import op_version
+    from gather_scatter_conformance.harness.report.claims import op_version
 
     bad = []
     for c in claims:
@@ -354,7 +354,7 @@ def test_a_claim_citing_another_version_is_caught(claims):
 
 
 def test_a_claim_about_one_version_never_stands_for_another(claims):
-    from harness.report.behaviour import _documented
+    from gather_scatter_conformance.harness.report.behaviour import _documented
 
     # OpenVINO documents negative indices for Gather-7 and Gather-8 (wrap) but not for Gather-1: that cell is
     # undocumented, not judged against gather-8.rst.
@@ -376,7 +376,7 @@ def test_a_claim_about_one_version_never_stands_for_another(claims):
 
 
 def test_a_cell_without_a_claim_says_undocumented() -> None:
-    from harness.report.behaviour import documentation_state
+    from gather_scatter_conformance.harness.report.behaviour import documentation_state
 
     assert documentation_state(None, None) == "undocumented"
     assert [documentation_state(object(), a) for a in (True, False, None)] == ["agrees", "contradicts", "unspecified"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.judge.alias import unchecked_gather
-from harness.judge.classify import label
+from gather_scatter_conformance.harness.judge.alias import unchecked_gather
+from gather_scatter_conformance.harness.judge.classify import label
 
 F = np.float32
 DATA = np.array([10, 20, 30, 40, 50], F)

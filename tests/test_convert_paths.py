@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-import adapters
-from adapters.convert import path as convert_path
-from adapters.convert import torch_onnx
-from harness.cases.load import Case, load_file
-from harness.report.repro import script
-from harness.run.runner import InProcess, execute
+from gather_scatter_conformance import adapters
+from gather_scatter_conformance.adapters.convert import path as convert_path
+from gather_scatter_conformance.adapters.convert import torch_onnx
+from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.report.repro import script
+from gather_scatter_conformance.harness.run.runner import InProcess, execute
 
 ROOT = Path(__file__).resolve().parents[1]
 PATHS = [n for n in adapters.names() if adapters.is_path(n)]
@@ -80,7 +80,7 @@ AVAILABLE = [n for n in PATHS if adapters.is_available(n)]
 @pytest.mark.slow
 @pytest.mark.parametrize("path", AVAILABLE)
 def test_seed_examples_survive_each_path(path: str) -> None:
-    from harness.run.isolation import Isolated
+    from gather_scatter_conformance.harness.run.isolation import Isolated
 
     # In a worker process of the path's own, as a run makes them: paddle, TensorFlow, torch and JAX in one test
     # process (an xdist worker that ran other paths) crashed it.
@@ -194,7 +194,7 @@ def test_conversions_are_cached_by_signature_in_memory_and_on_disk(tmp_path: Pat
 
 
 def _data(case: Case) -> Any:
-    from adapters.base import CaseData
+    from gather_scatter_conformance.adapters.base import CaseData
 
     return CaseData(op=case.op, inputs=case.inputs(), attrs=case.attrs, opset=case.spec.opset,
                     omit=tuple(case.spec.omit))
@@ -218,7 +218,7 @@ def test_the_report_shows_each_kind_in_its_conversion_section(tmp_path: Path) ->
     pytest.importorskip("jinja2")
     import json
 
-    from harness.report.page import generate
+    from gather_scatter_conformance.harness.report.page import generate
 
     case = _case("cases/regression/scatter_nd.yaml::pytorch-61034-onnx-export-index-put-accumulate")
     records = [_run(case, "torch~onnx-torchscript~onnxruntime"), _run(case, "torch~onnx-dynamo~onnxruntime"),
@@ -241,7 +241,7 @@ def test_the_report_shows_each_kind_in_its_conversion_section(tmp_path: Path) ->
 
 
 def _isolated(case: Case, path: str, variant: str) -> dict[str, Any]:
-    from harness.run.isolation import Isolated
+    from gather_scatter_conformance.harness.run.isolation import Isolated
 
     executor = Isolated(timeout=180.0)  # the crash takes a forked child down, not this test process
     try:

@@ -14,13 +14,13 @@ pytest.importorskip("tf2onnx")
 pytest.importorskip("jax2onnx")
 pytest.importorskip("openvino")
 
-import adapters
-from adapters.base import CaseData, Unsupported
-from adapters.convert.path import ConversionFailed
-from harness.cases.load import Case, ExpectedError, load_file
-from harness.cases.ops import with_defaults
-from harness.judge.compare import compare
-from harness.reference import compute
+from gather_scatter_conformance import adapters
+from gather_scatter_conformance.adapters.base import CaseData, Unsupported
+from gather_scatter_conformance.adapters.convert.path import ConversionFailed
+from gather_scatter_conformance.harness.cases.load import Case, ExpectedError, load_file
+from gather_scatter_conformance.harness.judge.compare import compare
+from gather_scatter_conformance.harness.reference import compute
+from gather_scatter_conformance.vocab.ops import with_defaults
 
 ROOT = Path(__file__).resolve().parents[1]
 TF2ONNX = "tensorflow~tf2onnx~onnxruntime"

@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 from _shipped import ROOT
 
-import adapters
-from harness.cases.load import Case, load_file
-from harness.run.runner import InProcess, execute
+from gather_scatter_conformance import adapters
+from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.run.runner import InProcess, execute
 
 PROBES = [
     case

@@ -13,8 +13,8 @@ import json
 import numpy as np
 import pytest
 
-import adapters
-from harness.run.runner import InProcess, execute
+from gather_scatter_conformance import adapters
+from gather_scatter_conformance.harness.run.runner import InProcess, execute
 from tests._shipped import shipped_cases
 
 GPU_FRAMEWORKS = ("torch", "tensorflow", "onnxruntime", "jax")

@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-import adapters
-from harness.run import wire, worker
-from harness.run.isolation import Isolated
+from gather_scatter_conformance import adapters
+from gather_scatter_conformance.harness.run import worker
+from gather_scatter_conformance.harness.run.isolation import Isolated
+from gather_scatter_conformance.vocab import wire
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 FAKE = '''
 import os, signal, time
 import numpy as np
-from adapters.base import Adapter, Call
+from gather_scatter_conformance.adapters.base import Adapter, Call
 
 class Fake(Adapter):
     name = "fake"
@@ -65,7 +66,7 @@ def _payload(kind: int) -> dict[str, Any]:
 def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     (tmp_path / "gsc_fake_adapter.py").write_text(textwrap.dedent(FAKE))
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(adapters.REGISTRY, "fake", ("gsc_fake_adapter", "numpy"))
+    monkeypatch.setitem(adapters.table(), "fake", "gsc_fake_adapter:ADAPTER")
     adapters.get.cache_clear()
     worker.describe("fake")
     assert worker.start_template("fake")

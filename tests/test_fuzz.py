@@ -12,15 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.cases.load import Case, ExpectedError, load_file
-from harness.cases.ops import OPS, with_defaults
-from harness.fuzz import triage
-from harness.fuzz.differ import Differ
-from harness.fuzz.run import fuzz_op
-from harness.fuzz.strategies import GenCase, generate
-from harness.fuzz.summary import REFERENCE, agreement
-from harness.fuzz.writer import to_case, write_found
-from harness.reference import AllowedOutputs
+from gather_scatter_conformance.harness.cases.load import Case, ExpectedError, load_file
+from gather_scatter_conformance.harness.fuzz import triage
+from gather_scatter_conformance.harness.fuzz.differ import Differ
+from gather_scatter_conformance.harness.fuzz.run import fuzz_op
+from gather_scatter_conformance.harness.fuzz.strategies import GenCase, generate
+from gather_scatter_conformance.harness.fuzz.summary import REFERENCE, agreement
+from gather_scatter_conformance.harness.fuzz.writer import to_case, write_found
+from gather_scatter_conformance.harness.reference import AllowedOutputs
+from gather_scatter_conformance.vocab.ops import OPS, with_defaults
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -153,7 +153,7 @@ def test_fuzzing_finds_shrinks_and_writes_deterministically(differ: Differ, tmp_
 
 
 def test_cli_prints_the_agreement_table_and_writes_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from harness.cli import main
+    from gather_scatter_conformance.harness.cli import main
 
     out = tmp_path / "summary.json"
     code = main(["fuzz", "--op", "Take", "--n", "12", "--seed", "1", "--frameworks", "numpy,onnx-reference",

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.history import envs, pins, releases, store
-from harness.history.sweep import fold
-from harness.judge import baseline
+from gather_scatter_conformance.harness.history import envs, pins, releases, store
+from gather_scatter_conformance.harness.history.sweep import fold
+from gather_scatter_conformance.harness.judge import baseline
 
 ROOT = Path(__file__).resolve().parent.parent
 AVAILABLE = ("1.15.0", "1.16.0", "1.16.3", "1.17.0", "1.17.1", "1.17.3", "1.18.0", "1.20.1", "1.20.0")

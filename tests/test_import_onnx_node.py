@@ -12,10 +12,10 @@ import numpy as np
 import onnx
 import pytest
 
-from harness.cases import yamlsrc
-from harness.cases.load import Case, load_file
-from harness.cases.ops import INPUTS
-from harness.importers import onnx_node, yamltext
+from gather_scatter_conformance.harness.cases import yamlsrc
+from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.importers import onnx_node, yamltext
+from gather_scatter_conformance.vocab.ops import INPUTS
 
 ROOT = Path(__file__).resolve().parents[1]
 IMPORTED = ROOT / "cases" / "imported"
@@ -48,7 +48,7 @@ def test_committed_files_equal_a_fresh_import() -> None:
 
 
 def test_check_finds_a_stale_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from harness.cli import main
+    from gather_scatter_conformance.harness.cli import main
 
     assert main(["import", "onnx-node", "--out", str(tmp_path)]) == 0
     assert main(["import", "onnx-node", "--check", "--out", str(tmp_path)]) == 0
@@ -90,7 +90,7 @@ def test_each_case_is_its_node_test_bit_for_bit(tests_and_skipped, loaded: dict[
 
 def yamltext_array(case: Case) -> np.ndarray:
     """The case's declared expected value as an array of the output dtype (how the loader reads it)."""
-    from harness.cases.values import to_array
+    from gather_scatter_conformance.harness.cases.values import to_array
 
     return to_array(case.spec.expected, case.inputs()["data"].dtype.name)
 
@@ -116,8 +116,8 @@ def test_a_disagreeing_reference_gives_a_caveat_not_an_expected_value(tests_and_
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
 def test_float_spelling_reads_back_to_the_same_bits(dtype: str) -> None:
-    from harness.cases import dtypes
-    from harness.cases.values import to_array
+    from gather_scatter_conformance.harness.cases.values import to_array
+    from gather_scatter_conformance.vocab import dtypes
 
     np_dtype = dtypes.to_numpy(dtype)
     rng = np.random.default_rng(7)
@@ -142,7 +142,7 @@ def test_long_strings_fold_back_to_the_same_text() -> None:
 
 
 def test_out_must_be_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from harness.cli import main
+    from gather_scatter_conformance.harness.cli import main
 
     assert main(["import", "onnx-node", "--out", str(tmp_path / "onnx_node.yaml")]) == 2
     assert "give a directory" in capsys.readouterr().err

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.run.isolation import Isolated, signal_name
+from gather_scatter_conformance.harness.run.isolation import Isolated, signal_name
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -102,7 +102,7 @@ def test_worker_in_another_interpreter_reports_its_python() -> None:
     try:
         import numpy as np
 
-        from harness.run import wire
+        from gather_scatter_conformance.vocab import wire
 
         res = ex.run(
             "numpy",

@@ -19,10 +19,10 @@ import pytest
 from _inprocess import MXNET_PYTHON, FreshMxnet, WarmMxnet, crash_risk, writes_outside
 from _shipped import ROOT, shipped_cases
 
-import adapters
-from harness.cases.load import Case
-from harness.judge import known
-from harness.run.runner import InProcess, execute
+from gather_scatter_conformance import adapters
+from gather_scatter_conformance.harness.cases.load import Case
+from gather_scatter_conformance.harness.judge import known
+from gather_scatter_conformance.harness.run.runner import InProcess, execute
 
 Key = tuple[str, str]
 
@@ -109,7 +109,7 @@ def _run_in_process(framework: str, runs: list[tuple[Case, str]]) -> dict[Key, d
 
 
 def _run_isolated(framework: str, runs: list[tuple[Case, str]]) -> dict[Key, dict[str, Any]]:
-    from harness.run.isolation import Isolated
+    from gather_scatter_conformance.harness.run.isolation import Isolated
 
     executor = Isolated(timeout=120.0)
     try:

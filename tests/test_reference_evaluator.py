@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
-from harness.cases.ops import INPUTS
-from harness.reference import AllowedOutputs, IndexOutOfRange, compute, equal_nan
+from gather_scatter_conformance.harness.reference import AllowedOutputs, IndexOutOfRange, compute, equal_nan
+from gather_scatter_conformance.vocab.ops import INPUTS
 
 SETTINGS = settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 DATA_DTYPES = (np.float32, np.int32, np.int64)

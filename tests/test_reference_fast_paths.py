@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.reference import AllowedOutputs, compute
-from harness.reference.gather import take_along
-from harness.reference.take import MODE_POLICIES
+from gather_scatter_conformance.harness.reference import AllowedOutputs, compute
+from gather_scatter_conformance.harness.reference.gather import take_along
+from gather_scatter_conformance.harness.reference.take import MODE_POLICIES
 
 RNG = np.random.default_rng(7)
 

@@ -9,8 +9,8 @@ import onnx
 import pytest
 from onnx import helper
 
-from harness.cases.ops import INPUTS
-from harness.reference import AllowedOutputs, compute
+from gather_scatter_conformance.harness.reference import AllowedOutputs, compute
+from gather_scatter_conformance.vocab.ops import INPUTS
 
 FAMILY = {"Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "Scatter"}
 

@@ -9,7 +9,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from harness.reference import (
+from gather_scatter_conformance.harness.reference import (
     CANONICAL,
     POLICY_VALUES,
     AllowedOutputs,

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-import adapters
-from harness.cases.load import Case, load_file
-from harness.cases.schema import Measured
-from harness.importers import regression
-from harness.importers.regression_docs import render
-from harness.run.isolation import Isolated
+from gather_scatter_conformance import adapters
+from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.cases.schema import Measured
+from gather_scatter_conformance.harness.importers import regression
+from gather_scatter_conformance.harness.importers.regression_docs import render
+from gather_scatter_conformance.harness.run.isolation import Isolated
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = regression.regression_cases()
@@ -38,7 +38,7 @@ def test_every_regression_case_names_its_bug() -> None:
         repo, number = bug.issue.split("#")
         assert bug.url.endswith(f"/{number}") and repo.lower() in bug.url.lower(), f"{case.nodeid}: {bug.url}"
         assert case.id.startswith(f"{repo.lower()}-{number}-"), f"{case.id}: ids start with the issue"
-        if bug.framework in adapters.REGISTRY:
+        if bug.framework in adapters.table():
             variants = adapters.get(bug.framework).variants(case.op)  # imports no framework
             assert bug.variant is None or bug.variant in variants, f"{case.nodeid}: {bug.variant} not in {variants}"
         else:
@@ -46,7 +46,7 @@ def test_every_regression_case_names_its_bug() -> None:
 
 
 MEASURABLE = [c for c in CASES if c.spec.bug is not None and c.spec.bug.unmeasurable is None
-              and c.spec.bug.framework in adapters.REGISTRY]
+              and c.spec.bug.framework in adapters.table()]
 
 
 @pytest.mark.parametrize("case", MEASURABLE, ids=[c.id for c in MEASURABLE])
@@ -59,7 +59,7 @@ def test_recorded_status_still_holds(case: Case, executor: Isolated) -> None:
     m = regression.measure(case, executor, PYTHONS)
     assert m.installed is not None
     before = regression.recorded(bug, m.installed)
-    hint = "run `python -m harness.importers.regression --write` and review the diff"
+    hint = "run `python -m gather_scatter_conformance.harness.importers.regression --write` and review the diff"
     assert before is not None, f"{case.nodeid}: no status recorded for {m.installed}; {hint}"
     now = "reproduces" if m.reproduces else "no longer reproduces"
     assert before.reproduces == m.reproduces, (

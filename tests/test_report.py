@@ -18,9 +18,9 @@ import pytest
 pytest.importorskip("pandas")
 pytest.importorskip("jinja2")
 
-from harness.cli import main
-from harness.report import build, drilldown
-from harness.report.page import generate
+from gather_scatter_conformance.harness.cli import main
+from gather_scatter_conformance.harness.report import build, drilldown
+from gather_scatter_conformance.harness.report.page import generate
 
 GATHER6 = "cases/gather.yaml::ov-gather8-example-6"  # data [1..5], indices [0, -2, -1] -> [1, 4, 5]
 GATHERND1 = "cases/gather_nd.yaml::blog-gathernd-example-1"
@@ -31,7 +31,7 @@ EVIL = "bad </script><script>alert(1)</script> & <img src=x onerror=alert(2)>"
 
 def rec(case: str, op: str, fw: str, variant: str, outcome: str = "ok", verdict: str = "conforms",
         **fields: Any) -> dict[str, Any]:
-    """A result record as harness.run.runner.execute writes it."""
+    """A result record as gather_scatter_conformance.harness.run.runner.execute writes it."""
     file, _, cid = case.partition("::")
     r: dict[str, Any] = {
         "case": case, "case_file": file, "case_id": cid, "op": op, "tags": [], "framework": fw,
@@ -110,7 +110,7 @@ def test_sections_and_files(report: dict[str, Any]) -> None:
     assert {(r["framework"], r["dimension"], r["label"]) for r in rows} >= {
         ("numpy", "oob-positive", "error"), ("torch", "oob-positive", "wrap"),
         ("tensorflow", "oob-positive", "crash:SIGFPE"), ("torch", "data-dtype:bfloat16", "error")}
-    # Blog-style words, with a severity class and its symbol (harness.report.severity).
+    # Blog-style words, with a severity class and its symbol (gather_scatter_conformance.harness.report.severity).
     cell = r'<td class="{cls}[^"]*" data-b="[\d ]+"[^>]*><span class="sym">{sym}</span> {text}<'
     assert re.search(cell.format(cls="sev-ok", sym="✓", text="Error"), html)
     assert re.search(cell.format(cls="sev-alt", sym="◇", text=r"Wrap \(supported\)"), html)
@@ -158,8 +158,8 @@ def test_injection_is_text(report: dict[str, Any], tmp_path: Path) -> None:
 
 
 def test_drilldown_evidence(report: dict[str, Any]) -> None:
-    from harness.cases.load import Case, load_file
-    from harness.report.repro import snippet
+    from gather_scatter_conformance.harness.cases.load import Case, load_file
+    from gather_scatter_conformance.harness.report.repro import snippet
 
     data = blob(report["html"])
     cases = {c["id"]: c for c in data["cases"]}
@@ -380,7 +380,7 @@ def test_gpu_results_get_their_own_columns_beside_cpu(tmp_path: Path) -> None:
 
 def _history(tmp_path: Path) -> Path:
     """Three onnxruntime releases: negative indices error on 1.0.0, wrap from 1.1.0; one release failed to import."""
-    from harness.history import store
+    from gather_scatter_conformance.harness.history import store
 
     directory = tmp_path / "history"
     for release, label in (("1.0.0", "error"), ("1.1.0", "wrap"), ("1.2.0", "wrap")):

@@ -18,7 +18,7 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import Select, WebDriverWait
 from test_report import EVIL, GATHER6, NO_CLAIMS, sample_records, write
 
-from harness.report.page import generate
+from gather_scatter_conformance.harness.report.page import generate
 
 
 @pytest.fixture

@@ -23,8 +23,8 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from harness.report import build
-from harness.report.page import generate
+from gather_scatter_conformance.harness.report import build
+from gather_scatter_conformance.harness.report.page import generate
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "tests" / "data" / "runs"
@@ -132,8 +132,8 @@ def test_q2_which_frameworks_crash_or_read_garbage_out_of_bounds(browser, page) 
 
 def test_q3_tensorflow_to_onnx_where_gathernd_and_scatternd_differ(browser, page) -> None:
     """'I convert TF -> ONNX: where do GatherND/ScatterND differ?' Two actions per operator."""
-    from harness.report.agreement import agreement
-    from harness.run.records import read
+    from gather_scatter_conformance.harness.report.agreement import agreement
+    from gather_scatter_conformance.harness.run.records import read
 
     records = build.dedupe(read([page["now"]]))
     expected = agreement(records, build.frame(records))
@@ -176,8 +176,8 @@ def test_q4_the_failing_input_and_a_repro(browser, page) -> None:
 
 def test_q5_what_changed_since_the_last_run_or_release(browser, page) -> None:
     """'What changed since the last run or release?' At load, in the key findings; one click for the list."""
-    from harness.report.behaviour import table
-    from harness.run.records import read
+    from gather_scatter_conformance.harness.report.behaviour import table
+    from gather_scatter_conformance.harness.run.records import read
 
     now, prev = build.dedupe(read([page["now"]])), build.dedupe(read([page["previous"]]))
     want = build.changes(table(now, None), table(prev, None), now, prev)

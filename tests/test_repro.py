@@ -6,11 +6,11 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.cases.load import Case, load_file
-from harness.judge.verdict import judge
-from harness.report.repro import failure_message
-from harness.run import wire
-from harness.run.runner import execute
+from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.judge.verdict import judge
+from gather_scatter_conformance.harness.report.repro import failure_message
+from gather_scatter_conformance.harness.run.runner import execute
+from gather_scatter_conformance.vocab import wire
 
 
 def _case(tmp_path: Path) -> Case:
@@ -46,7 +46,7 @@ def test_message_for_an_error(tmp_path: Path) -> None:
 
 
 def test_execute_in_process_numpy(tmp_path: Path) -> None:
-    from harness.run.runner import InProcess
+    from gather_scatter_conformance.harness.run.runner import InProcess
 
     record = execute(_case(tmp_path), "numpy", "take", InProcess())
     assert record["verdict"] == "conforms"

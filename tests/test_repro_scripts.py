@@ -16,14 +16,13 @@ from pathlib import Path
 
 import pytest
 
-import adapters
-from harness import resources
-from harness.cases.load import Case, load_file
-from harness.judge import baseline
-from harness.judge.verdict import is_finding
-from harness.report.repro import script
-from harness.run.isolation import Isolated
-from harness.run.runner import execute
+from gather_scatter_conformance import adapters, resources
+from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.judge import baseline
+from gather_scatter_conformance.harness.judge.verdict import is_finding
+from gather_scatter_conformance.harness.report.repro import script
+from gather_scatter_conformance.harness.run.isolation import Isolated
+from gather_scatter_conformance.harness.run.runner import execute
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHONS = adapters.venv_pythons(ROOT)
@@ -48,7 +47,7 @@ def _candidates(known: dict, probes: dict[str, Case]) -> dict[str, list[str]]:
     """variant -> probe node ids whose label in the baseline ``known`` is not canonical (and not a hang), in file
     order. A label naming alternatives (``zero|garbage``) is left out: the harness measured that probe's values
     differ from run to run (an unchecked read), so no script can assert the ones it saw."""
-    from harness.judge.dimensions import conforms
+    from gather_scatter_conformance.harness.judge.dimensions import conforms
 
     out: dict[str, list[str]] = defaultdict(list)
     for key, label in known["labels"].items():
@@ -113,7 +112,7 @@ cases:
 
 
 def test_harness_repro_writes_a_script_that_reproduces_the_finding(tmp_path: Path) -> None:
-    from harness.report.page import generate
+    from gather_scatter_conformance.harness.report.page import generate
 
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "probe.yaml").write_text(DEFAULT_AXIS_PROBE)
@@ -146,7 +145,7 @@ def test_harness_repro_writes_a_script_that_reproduces_the_finding(tmp_path: Pat
 
 
 def test_a_page_names_inputs_too_large_to_carry(tmp_path: Path) -> None:
-    from harness.report.repro import script_head
+    from gather_scatter_conformance.harness.report.repro import script_head
 
     (tmp_path / "big.yaml").write_text(
         "op: Gather\ncases:\n  - id: big\n    source: test\n"

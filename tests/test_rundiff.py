@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.cli import main
-from harness.report.rundiff import diff
+from gather_scatter_conformance.harness.cli import main
+from gather_scatter_conformance.harness.report.rundiff import diff
 
 
 def _rec(case: str, fw: str, verdict: str, outcome: str = "ok", **kw: str) -> dict[str, str]:

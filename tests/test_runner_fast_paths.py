@@ -12,10 +12,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness.cases.load import Case, load_file
-from harness.judge import verdict
-from harness.judge.compare import compare
-from harness.run import records, runner, wire
+from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.judge import verdict
+from gather_scatter_conformance.harness.judge.compare import compare
+from gather_scatter_conformance.harness.run import records, runner
+from gather_scatter_conformance.vocab import wire
 
 NAN = float("nan")
 IDENTICAL = [

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.cases.errors import CaseFileError
-from harness.cases.load import Case, load_file
-from harness.run.runner import InProcess, execute
+from gather_scatter_conformance.harness.cases.errors import CaseFileError
+from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.run.runner import InProcess, execute
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted((ROOT / "cases").rglob("*.yaml"))
@@ -45,7 +45,7 @@ SEED_CASES = [c for c in _cases() if "seed" in c.spec.tags]
 @pytest.mark.parametrize("framework", ["numpy", "onnx-reference"])
 @pytest.mark.parametrize("case", SEED_CASES, ids=lambda c: c.nodeid)
 def test_seed_conforms(case: Case, framework: str) -> None:
-    from adapters import get
+    from gather_scatter_conformance.adapters import get
 
     for variant in get(framework).variants(case.op):
         record = execute(case, framework, variant, InProcess())

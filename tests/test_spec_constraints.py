@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness.cases.load import Case, load_file
-from harness.judge import verdict
-from harness.reference import InvalidInput, compute
-from harness.reference.constraints import CONSTRAINTS, outside_spec
-from harness.run import wire
+from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.judge import verdict
+from gather_scatter_conformance.harness.reference import InvalidInput, compute
+from gather_scatter_conformance.harness.reference.constraints import CONSTRAINTS, outside_spec
+from gather_scatter_conformance.vocab import wire
 
 
 def _case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, op: str, body: str) -> Case:

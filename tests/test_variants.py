@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import adapters
-from adapters import variants
-from harness.cases.ops import OPS
+from gather_scatter_conformance import adapters
+from gather_scatter_conformance.vocab import variants
+from gather_scatter_conformance.vocab.ops import OPS
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -20,7 +20,7 @@ import migrate_variants as migrate  # noqa: E402
 
 def _all_variants() -> list[tuple[str, str, str]]:
     out = []
-    for name in adapters.REGISTRY:
+    for name in adapters.table():
         adapter = adapters.get(name)  # adapter modules import no framework
         out += [(name, op, v) for op in OPS for v in adapter.variants(op)]
     return out

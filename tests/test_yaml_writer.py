@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.cases.load import Case, load_file
-from harness.cases.values import to_array
-from harness.importers import yamltext
+from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.cases.values import to_array
+from gather_scatter_conformance.harness.importers import yamltext
 
 ROOT = Path(__file__).resolve().parents[1]
 

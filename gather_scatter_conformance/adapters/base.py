@@ -1,0 +1,177 @@
+"""The adapter interface: how a framework module turns a case into one native call.
+
+An adapter can do three things with a case: say it cannot be expressed in the framework's API (raise
+:class:`Unsupported`), return the native output, or let the framework raise. Attribute translation belongs in
+the adapter; nothing about a case hides in it.
+
+Adapter modules import their framework lazily (inside methods), so that collecting tests imports no framework.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+
+class Unsupported(Exception):
+    """The case cannot be expressed in this framework's API at all (not: the framework rejects the input)."""
+
+
+class NoDevice(Exception):
+    """The requested device does not exist here (no GPU, no CUDA build): the test is skipped, nothing is recorded."""
+
+
+API_VERSION = "1"  # the version of this contract (docs/adapter-api.md); bumped on an incompatible change
+ENTRY_POINT_GROUP = "gather_scatter_conformance.adapters"  # where adapters register
+DEVICES = ("cpu", "gpu")  # what ``--device`` can ask for; a record's ``device`` is one of these
+
+
+@dataclass
+class CaseData:
+    """What an adapter sees of a case: the operator, its input arrays, attributes (defaults filled), ONNX opset.
+
+    ``omit`` names attributes the adapter must NOT pass, so the framework's own default applies (the
+    default-axis probe); an adapter whose API has no default for one raises Unsupported. ``device`` is where the
+    call must run ("cpu" or "gpu"); an adapter that cannot reach it here raises NoDevice. ``progress`` is a file
+    where a call of several stages (a converter path) notes how far it got, for a run that dies before it returns.
+    """
+
+    op: str
+    inputs: dict[str, np.ndarray]
+    attrs: dict[str, Any]
+    opset: int | None = None
+    omit: tuple[str, ...] = ()
+    device: str = "cpu"
+    progress: str | None = None
+
+
+@dataclass
+class Call:
+    """A prepared native call: ``api`` is the exact call as a user would type it; ``run`` performs it.
+
+    ``device`` is where it runs ("cpu" or "gpu"); ``device_name`` says which one (e.g. the GPU's model).
+    ``source`` is the same call as standalone Python statements for a repro script (harness.report.repro): given NumPy
+    arrays named ``data``, ``indices`` (and ``updates``) and ``np``, they import the framework, convert the inputs
+    to its own tensors (or build its model), make the call and assign the output, as a NumPy array, to ``result``.
+    It is written next to the code that runs the call, so the two say the same thing.
+
+    ``facts`` is what the run learns about itself, filled in by ``run`` and recorded whatever its outcome (builtins
+    only): ``ops``, the operators of the graph the runtime executed as it names them (``["GATHER_ND"]``), for
+    adapters that compile or convert a model; ``conversion``, a converter path's account (adapters/convert).
+    """
+
+    api: str
+    run: Callable[[], Any]
+    device: str = "cpu"
+    device_name: str = ""
+    source: str = ""
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReleaseRules:
+    """How to install one release of an adapter's framework for a release sweep (``gsc history``): its
+    distribution, what runs beside it, and the limits old wheels put on their neighbours.
+
+    Old wheels were built against NumPy 1.x and fail to import under NumPy 2; old ONNX runtimes reject models of a
+    newer IR version than they know. Each rule names the first release that no longer needs it.
+    """
+
+    distribution: str  # what `pip install <distribution>==<release>` installs (tensorflow-cpu: no CUDA libraries)
+    module: str  # the module the adapter imports, whose __version__ a working environment reports
+    extra: tuple[str, ...] = ()  # companion packages, every release (onnx: the adapters build ONNX models)
+    numpy2_since: str | None = None  # the first release built against NumPy 2; older ones get numpy<2
+    ir_version_before: tuple[tuple[str, int], ...] = ()  # (first release that accepts IR 10, the IR before it)
+    requirement: str = "{distribution}=={release}"  # how one release is pinned (jax needs its jaxlib)
+    pinned: tuple[str, ...] = ()  # extra requirements every release needs whatever its age
+    # Python that must run in a working environment: importing the module, and reaching the API the adapter calls
+    # (a release without it is recorded as import-failed with the reason, not run into a column of errors).
+    check: str = ""
+
+    def check_code(self) -> str:
+        """The import check's code (the module imported, then ``check``)."""
+        return f"import {self.module}" + (f"; {self.check}" if self.check else "")
+
+
+class Adapter:
+    """Base class of adapters: the public contract (docs/adapter-api.md, version :data:`API_VERSION`).
+
+    An adapter declares its facts once, as class attributes read without importing its framework, and implements
+    :meth:`version` and :meth:`prepare`. It is registered by an entry point in the group
+    ``gather_scatter_conformance.adapters`` (``name = "package.module:ADAPTER"``), the built-in ones included.
+    """
+
+    name: str = ""  # the name runs, records, baselines and known files use (``--framework NAME``)
+    # Top-level modules that must be importable for the adapter to run (its framework first); nothing is imported
+    # to find out.
+    requires: tuple[str, ...] = ()
+    # A distribution that must be installed besides (onnxruntime-directml installs the same `onnxruntime` module as
+    # onnxruntime); None: the modules suffice.
+    distribution: str | None = None
+    extra: str = ""  # the extra of gather-scatter-conformance that installs the framework ("" where none does)
+    devices: tuple[str, ...] = ("cpu",)  # the devices this adapter can target (known without importing anything)
+    # True: even the default variant is slow, and runs only on focus cases (probes, regressions, seed examples)
+    # unless --slow-variants all; converter paths are (adapters/convert).
+    focus_only: bool = False
+    # Operator -> its API variants, the first the default. An operator the adapter does not declare is not mapped:
+    # its cases are recorded as unsupported ("not mapped"), never as errors.
+    VARIANTS: ClassVar[Mapping[str, Sequence[str]]] = {}
+    # True: a forked child of a worker that has already run cases runs cases correctly (harness.run.worker warms
+    # such a framework up before forking the template that runs risky cases); False: the template is forked cold.
+    fork_after_run: bool = False
+    releases: ReleaseRules | None = None  # how `gsc history` installs its releases; None: it cannot sweep them
+    mapping: str = ""  # its mapping page: how each operator is called (docs/mapping/<name>.md, or a URL)
+
+    def version(self) -> str:
+        """The framework's version string."""
+        raise NotImplementedError
+
+    def unavailable(self) -> str | None:
+        """Why this framework cannot run on this machine at all (no GPU, wrong OS), as one line; None when it can.
+
+        Must import no framework and be cheap: the pytest plugin asks it before each case, in its own process, and
+        skips the case with this reason, so a missing device is neither a result record nor a deviation.
+        """
+        return None
+
+    def warm(self) -> None:
+        """Import whatever the framework needs to run a case, so that a case's time is the case's alone."""
+        self.version()
+
+    def variants(self, op: str) -> list[str]:
+        """The API variants this adapter has for ``op``, the first the default; [] where ``op`` is not mapped.
+        Must not import the framework."""
+        return list(self.VARIANTS.get(op, ()))
+
+    def is_slow(self, variant: str) -> bool:
+        """True for variants that compile per input shape (seconds per case); runs limit them to focus cases."""
+        return False
+
+    def prepare(self, case: CaseData, variant: str) -> Call:
+        """Return the native call for ``case`` in ``variant``; raise Unsupported if the API cannot express it."""
+        raise NotImplementedError
+
+    def describe(self, case: CaseData, variant: str) -> tuple[str, str]:
+        """``(api, source)`` of the call ``prepare`` makes, without compiling or running anything the framework
+        could crash in (asked again after a case killed its process). Raises as ``prepare`` does."""
+        call = self.prepare(case, variant)
+        return call.api, call.source
+
+    def to_numpy(self, out: Any) -> np.ndarray:
+        """Convert the framework's output to a NumPy array."""
+        return np.asarray(out)
+
+    def release(self) -> None:
+        """Drop whatever the adapter keeps between cases (compiled models, sessions); the next case rebuilds it.
+
+        A forked child calls this after its risky case, so memory the case corrupted is freed, and the corruption
+        shows, while the child is still the case's own (gather_scatter_conformance.harness.run.forkrun).
+        """
+
+
+def fmt_attrs(**kwargs: Any) -> str:
+    """Render keyword arguments as they appear in a repro call: ``axis=0, batch_dims=1``."""
+    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())

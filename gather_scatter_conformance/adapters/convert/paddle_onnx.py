@@ -1,0 +1,114 @@
+"""paddle -> paddle2onnx -> onnxruntime.
+
+The source is the paddle adapter's dynamic-graph call (adapters/paddle_calls.py): the same function is turned into a
+static graph by ``paddle.jit.to_static`` with an ``InputSpec`` per input (the case's shapes and dtypes), saved by
+``paddle.jit.save``, and exported by ``paddle2onnx.export(..., opset_version=13)``. Its default, 7 with
+``auto_upgrade_opset=True``, aborts the process (SIGABRT, a C++ check: "While rank of index > 1, opset must >= 11
+for operator: gather") on most gathers instead of upgrading; 13 is the opset of Gather-13 and GatherND-13.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from typing import Any, ClassVar
+
+import numpy as np
+
+from gather_scatter_conformance.adapters.base import CaseData
+from gather_scatter_conformance.adapters.convert import targets
+from gather_scatter_conformance.adapters.convert.path import ConversionPath, Converted
+
+OPSET = 13
+
+
+def _static_variants(op: str) -> list[str]:
+    from gather_scatter_conformance.adapters.paddle_calls import STATIC, VARIANTS
+
+    return [v for v in VARIANTS[op] if not v.endswith("/" + STATIC)]
+
+
+def _export(graph: str, params: str, out: str) -> None:
+    """``paddle2onnx.export`` in a process of its own: on an operator it cannot convert it aborts the process
+    (SIGABRT after "[ERROR][Paddle2ONNX] Due to the unsupported operators, the conversion is aborted."), which is
+    the converter failing on this case, not the end of the harness's worker."""
+    code = ("import sys, paddle2onnx; paddle2onnx.export(sys.argv[1], sys.argv[2], save_file=sys.argv[3], "
+            f"opset_version={OPSET}, verbose=False)")
+    proc = subprocess.run([sys.executable, "-c", code, graph, params, out], capture_output=True, text=True,
+                          timeout=300)
+    if proc.returncode != 0:
+        how = (f"killed by {signal.Signals(-proc.returncode).name}" if proc.returncode < 0
+               else f"exit {proc.returncode}")
+        said = [line for line in (proc.stdout + proc.stderr).splitlines() if "ERROR" in line or "Error" in line]
+        raise RuntimeError(f"paddle2onnx.export {how}: {' '.join(said[-2:]) or (proc.stderr or proc.stdout)[-300:]}")
+
+
+class Paddle2Onnx(targets.OnnxArtifact, ConversionPath):
+    source = "paddle"
+    converter = "paddle2onnx.export"
+    converter_id = "paddle2onnx"
+    converter_requires = ("paddle2onnx",)
+    target = "onnxruntime"
+    options: ClassVar[dict[str, Any]] = {"opset_version": OPSET}
+
+    def source_variants(self, op: str) -> list[str]:
+        return _static_variants(op)
+
+    def converter_version(self) -> str:
+        import paddle2onnx
+
+        return str(paddle2onnx.__version__)
+
+    def convert(self, case: CaseData, variant: str, example: dict[str, np.ndarray]) -> Converted:
+        import onnx
+        import paddle
+
+        from gather_scatter_conformance.adapters import paddle_calls
+
+        names, fn = paddle_calls.function(paddle, case.op, variant, {n: v.shape for n, v in case.inputs.items()},
+                                          case.attrs, case.omit)
+        spec = [paddle.static.InputSpec(list(case.inputs[n].shape), str(case.inputs[n].dtype), n) for n in names]
+        static = paddle.jit.to_static(fn, input_spec=spec, full_graph=True)
+        with tempfile.TemporaryDirectory(prefix="gsc-paddle2onnx-") as work:
+            prefix = os.path.join(work, "case")
+            paddle.jit.save(static, prefix)
+            graph = prefix + (".json" if os.path.exists(prefix + ".json") else ".pdmodel")
+            out = os.path.join(work, "case.onnx")
+            _export(graph, prefix + ".pdiparams", out)
+            model = onnx.load(out)
+        return Converted(model, targets.onnx_ops(model), {"opset": targets.onnx_opset(model)})
+
+
+    def runner(self, converted: Converted) -> Any:
+        return targets.onnxruntime_session(converted.artifact)
+
+    def execute(self, runner: Any, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        return targets.run_onnxruntime(runner, inputs)
+
+    def repro(self, case: CaseData, variant: str) -> str:
+        from gather_scatter_conformance.adapters import paddle_calls
+
+        names = paddle_calls.arg_names(case.op)
+        expr = paddle_calls.expression(case.op, variant, {n: v.shape for n, v in case.inputs.items()}, case.attrs,
+                                       case.omit)
+        arrays = [f"{n}_array" for n in names]
+        return "\n".join([
+            "import onnx, paddle2onnx",
+            *(f"{n}_array = {n}.numpy() if hasattr({n}, 'numpy') else {n}" for n in names),
+            f"def fn({', '.join(names)}):",
+            f"    return {expr}",
+            "spec = [" + ", ".join(f"paddle.static.InputSpec(list({a}.shape), str({a}.dtype), {n!r})"
+                                   for n, a in zip(names, arrays, strict=True)) + "]",
+            "paddle.jit.save(paddle.jit.to_static(fn, input_spec=spec, full_graph=True), 'case')",
+            "import os",
+            "graph = 'case.json' if os.path.exists('case.json') else 'case.pdmodel'",
+            f"paddle2onnx.export(graph, 'case.pdiparams', save_file='case.onnx', opset_version={OPSET})",
+            "model = onnx.load('case.onnx')",
+            targets.onnxruntime_repro(arrays),
+        ])
+
+
+ADAPTER = Paddle2Onnx()

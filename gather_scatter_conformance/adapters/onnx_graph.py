@@ -1,0 +1,185 @@
+"""One-node ONNX models for a case, built with onnx.helper; shared by onnx-reference, onnxruntime and OpenVINO's
+ONNX frontend.
+
+onnx 1.23 writes IR version 14, which onnxruntime 1.31 rejects, so the IR version is set explicitly.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from gather_scatter_conformance.adapters.base import CaseData, Unsupported
+
+# The one table of ONNX operator versions (ONNX changelog): every version a run may select, oldest first. The
+# deprecated Scatter-9/11 is ScatterElements' ancestor. onnxruntime's and DirectML's variants are these versions.
+VERSIONS = {
+    "Gather": (1, 11, 13),
+    "GatherElements": (11, 13),
+    "GatherND": (11, 12, 13),
+    "ScatterElements": (11, 13, 16, 18),
+    "ScatterND": (11, 13, 16, 18),
+    "Scatter": (9, 11),
+}
+# Newest version of each operator, the canonical semantics.
+NEWEST = {op: max(versions) for op, versions in VERSIONS.items()}
+# Case operators that ONNX spells with another operator: Take is Gather (mode raise only; Reshape first for no axis).
+ONNX_TYPE = {"Take": "Gather"}
+IR_VERSION = 10  # accepted by onnxruntime 1.31 and OpenVINO 2026; onnx 1.23's default (14) is not
+# Older runtimes accept older IR versions only (onnxruntime 1.16/1.17: 9): a release sweep's environment names its
+# runtime's in this variable (gather_scatter_conformance.harness.history.pins), and every model built here carries it.
+IR_VERSION_ENV = "GSC_ONNX_IR_VERSION"
+
+
+def ir_version() -> int:
+    """The IR version models are written with: ``$GSC_ONNX_IR_VERSION`` where set, else :data:`IR_VERSION`."""
+    return int(os.environ.get(IR_VERSION_ENV) or IR_VERSION)
+
+
+def onnx_op(case: CaseData, onnx_type: str | None = None) -> tuple[str, int, dict[str, Any]]:
+    """Map a case to (ONNX op type, opset version, node attributes); raise Unsupported where ONNX cannot say it.
+
+    An attribute in ``case.omit`` is left off the node, so ONNX's own default applies (axis 0 for Gather,
+    GatherElements, ScatterElements and Scatter; batch_dims 0 for GatherND-12/13).
+    """
+    a = case.attrs
+    omit_axis = "axis" in case.omit
+    op = onnx_type or ONNX_TYPE.get(case.op, case.op)
+    if case.op == "Take" and a["mode"] != "raise":
+        raise Unsupported(f"ONNX has no Take; Gather has no mode {a['mode']!r} (out-of-range is an error)")
+    version = case.opset or NEWEST[op]
+    if version not in VERSIONS[op]:
+        version = max(v for v in VERSIONS[op] if v <= version) if any(v <= version for v in VERSIONS[op]) else 0
+        if not version:
+            raise Unsupported(f"{op} does not exist at opset {case.opset}")
+    attrs: dict[str, Any] = {}
+    if op == "Gather":
+        if case.op == "Gather" and a.get("batch_dims", 0) and "batch_dims" not in case.omit:
+            raise Unsupported("ONNX Gather has no batch_dims (OpenVINO and TensorFlow do)")
+        if not omit_axis:
+            attrs["axis"] = 0 if case.op == "Take" and a["axis"] is None else int(a["axis"])
+    elif op in ("GatherElements", "ScatterElements", "Scatter"):
+        if not omit_axis:
+            attrs["axis"] = int(a["axis"])
+    elif op == "GatherND":
+        omit_batch = "batch_dims" in case.omit
+        if a["batch_dims"] and version < 12 and not omit_batch:
+            raise Unsupported("GatherND-11 has no batch_dims (added in GatherND-12)")
+        if version >= 12 and not omit_batch:
+            attrs["batch_dims"] = int(a["batch_dims"])
+    reduction = a.get("reduction", "none")
+    if op in ("ScatterElements", "ScatterND"):
+        if reduction != "none":
+            if version < 16 or (reduction in ("max", "min") and version < 18):
+                raise Unsupported(f"{op}-{version} has no reduction={reduction!r}")
+            attrs["reduction"] = reduction
+    elif op == "Scatter" and reduction != "none":
+        raise Unsupported("Scatter-9/11 has no reduction")
+    return op, version, attrs
+
+
+def flattens(case: CaseData) -> bool:
+    """True for Take with axis None (flattened data: Reshape, then Gather). Not when the axis is omitted: a Gather
+    node without ``axis`` uses ONNX's default 0, which is what a user relying on the default gets."""
+    return case.op == "Take" and case.attrs["axis"] is None and "axis" not in case.omit
+
+
+def build(case: CaseData, onnx_type: str | None = None) -> tuple[Any, list[str], str]:
+    """Return (ModelProto, input names, a one-line description of the node) for ``case``."""
+    import onnx
+    from onnx import helper
+
+    op, version, attrs = onnx_op(case, onnx_type)
+    names = list(case.inputs)
+    graph_inputs = [
+        helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), list(v.shape))
+        for n, v in case.inputs.items()
+    ]
+    nodes = []
+    node_inputs = list(names)
+    if flattens(case):
+        # Take with no axis gathers from the flattened data: Reshape(data, [-1]) then Gather(axis=0).
+        shape_init = helper.make_tensor("flat_shape", onnx.TensorProto.INT64, [1], [-1])
+        nodes.append(helper.make_node("Reshape", ["data", "flat_shape"], ["flat"]))
+        node_inputs = ["flat", "indices"]
+        initializers = [shape_init]
+    else:
+        initializers = []
+    nodes.append(helper.make_node(op, node_inputs, ["output"], **attrs))
+    data = case.inputs["data"]
+    out = helper.make_tensor_value_info("output", helper.np_dtype_to_tensor_dtype(data.dtype), None)
+    graph = helper.make_graph(nodes, "case", graph_inputs, [out], initializer=initializers)
+    # Reshape with a shape input exists since opset 5; the model must stay at the Gather version asked for.
+    opsets = [helper.make_opsetid("", max(version, 5) if initializers else version)]
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = ir_version()
+    text = f"{op}-{version}({', '.join(node_inputs)}{''.join(f', {k}={v!r}' for k, v in attrs.items())})"
+    return model, names, text
+
+
+def preload() -> None:
+    """Build one tiny model, so onnx and everything :func:`build` uses is imported now.
+
+    For an adapter's ``warm()``: the template that runs risky cases is forked right after it, and forked children
+    that imported onnx themselves hung until their timeout (OpenVINO, in full runs).
+    """
+    build(CaseData("Gather", {"data": np.zeros(2, np.float32), "indices": np.zeros(1, np.int64)},
+                   {"axis": 0, "batch_dims": 0}, opset=13))
+
+
+def feeds(case: CaseData) -> dict[str, np.ndarray]:
+    """The input arrays keyed by graph input name."""
+    return dict(case.inputs)
+
+
+def model_source(model: Any) -> str:
+    """Statements that build ``model`` again with onnx.helper and assign it to ``model`` (for Call.source).
+
+    Written from the ModelProto itself (nodes, attributes, typed inputs, initializers, opsets, IR version), so the
+    repro builds exactly the model that ran: ``exec`` of the text gives a model that serialises to the same bytes.
+    """
+    import onnx
+    from onnx import numpy_helper
+
+    def tensor_type(elem: int) -> str:
+        return f"TensorProto.{onnx.TensorProto.DataType.Name(elem)}"
+
+    def value_info(vi: Any) -> str:
+        t = vi.type.tensor_type
+        shape = [d.dim_value for d in t.shape.dim] if t.HasField("shape") else None
+        return f"helper.make_tensor_value_info({vi.name!r}, {tensor_type(t.elem_type)}, {shape!r})"
+
+    g = model.graph
+    lines = ["import onnx", "from onnx import TensorProto, helper", "nodes = ["]
+    for n in g.node:
+        attrs = "".join(f", {a.name}={helper_value(a)!r}" for a in n.attribute)
+        lines.append(f"    helper.make_node({n.op_type!r}, {list(n.input)!r}, {list(n.output)!r}{attrs}),")
+    lines.append("]")
+    inits = [f"helper.make_tensor({t.name!r}, {tensor_type(t.data_type)}, {list(t.dims)!r}, "
+             f"{numpy_helper.to_array(t).reshape(-1).tolist()!r})" for t in g.initializer]
+    lines += [f"graph = helper.make_graph(nodes, {g.name!r}, [{', '.join(value_info(v) for v in g.input)}],",
+              f"                          [{', '.join(value_info(v) for v in g.output)}],",
+              f"                          initializer=[{', '.join(inits)}])",
+              "model = helper.make_model(graph, opset_imports=[" + ", ".join(
+                  f"helper.make_opsetid({o.domain!r}, {o.version})" for o in model.opset_import) + "])",
+              f"model.ir_version = {model.ir_version}"]
+    return "\n".join(lines)
+
+
+def helper_value(attr: Any) -> Any:
+    """An AttributeProto's value as onnx.helper.make_node takes it (ints, floats, strings and their lists)."""
+    from onnx import helper
+
+    value = helper.get_attribute_value(attr)
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, list) and value and isinstance(value[0], bytes):
+        return [v.decode() for v in value]
+    return value
+
+
+def feeds_source(names: list[str]) -> str:
+    """``{"data": data, "indices": indices}``: the feeds of a model's run, as source."""
+    return "{" + ", ".join(f"{n!r}: {n}" for n in names) + "}"

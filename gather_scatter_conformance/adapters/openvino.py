@@ -1,0 +1,392 @@
+"""OpenVINO: one native opset node (or a one-node ONNX model through OpenVINO's ONNX frontend), compiled for CPU.
+
+Each case becomes an ``ov.Model`` of Parameters (the case's shapes and element types) feeding one node built with
+OpenVINO's Python opset API (``ov.opset8.gather`` and friends), compiled with ``ov.Core().compile_model(model,
+"CPU")`` and run through an infer request. Compiling costs tens to hundreds of milliseconds, so compiled models are
+cached by (node, attributes, input shapes and element types); inference is what a run times.
+
+The ``read_model`` variant builds the one-node ONNX model of :mod:`adapters.onnx_graph` and loads it from memory
+with ``core.read_model(model_bytes)``, the other way users meet OpenVINO.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from gather_scatter_conformance.adapters import onnx_graph
+from gather_scatter_conformance.adapters.attrs import required
+from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, ReleaseRules, Unsupported, fmt_attrs
+from gather_scatter_conformance.adapters.cache import LRU
+
+ONNX = "read_model"  # the one-node ONNX model through the ONNX frontend: core.read_model(model_bytes)
+# Variants per operator, the default (newest opset node) first.
+_VARIANTS: dict[str, list[str]] = {
+    "Gather": ["Gather-8", "Gather-7", "Gather-1", ONNX],
+    "GatherElements": ["GatherElements-6", ONNX],
+    "GatherND": ["GatherND-8", "GatherND-5", ONNX],
+    "ScatterElements": ["ScatterElementsUpdate-12", "ScatterElementsUpdate-3", ONNX],
+    "ScatterND": ["ScatterNDUpdate-15", "ScatterNDUpdate-3", "ScatterUpdate-3", ONNX],
+    "Take": ["Gather-8", ONNX],
+}
+# Which Python opset module builds which node version (checked against node.get_type_info() on 2026.4.1):
+# ScatterNDUpdate-3 is registered in opset4 and is what ov.opset4.scatter_nd_update makes (ov.opset3 has none).
+_NODES: dict[str, tuple[int, str]] = {
+    "Gather-8": (8, "gather"),
+    "Gather-7": (7, "gather"),
+    "Gather-1": (1, "gather"),
+    "GatherElements-6": (6, "gather_elements"),
+    "GatherND-8": (8, "gather_nd"),
+    "GatherND-5": (5, "gather_nd"),
+    "ScatterElementsUpdate-12": (12, "scatter_elements_update"),
+    "ScatterElementsUpdate-3": (3, "scatter_elements_update"),
+    "ScatterNDUpdate-15": (15, "scatter_nd_update"),
+    "ScatterNDUpdate-3": (4, "scatter_nd_update"),
+    "ScatterUpdate-3": (3, "scatter_update"),
+}
+# Canonical reduction names -> OpenVINO's (ScatterElementsUpdate-12 and ScatterNDUpdate-15 spell them alike).
+REDUCTIONS = {"none": "none", "add": "sum", "mul": "prod", "max": "max", "min": "min"}
+CACHE_SIZE = 256  # compiled models kept; generated cases would otherwise grow the cache without bound
+
+
+@dataclass
+class NodeSpec:
+    """One native node call: ``ov.opset<opset>.<fn>(*inputs, **kwargs)`` on Parameters named after ``inputs``.
+
+    ``flatten`` reshapes ``data`` to 1-D first (Take with no axis); ``arg_text`` overrides how an input is written
+    in the api string (ScatterUpdate's ``indices[..., 0]``).
+    """
+
+    variant: str
+    opset: int
+    fn: str
+    inputs: dict[str, np.ndarray]
+    kwargs: dict[str, Any]
+    flatten: bool = False
+    arg_text: dict[str, str] = field(default_factory=dict)
+
+    def api(self) -> str:
+        """The call as a user writes it, with the compile step it runs under."""
+        args = [self.arg_text.get(n, n) for n in self.inputs]
+        if self.flatten:
+            args[0] = f"ov.opset{self.opset}.reshape({args[0]}, [-1], special_zero=False)"
+        params = ", ".join(self.inputs)
+        if self.kwargs:
+            args.append(fmt_attrs(**self.kwargs))
+        call = f"ov.opset{self.opset}.{self.fn}({', '.join(args)})"
+        return f"{call}  # {self.variant}; ov.Core().compile_model(ov.Model([node], [{params}]), 'CPU')"
+
+    def key(self) -> tuple[Any, ...]:
+        """Cache key: node version, attributes, and every Parameter's name, shape and element type."""
+        shapes = tuple((n, a.shape, a.dtype.name) for n, a in self.inputs.items())
+        return (self.variant, self.opset, self.fn, tuple(sorted(self.kwargs.items())), self.flatten, shapes)
+
+
+def _string_type() -> Any:
+    """ov.Type.string, or None in releases before it (2023.x: the release sweeps run them)."""
+    import openvino as ov
+
+    return getattr(ov.Type, "string", None)
+
+
+def element_type(arr: np.ndarray) -> Any:
+    """The ov.Type of a case array: strings (object arrays) -> string, ml_dtypes.bfloat16 -> bf16."""
+    import openvino as ov
+
+    if arr.dtype == object or arr.dtype.kind in "US":
+        if _string_type() is None:
+            raise Unsupported(f"openvino {ov.__version__} has no string element type")
+        return _string_type()
+    if arr.dtype.name == "bfloat16":
+        return ov.Type.bf16
+    if arr.dtype.kind == "c":
+        raise Unsupported(f"OpenVINO has no complex element type (got {arr.dtype.name})")
+    return ov.Type(arr.dtype)
+
+
+def to_tensor(arr: np.ndarray) -> Any:
+    """An ov.Tensor holding a copy of ``arr`` with its element type (bf16 and string included)."""
+    import openvino as ov
+
+    if arr.dtype == object or arr.dtype.kind == "S":
+        return ov.Tensor(arr.astype(str))  # ov.Tensor makes a string tensor from a NumPy str_ array
+    if arr.dtype.name == "bfloat16":
+        # NumPy has no native bfloat16, so ov.Tensor cannot take the array itself: copy its bits into a bf16 tensor.
+        t = ov.Tensor(ov.Type.bf16, ov.Shape(list(arr.shape)))
+        t.data.view(np.uint16)[...] = arr.view(np.uint16)
+        return t
+    # np.array(order="C"), not np.ascontiguousarray: the latter turns a 0-d array into shape (1,).
+    return ov.Tensor(np.array(arr, order="C"))
+
+
+def from_tensor(t: Any) -> np.ndarray:
+    """Copy an output ov.Tensor into NumPy with the same element type (bf16 -> ml_dtypes.bfloat16, string -> object)."""
+    import openvino as ov
+
+    et = t.get_element_type()
+    shape = tuple(t.get_shape())
+    if _string_type() is not None and et == _string_type():
+        out = np.empty(shape, dtype=object)
+        out[...] = np.asarray(t.str_data).reshape(shape)
+        return out
+    if et == ov.Type.bf16:
+        import ml_dtypes
+
+        # OpenVINO exposes bf16 data as a float16-typed view of the raw bits; reinterpret them.
+        return np.asarray(t.data).view(np.uint16).copy().view(ml_dtypes.bfloat16).reshape(shape)
+    return np.array(t.data, copy=True).reshape(shape)
+
+
+def _take(case: CaseData, spec: NodeSpec) -> NodeSpec:
+    a = case.attrs
+    if a["mode"] != "raise":
+        raise Unsupported(f"OpenVINO Gather has no mode {a['mode']!r} (out-of-range indices give zeros)")
+    _need_axis(case, spec)
+    axis = 0 if a["axis"] is None else int(a["axis"])
+    return replace(spec, kwargs={"axis": axis, "batch_dims": 0}, flatten=a["axis"] is None)
+
+
+def _gather(case: CaseData, spec: NodeSpec) -> NodeSpec:
+    _need_axis(case, spec)
+    kwargs: dict[str, Any] = {"axis": int(case.attrs["axis"])}
+    if "batch_dims" not in case.omit:
+        if spec.variant == "Gather-1":
+            if case.attrs["batch_dims"]:
+                raise Unsupported("Gather-1 has no batch_dims (added in Gather-7)")
+        else:
+            kwargs["batch_dims"] = int(case.attrs["batch_dims"])
+    return replace(spec, kwargs=kwargs)
+
+
+def _gather_elements(case: CaseData, spec: NodeSpec) -> NodeSpec:
+    return replace(spec, kwargs={} if "axis" in case.omit else {"axis": int(case.attrs["axis"])})
+
+
+def _gather_nd(case: CaseData, spec: NodeSpec) -> NodeSpec:
+    return replace(spec, kwargs={} if "batch_dims" in case.omit else {"batch_dims": int(case.attrs["batch_dims"])})
+
+
+def _scatter_elements(case: CaseData, spec: NodeSpec) -> NodeSpec:
+    _need_axis(case, spec)
+    kwargs: dict[str, Any] = {"axis": int(case.attrs["axis"])}
+    reduction = case.attrs.get("reduction", "none")
+    if spec.variant == "ScatterElementsUpdate-3":
+        if reduction != "none":
+            raise Unsupported(f"ScatterElementsUpdate-3 has no reduction ({reduction!r} came in -12)")
+    else:
+        kwargs.update(reduction=REDUCTIONS[reduction], use_init_val=True)
+    return replace(spec, kwargs=kwargs)
+
+
+def _scatter_nd(case: CaseData, spec: NodeSpec) -> NodeSpec:
+    reduction = case.attrs.get("reduction", "none")
+    if spec.variant == "ScatterNDUpdate-15":
+        return replace(spec, kwargs={"reduction": REDUCTIONS[reduction]})
+    if reduction != "none":
+        raise Unsupported(f"{spec.variant} has no reduction ({reduction!r} came in ScatterNDUpdate-15)")
+    if spec.variant == "ScatterNDUpdate-3":
+        return spec
+    # ScatterUpdate-3 writes whole slices along one axis: it says ScatterND exactly when each index tuple has
+    # length 1 (indices.shape[-1] == 1), as ScatterUpdate(data, indices[..., 0], updates, axis=0).
+    idx = spec.inputs["indices"]
+    if idx.ndim == 0 or idx.shape[-1] != 1:
+        raise Unsupported(
+            f"ScatterUpdate-3 says ScatterND only for index tuples of length 1 (indices.shape[-1] is "
+            f"{idx.shape[-1] if idx.ndim else 'undefined'})"
+        )
+    return replace(spec, inputs={**spec.inputs, "indices": idx[..., 0]}, kwargs={"axis": 0},
+                   arg_text={"indices": "indices[..., 0]"})
+
+
+def _need_axis(case: CaseData, spec: NodeSpec) -> None:
+    # Gather's and ScatterElementsUpdate's axis is an input with no default: leaving it out cannot be said.
+    if "axis" in case.omit:
+        raise required(f"ov.opset{spec.opset}.{spec.fn}")
+
+
+# Operator -> how a case's attributes become the node's keyword arguments. Attributes in case.omit are left out of
+# the call, so OpenVINO's own default applies: gather_elements defaults to axis=0; batch_dims to 0 (gather-7/8,
+# gather_nd).
+_SPECS: dict[str, Callable[[CaseData, NodeSpec], NodeSpec]] = {
+    "Gather": _gather,
+    "GatherElements": _gather_elements,
+    "GatherND": _gather_nd,
+    "ScatterElements": _scatter_elements,
+    "ScatterND": _scatter_nd,
+    "Take": _take,
+}
+
+
+def native_spec(case: CaseData, variant: str) -> NodeSpec:
+    """Translate a case into the native node of ``variant``; raise Unsupported where that node cannot say it."""
+    if variant not in _NODES:
+        raise Unsupported(f"unknown OpenVINO variant {variant!r} for {case.op}")
+    opset, fn = _NODES[variant]
+    # Positional node inputs in the operator's order, whatever order the case dict has.
+    ins = {n: case.inputs[n] for n in ("data", "indices", "updates") if n in case.inputs}
+    return _SPECS[case.op](case, NodeSpec(variant, opset, fn, ins, {}))
+
+
+# The conversions a repro script needs, as this module runs them: the functions' own source.
+_TENSOR_SOURCE = ["import openvino as ov", "from typing import Any", inspect.getsource(to_tensor),
+                  inspect.getsource(from_tensor)]
+
+
+def _INFER_SOURCE(names: list[str]) -> list[str]:
+    return ["request = compiled.create_infer_request()",
+            f"request.infer([to_tensor(a) for a in ({', '.join(names)},)])",
+            "result = from_tensor(request.get_output_tensor(0))"]
+
+
+def _source(spec: NodeSpec) -> str:
+    """The node call as standalone statements (Call.source): the Parameters, node and model build_model makes."""
+    names = list(spec.inputs)
+    lines = [*_TENSOR_SOURCE]
+    if "indices" in spec.arg_text:
+        lines.append(f"indices = {spec.arg_text['indices']}")
+    lines.append("params = [" + ", ".join(
+        f"ov.opset8.parameter(list({n}.shape), ov.Type.string if {n}.dtype == object else ov.Type.bf16 "
+        f"if {n}.dtype.name == 'bfloat16' else ov.Type({n}.dtype), name={n!r})" for n in names) + "]")
+    lines.append("args = list(params)")
+    if spec.flatten:
+        lines.append(f"args[0] = ov.opset{spec.opset}.reshape(args[0], [-1], special_zero=False)")
+    kwargs = "".join(f", {k}={v!r}" for k, v in spec.kwargs.items())
+    lines += [f"node = ov.opset{spec.opset}.{spec.fn}(*args{kwargs})",
+              f"model = ov.Model([node], params, {spec.variant!r})",
+              "compiled = ov.Core().compile_model(model, 'CPU')", *_INFER_SOURCE(names)]
+    return "\n".join(lines)
+
+
+def opset(number: int) -> Any:
+    """OpenVINO's Python module of opset ``number`` (``ov.opset8``); Unsupported where this release has none (the
+    release sweeps run releases older than a node version: ScatterNDUpdate-15 needs opset15)."""
+    import openvino as ov
+
+    mod = getattr(ov, f"opset{number}", None)
+    if mod is None:  # before 2025.0 the opset modules live in openvino.runtime
+        try:
+            mod = importlib.import_module(f"openvino.runtime.opset{number}")
+        except ImportError:
+            raise Unsupported(f"openvino {ov.__version__} has no opset{number} module (the node is newer than it)") \
+                from None
+    return mod
+
+
+def node_function(number: int, fn: str) -> Any:
+    """``ov.opset<number>.<fn>``, or the same function from the nearest lower opset module that has it: releases
+    before 2023.3 make ScatterNDUpdate-3 with ``opset3.scatter_nd_update`` (newer ones with ``opset4``'s)."""
+    import openvino as ov
+
+    for n in range(number, 0, -1):
+        try:
+            mod = opset(n)
+        except Unsupported:
+            continue
+        if hasattr(mod, fn):
+            return getattr(mod, fn)
+    raise Unsupported(f"openvino {ov.__version__} has no {fn} in opset{number} or below")
+
+
+def build_model(spec: NodeSpec, types: dict[str, Any] | None = None) -> Any:
+    """The ov.Model of ``spec``: one Parameter per input (shape and element type of the case's array), one node."""
+    import openvino as ov
+
+    mod = opset(spec.opset)
+    types = types or {n: element_type(arr) for n, arr in spec.inputs.items()}
+    params = [opset(8).parameter(list(arr.shape), types[n], name=n) for n, arr in spec.inputs.items()]
+    args = list(params)
+    if spec.flatten:
+        args[0] = mod.reshape(args[0], [-1], special_zero=False)
+    node = node_function(spec.opset, spec.fn)(*args, **spec.kwargs)
+    return ov.Model([node], params, spec.variant)
+
+
+class OpenVinoAdapter(Adapter):
+    name = "openvino"
+    requires = ("openvino",)
+    extra = "openvino"
+    # NumPy 2 from 2024.3; its ONNX frontend reads IR 10 models in every release swept here. Its top-level API
+    # (ov.Core, ov.__version__), which the adapter calls, exists from 2023.1 on.
+    releases = ReleaseRules("openvino", "openvino", extra=("onnx==1.23.2",), numpy2_since="2024.3.0",
+                            check="openvino.Core; openvino.__version__")
+
+    def __init__(self) -> None:
+        self._core: Any = None
+        self.cache: LRU[Any] = LRU(CACHE_SIZE)  # compiled models
+
+    def version(self) -> str:
+        import openvino as ov
+
+        return ov.__version__
+
+    def warm(self) -> None:
+        """Import OpenVINO, create the Core (plugin discovery) and import onnx for the read_model variant, so no
+        case, and no forked child, pays for it."""
+        _ = self.core
+        onnx_graph.preload()
+
+    def variants(self, op: str) -> list[str]:
+        return list(_VARIANTS[op])
+
+    @property
+    def core(self) -> Any:
+        """The one ov.Core of this process (creating it loads the plugins)."""
+        if self._core is None:
+            import openvino as ov
+
+            self._core = ov.Core()
+        return self._core
+
+    def compiled(self, key: Any, make_model: Any) -> Any:
+        """The compiled model for ``key``, compiling ``make_model()`` on CPU on a miss (LRU of CACHE_SIZE)."""
+        return self.cache.get_or_make(key, lambda: self.core.compile_model(make_model(), "CPU"))
+
+    def prepare(self, case: CaseData, variant: str) -> Call:
+        if variant == ONNX:
+            return self._prepare_onnx(case)
+        spec = native_spec(case, variant)
+        types = {n: element_type(arr) for n, arr in spec.inputs.items()}  # raises Unsupported for complex
+        # Building the node runs OpenVINO's shape inference, which rejects invalid shapes/attributes here.
+        compiled = self.compiled(spec.key(), lambda: build_model(spec, types))
+        return Call(spec.api(), lambda: self._infer(compiled, list(spec.inputs.values())), source=_source(spec))
+
+    def describe(self, case: CaseData, variant: str) -> tuple[str, str]:
+        """The call without compiling it: OpenVINO crashes while compiling some models (SIGFPE on empty data)."""
+        if variant == ONNX:
+            model, names, text = onnx_graph.build(case)
+            return (f"ov.Core().compile_model(core.read_model(model.SerializeToString()), 'CPU')  # model: {text}",
+                    "\n".join(self._onnx_source(model, names)))
+        spec = native_spec(case, variant)
+        return spec.api(), _source(spec)
+
+    @staticmethod
+    def _onnx_source(model: Any, names: list[str]) -> list[str]:
+        return [onnx_graph.model_source(model), *_TENSOR_SOURCE, "core = ov.Core()",
+                "compiled = core.compile_model(core.read_model(model.SerializeToString()), 'CPU')",
+                *_INFER_SOURCE(names)]
+
+    def _prepare_onnx(self, case: CaseData) -> Call:
+        model, names, text = onnx_graph.build(case)
+        blob = model.SerializeToString()
+        compiled = self.compiled((ONNX, blob), lambda: self.core.read_model(blob))
+        feeds = [case.inputs[n] for n in names]
+        api = f"ov.Core().compile_model(core.read_model(model.SerializeToString()), 'CPU')  # model: {text}"
+        return Call(api, lambda: self._infer(compiled, feeds), source="\n".join(self._onnx_source(model, names)))
+
+    def release(self) -> None:
+        self.cache.clear()
+        self._core = None
+
+    @staticmethod
+    def _infer(compiled: Any, feeds: list[np.ndarray]) -> np.ndarray:
+        request = compiled.create_infer_request()
+        request.infer([to_tensor(a) for a in feeds])
+        return from_tensor(request.get_output_tensor(0))
+
+
+ADAPTER = OpenVinoAdapter()

@@ -1,0 +1,196 @@
+"""TensorFlow: tf.gather, tf.gather_nd, tnp.take / take_along_axis, tf.tensor_scatter_nd_* and tf.scatter_nd.
+
+Every call runs in three execution modes, each a variant: ``eager``, inside ``tf.function`` (graph), and inside
+``tf.function(jit_compile=True)`` (XLA). They are worth telling apart: they disagree on out-of-range indices
+(eager and graph raise on CPU, XLA clamps gathers; tensorflow/tensorflow#61865). Variant names are
+``<api>/<mode>``, e.g. ``gather/xla``; what each api means is in adapters/tensorflow_calls.py.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from gather_scatter_conformance.adapters import tensorflow_calls as calls
+from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, NoDevice, ReleaseRules
+from gather_scatter_conformance.vocab import variants
+
+MODES = ("eager", "function", "xla")
+
+# The APIs per operator, primary first; every API runs in every mode.
+APIS: dict[str, tuple[str, ...]] = {
+    "Gather": ("gather",),
+    "GatherElements": ("take_along_axis",),
+    "GatherND": ("gather_nd",),
+    "ScatterElements": ("tensor_scatter_nd",),
+    "ScatterND": ("tensor_scatter_nd", "scatter_nd"),
+    "Take": ("take", "gather"),
+}
+
+# (op, api) -> builder of the native call from the attributes
+_BUILDERS: dict[tuple[str, str], Callable[[Any, dict[str, Any], tuple[str, ...]], calls.Spec]] = {
+    ("Gather", "gather"): calls.gather,
+    ("GatherElements", "take_along_axis"): calls.take_along_axis,
+    ("GatherND", "gather_nd"): calls.gather_nd,
+    ("ScatterElements", "tensor_scatter_nd"): calls.scatter_elements,
+    ("ScatterND", "tensor_scatter_nd"): calls.tensor_scatter_nd,
+    ("Take", "take"): calls.take,
+    ("Take", "gather"): calls.take_as_gather,
+}
+
+THREADS = 2  # TensorFlow's intra-/inter-op pools; the default (all cores) buys nothing on these tiny inputs
+
+_tf: Any = None
+# One tf.function per (mode, api text): the text holds every attribute value, so equal texts compute the same
+# thing; TensorFlow then traces it once per input signature (shapes, dtypes) and keeps the traces.
+_FUNCTIONS: dict[tuple[str, str], Any] = {}
+
+
+def tf_module() -> Any:
+    """Import TensorFlow once, quietly and with a small thread pool; return the module."""
+    global _tf
+    if _tf is None:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # C++ INFO/WARNING logs off (before the import)
+        import tensorflow as tf
+
+        try:
+            tf.config.threading.set_intra_op_parallelism_threads(THREADS)
+            tf.config.threading.set_inter_op_parallelism_threads(THREADS)
+        except RuntimeError:  # the runtime was already started in this process: keep its pools
+            pass
+        tf.get_logger().setLevel("ERROR")  # tf.function retracing warnings: one trace per shape is intended
+        _tf = tf
+    return _tf
+
+
+def split_variant(variant: str) -> tuple[str, str]:
+    """``"gather/xla"`` -> ``("gather", "xla")``; raises ValueError for a name that is not api/mode."""
+    api, mode = variants.split(variant)
+    if mode not in MODES:
+        raise ValueError(f"variant {variant!r} is not <api>/<mode> with mode in {', '.join(MODES)}")
+    return api, mode  # type: ignore[return-value]  # a mode in MODES is no None
+
+
+def render(spec: calls.Spec, mode: str) -> str:
+    """The call as a user would paste it in ``mode``: the bare call, or the call inside tf.function."""
+    args = ", ".join(spec.args)
+    jit = ", jit_compile=True" if mode == "xla" else ""
+    if mode == "eager":
+        return f"{spec.prelude}; {spec.body}" if spec.prelude else spec.body
+    if spec.prelude:
+        return f"tf.function(f{jit})({args})  # def f({args}): {spec.prelude}; return {spec.body}"
+    return f"tf.function(lambda {args}: {spec.body}{jit})({args})"
+
+
+def compiled(spec: calls.Spec, mode: str, api: str) -> Callable[..., Any]:
+    """The function to call in ``mode``: ``spec.fn`` itself (eager) or its cached tf.function wrapper."""
+    if mode == "eager":
+        return spec.fn
+    key = (mode, api)
+    fn = _FUNCTIONS.get(key)
+    if fn is None:
+        fn = tf_module().function(spec.fn, jit_compile=(mode == "xla"))
+        _FUNCTIONS[key] = fn
+    return fn
+
+
+def to_tensor(tf: Any, arr: np.ndarray) -> Any:
+    """tf.constant of a case input; object arrays are strings (named, since an empty one has nothing to infer from)."""
+    if arr.dtype == object:
+        return tf.constant(arr, dtype=tf.string)
+    return tf.constant(arr)  # bfloat16 arrays (ml_dtypes) become tf.bfloat16 directly
+
+
+def from_tensor(out: Any) -> np.ndarray:
+    """``.numpy()`` of a result; tf.string results (bytes) become an object array of str."""
+    value = out.numpy() if hasattr(out, "numpy") else out
+    arr = np.asarray(value)
+    if arr.dtype == object or arr.dtype.kind == "S":
+        flat = [x.decode("utf-8") if isinstance(x, bytes) else str(x) for x in arr.reshape(-1).tolist()]
+        strs = np.empty(len(flat), dtype=object)
+        strs[:] = flat
+        return strs.reshape(arr.shape)
+    return arr
+
+
+def build_spec(tf: Any, case: CaseData, api: str) -> calls.Spec:
+    """The native call of ``case`` through ``api`` (adapters/tensorflow_calls.py); raises Unsupported where the API
+    cannot write the case. The converter paths (adapters/convert/tf_onnx.py) convert the same call."""
+    if api == "scatter_nd":
+        return calls.scatter_nd(tf, case.attrs, case.inputs["data"], case.inputs["indices"])
+    return _BUILDERS[(case.op, api)](tf, case.attrs, case.omit)  # omitted attributes: TF's defaults
+
+
+class TensorFlowAdapter(Adapter):
+    name = "tensorflow"
+    requires = ("tensorflow",)
+    extra = "tensorflow"
+    # tensorflow-cpu is the CPU-only wheel of the same release; NumPy 2 from 2.18.
+    releases = ReleaseRules("tensorflow-cpu", "tensorflow", numpy2_since="2.18.0")
+    devices = ("cpu", "gpu")
+
+    def version(self) -> str:
+        return tf_module().__version__
+
+    def variants(self, op: str) -> list[str]:
+        return [variants.join(api, mode) for api in APIS[op] for mode in MODES]
+
+    def prepare(self, case: CaseData, variant: str) -> Call:
+        """Build the native call; raises Unsupported where the TensorFlow API has no way to write the case."""
+        api, mode = split_variant(variant)
+        if api not in APIS[case.op]:
+            raise ValueError(f"{case.op} has no TensorFlow API {api!r}; variants: {', '.join(self.variants(case.op))}")
+        tf = tf_module()
+        spec = build_spec(tf, case, api)
+        text = render(spec, mode)
+        fn = compiled(spec, mode, text)
+        inputs = [case.inputs[name] for name in spec.args]
+        place, device_name = _placement(tf, case.device)
+
+        def run() -> Any:
+            # Pinned: TensorFlow would otherwise put ops on a visible GPU even for a CPU run.
+            with tf.device(place):
+                return fn(*[to_tensor(tf, arr) for arr in inputs])
+
+        note = "" if case.device == "cpu" else f"  # under tf.device({place!r})"
+        return Call(text + note, run, case.device, device_name, source=_source(spec, mode, inputs, place))
+
+    def to_numpy(self, out: Any) -> np.ndarray:
+        return from_tensor(out)
+
+
+def _placement(tf: Any, device: str) -> tuple[str, str]:
+    """(the tf.device string for ``device``, its description); NoDevice when TensorFlow sees no GPU."""
+    if device == "cpu":
+        return "/CPU:0", ""
+    gpus = tf.config.list_logical_devices("GPU")
+    if not gpus:
+        built = "built with CUDA" if tf.test.is_built_with_cuda() else "a build without CUDA"
+        raise NoDevice(f"tensorflow {tf.__version__} sees no GPU ({built})")
+    details = tf.config.experimental.get_device_details(tf.config.list_physical_devices("GPU")[0])
+    return gpus[0].name, str(details.get("device_name", gpus[0].name))
+
+
+def _source(spec: calls.Spec, mode: str, inputs: list[np.ndarray], place: str) -> str:
+    """The call as standalone statements (Call.source): tf.constant inputs, the same body, eager or tf.function."""
+    lines = ["import tensorflow as tf"]
+    for name, arr in zip(spec.args, inputs, strict=True):
+        typed = ", dtype=tf.string" if arr.dtype == object else ""
+        lines.append(f"{name} = tf.constant({name}{typed})")
+    args = ", ".join(spec.args)
+    lines.append(f"def f({args}):")
+    if spec.prelude:
+        lines.append(f"    {spec.prelude}")
+    lines.append(f"    return {spec.body}")
+    call = {"eager": "f", "function": "tf.function(f)", "xla": "tf.function(f, jit_compile=True)"}[mode]
+    lines.append(f"with tf.device({place!r}):")
+    lines.append(f"    out = {call}({args}).numpy()")
+    lines.append("result = np.vectorize(lambda b: b.decode('utf-8'), otypes=[object])(out) "
+                 "if out.dtype.kind in 'OS' and out.size else np.asarray(out)")
+    return "\n".join(lines)
+
+
+ADAPTER = TensorFlowAdapter()

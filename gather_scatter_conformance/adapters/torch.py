@@ -1,0 +1,211 @@
+"""PyTorch (CPU): index_select / take / advanced indexing, gather, scatter / scatter_add / scatter_reduce, index_put.
+
+Every call is built as one Python expression over the names ``data``, ``indices`` and ``updates``; that expression
+*is* the ``api`` string and is also what runs (``eval`` of ``lambda data, ...: <expr>``), so the repro a report
+shows cannot drift from the code that produced the result. Each eager variant has a ``<variant>/compile`` twin that
+runs the same lambda through ``torch.compile(backend="inductor", dynamic=False)``.
+
+Inputs are passed in their own dtypes (``torch.from_numpy`` keeps them); nothing is bounds-checked or cast, so a
+dtype or index value torch rejects is a recorded error. The one conversion is bfloat16: ``torch.from_numpy`` does
+not take ml_dtypes arrays, so those go through float32 (exact) and ``.to(torch.bfloat16)``, and back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, NoDevice, ReleaseRules, Unsupported
+from gather_scatter_conformance.adapters.torch_calls import COMPILE, VARIANTS, expression
+from gather_scatter_conformance.vocab import variants
+
+_CONFIGURED = False
+_THREADS = 1  # the project's machines have 2 cores; a run should leave one to the harness and its neighbours
+
+
+def _torch() -> Any:
+    """Import torch once and keep it polite on small machines."""
+    global _CONFIGURED
+    import torch
+
+    if not _CONFIGURED:
+        torch.set_num_threads(_THREADS)
+        # Inductor compiles in the calling thread, without its pool of compile threads/processes: risky cases run
+        # in children forked from a warmed-up template, and a child waited forever on futures of a pool that
+        # only its parent had (a full run: eight torch.compile probes recorded as 120 s timeouts).
+        import torch._inductor.config as inductor
+
+        inductor.compile_threads = 1
+        _CONFIGURED = True
+    return torch
+
+
+def to_tensor(arr: np.ndarray) -> Any:
+    """A CPU tensor holding ``arr`` in its own dtype (bfloat16 via float32, which is exact)."""
+    torch = _torch()
+    if arr.dtype == object:
+        raise Unsupported("torch has no string tensors")
+    if arr.dtype.name == "bfloat16":
+        return torch.from_numpy(arr.astype(np.float32)).to(torch.bfloat16)
+    return torch.from_numpy(arr)
+
+
+def _toolchain_problem() -> str | None:
+    """Why inductor cannot compile C++ on this machine, or None when a compiler is there (checked once)."""
+    global _TOOLCHAIN
+    if _TOOLCHAIN is _UNCHECKED:
+        _torch()
+        from torch._inductor.cpp_builder import get_cpp_compiler
+
+        try:
+            get_cpp_compiler()
+            _TOOLCHAIN = None
+        except Exception as exc:  # InvalidCxxCompiler, or anything else that stops inductor's C++ backend
+            _TOOLCHAIN = f"torch.compile (inductor, CPU) needs a C++ compiler: {type(exc).__name__}: {exc}"
+    return _TOOLCHAIN  # type: ignore[return-value]
+
+
+_UNCHECKED = object()
+_TOOLCHAIN: object = _UNCHECKED
+
+
+class CompileCache:
+    """Compiled callables per (expression, input signature).
+
+    Each entry is compiled from a fresh ``eval`` of the lambda, i.e. a fresh code object. torch.compile keys its
+    own cache on the code object and, past ``torch._dynamo.config.recompile_limit`` (8) recompiles of one code
+    object, silently runs eagerly instead; one code object per signature never recompiles, so that fallback never
+    happens here. (A graph break, where inductor cannot compile an op and dynamo runs it eagerly, is left as a
+    user would get it: measured for 0-d indices, see docs/mapping/torch.md.)
+    """
+
+    def __init__(self) -> None:
+        self._fns: dict[tuple[str, tuple[Any, ...]], Any] = {}
+        self.compiles = 0  # how many callables were built (for tests)
+
+    def get(self, expr: str, names: tuple[str, ...], tensors: tuple[Any, ...]) -> Any:
+        """The compiled lambda for ``expr`` over ``names``, built on first use for these shapes and dtypes."""
+        key = (expr, tuple((tuple(t.shape), str(t.dtype)) for t in tensors))
+        fn = self._fns.get(key)
+        if fn is None:
+            torch = _torch()
+            fn = torch.compile(_lambda(expr, names), backend="inductor", dynamic=False)
+            self._fns[key] = fn
+            self.compiles += 1
+        return fn
+
+
+def _lambda(expr: str, names: tuple[str, ...]) -> Any:
+    """Turn the api expression into the function that runs it (the only namespace it sees is ``torch``)."""
+    # Safe to eval: torch_calls builds ``expr`` from fixed text plus integers and reduction names it validated,
+    # never from strings taken out of a case file.
+    return eval(f"lambda {', '.join(names)}: {expr}", {"torch": _torch()})
+
+
+COMPILED = CompileCache()
+
+
+def cuda_device() -> tuple[Any, str]:
+    """(torch.device("cuda"), the GPU's name); NoDevice when this torch build or machine has no CUDA device."""
+    torch = _torch()
+    if not torch.cuda.is_available():
+        build = "a CPU build" if torch.version.cuda is None else f"CUDA {torch.version.cuda}, but no device is visible"
+        raise NoDevice(f"torch {torch.__version__} sees no CUDA device ({build})")
+    return torch.device("cuda"), torch.cuda.get_device_name(0)
+
+
+class TorchAdapter(Adapter):
+    name = "torch"
+    requires = ("torch",)
+    extra = "torch"
+    # From the package index torch is a CUDA build of several GB; only the pinned CPU wheel is on this disk.
+    # torch.compile's inductor builds its kernels with setuptools' compiler helpers, which uv environments lack
+    # (2.9: "No module named 'setuptools'").
+    releases = ReleaseRules("torch", "torch", extra=("setuptools",), numpy2_since="2.3.0")
+    # Forked after a warm-up: torch.compile's inductor cost 9-11 s per cold child, 0.2 s warm.
+    fork_after_run = True
+    devices = ("cpu", "gpu")
+
+    def version(self) -> str:
+        return _torch().__version__
+
+    def variants(self, op: str) -> list[str]:
+        return list(VARIANTS[op])
+
+    def is_slow(self, variant: str) -> bool:
+        return variants.mode(variant) == COMPILE  # inductor compiles each new shape: 1.5-5 s per case here
+
+    def prepare(self, case: CaseData, variant: str) -> Call:
+        if variant not in VARIANTS[case.op]:
+            raise ValueError(f"torch has no variant {variant!r} for {case.op}; known: {', '.join(VARIANTS[case.op])}")
+        base, mode = variants.split(variant)
+        compiled = mode == COMPILE
+        names = ("data", "indices", "updates") if "updates" in case.inputs else ("data", "indices")
+        arrays = tuple(case.inputs[n] for n in names)
+        shapes = {n: a.shape for n, a in zip(names, arrays, strict=True)}
+        expr = expression(case.op, base, shapes, case.attrs, case.omit)  # omitted attributes: left out of the call
+        if compiled and (problem := _toolchain_problem()):
+            raise Unsupported(problem)
+        tensors = tuple(to_tensor(a) for a in arrays)
+        note = ""
+        if any(a.dtype.name == "bfloat16" for a in arrays):
+            note = "  # bfloat16 inputs: torch.from_numpy(a.astype(np.float32)).to(torch.bfloat16)"
+        target, device_name = _torch().device("cpu"), ""
+        if case.device == "gpu":
+            target, device_name = cuda_device()
+            tensors = tuple(t.to(target) for t in tensors)
+            note += "  # inputs .to('cuda'), run under torch.device('cuda')"
+        args = ", ".join(names)
+        if not compiled:
+            fn = _lambda(expr, names)
+            api = expr
+        else:
+            api = f"torch.compile(lambda {args}: {expr}, backend='inductor', dynamic=False)({args})"
+
+            def fn(*ts: Any) -> Any:
+                return COMPILED.get(expr, names, ts)(*ts)
+
+        def run() -> Any:
+            # Factory calls inside an expression (torch.tensor, torch.arange) must land on the inputs' device.
+            with target:
+                return fn(*tensors)
+
+        return Call(api + note, run, device=case.device, device_name=device_name,
+                    source=_source(expr, names, arrays, compiled, case.device))
+
+    def to_numpy(self, out: Any) -> np.ndarray:
+        torch = _torch()
+        if not isinstance(out, torch.Tensor):
+            return np.asarray(out)
+        out = out.detach().cpu()
+        if out.dtype == torch.bfloat16:
+            import ml_dtypes
+
+            return out.to(torch.float32).numpy().astype(ml_dtypes.bfloat16)
+        return out.resolve_conj().numpy()
+
+
+def _source(expr: str, names: tuple[str, ...], arrays: tuple[np.ndarray, ...], compiled: bool, device: str) -> str:
+    """The call as standalone statements (Call.source): tensors as to_tensor makes them, the same expression."""
+    lines = ["import torch"]
+    for name, arr in zip(names, arrays, strict=True):
+        if arr.dtype.name == "bfloat16":
+            lines.append(f"{name} = torch.from_numpy({name}.astype(np.float32)).to(torch.bfloat16)")
+        else:
+            lines.append(f"{name} = torch.from_numpy({name})")
+        if device == "gpu":
+            lines.append(f"{name} = {name}.to('cuda')")
+    args = ", ".join(names)
+    if compiled:
+        lines.append(f"fn = torch.compile(lambda {args}: {expr}, backend='inductor', dynamic=False)")
+        lines.append(f"out = fn({args})")
+    else:
+        lines.append(f"out = {expr}")
+    lines.append("out = out.detach().cpu()")
+    lines.append("result = out.to(torch.float32).numpy().astype(ml_dtypes.bfloat16) if out.dtype == torch.bfloat16 "
+                 "else out.resolve_conj().numpy()")
+    return "\n".join(lines)
+
+
+ADAPTER = TorchAdapter()

@@ -1,0 +1,352 @@
+"""Loading case files into validated cases: every problem becomes a CaseFileError naming file, line and field.
+
+A file that cannot be parsed yields one error; otherwise each case is validated on its own, so one bad case
+leaves the rest of its file runnable. What a load produced is kept in a parse cache keyed by the file's bytes and
+the harness's code (:mod:`harness.cases.cache`), so collecting an unchanged suite parses and validates nothing:
+its cases carry their parsed mapping and are validated into :class:`~harness.cases.schema.CaseSpec` on first use.
+YAML, pydantic and the schema are imported only when something has to be parsed or validated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from gather_scatter_conformance.harness.cases import cache as casecache
+from gather_scatter_conformance.harness.cases.errors import CaseFileError, InputValueError
+from gather_scatter_conformance.vocab import dtypes, ops
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.harness.cases.schema import CaseSpec
+
+LinePath = tuple[str | int, ...]
+
+
+@dataclass
+class ExpectedError:
+    """The canonical semantics make this input an error; ``reason`` is the reference engine's message."""
+
+    reason: str
+
+
+@dataclass
+class Case:
+    """One validated case. Inputs are materialised on first use (generated inputs can be large).
+
+    ``raw`` is the case's mapping as parsed; ``spec`` is it validated (done on first access for a case read from
+    the parse cache, which was validated when the cache entry was made). ``id``, ``tags`` and ``dimension`` are
+    plain copies of the spec's, for collection, which must not need pydantic.
+    """
+
+    file: str
+    index: int
+    op: str
+    raw: dict[str, Any]
+    attrs: dict[str, Any]
+    lines: dict[LinePath, int]
+    id: str
+    tags: list[str]
+    dimension: str | None
+    # Derived lazily, so not part of what makes two cases equal (arrays do not compare to one bool anyway).
+    _spec: CaseSpec | None = field(default=None, repr=False, compare=False)
+    _inputs: dict[str, np.ndarray] | None = field(default=None, repr=False, compare=False)
+    _reference: Any = field(default=None, repr=False, compare=False)
+    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # values derived by the runner
+
+    @property
+    def spec(self) -> CaseSpec:
+        """The validated case (validated now if this case came from the parse cache)."""
+        if self._spec is None:
+            from gather_scatter_conformance.harness.cases.schema import CaseSpec
+
+            self._spec = CaseSpec.model_validate(self.raw)
+        return self._spec
+
+    @property
+    def nodeid(self) -> str:
+        return f"{self.file}::{self.id}"
+
+    @property
+    def line(self) -> int:
+        return self.lines.get(("cases", self.index), 0)
+
+    def error(self, path: LinePath, message: str) -> CaseFileError:
+        """A CaseFileError located at ``path`` inside this case."""
+        from gather_scatter_conformance.harness.cases import yamlsrc
+
+        full = ("cases", self.index) + tuple(path)
+        return CaseFileError(self.file, yamlsrc.line_of(self.lines, full), yamlsrc.format_path(full), message)
+
+    def inputs(self) -> dict[str, np.ndarray]:
+        """Return the inputs as arrays, generating the seeded ones; raises CaseFileError if one is invalid."""
+        if self._inputs is None:
+            self._inputs = _materialize(self)
+        return self._inputs
+
+    def reference(self) -> np.ndarray | Any:
+        """The canonical result from the reference engine: an array, AllowedOutputs, or ExpectedError.
+
+        Computed once per case and kept: every framework and variant of a run is judged against the same result.
+        Callers must treat it as read-only.
+        """
+        if self._reference is None:
+            from gather_scatter_conformance.harness.reference import CANONICAL, IndexOutOfRange, InvalidInput, compute
+
+            try:
+                self._reference = compute(self.op, self.inputs(), self.attrs, CANONICAL)
+            except (IndexOutOfRange, InvalidInput) as exc:
+                self._reference = ExpectedError(f"{type(exc).__name__}: {exc}")
+        return self._reference
+
+
+def _input_dtype(name: str, spec: Any, data: np.ndarray | None) -> str:
+    from gather_scatter_conformance.harness.cases.schema import FillInput, GeneratedIndices, RandomInput
+
+    declared = getattr(spec, "dtype", None)
+    if isinstance(spec, RandomInput):
+        declared = spec.random.dtype
+    elif isinstance(spec, FillInput):
+        declared = spec.fill.dtype
+    elif isinstance(spec, GeneratedIndices):
+        declared = spec.generate.dtype
+    if declared:
+        return declared
+    if name == "indices":
+        return dtypes.DEFAULT_INDEX_DTYPE
+    if name == "updates" and data is not None:
+        return dtypes.name_of(data.dtype)
+    return dtypes.DEFAULT_DATA_DTYPE
+
+
+def _one_input(case: Case, name: str, spec: Any, done: dict[str, np.ndarray]) -> np.ndarray:
+    from gather_scatter_conformance.harness.cases.generators import (
+        derived_updates_shape,
+        generate_indices,
+        random_array,
+    )
+    from gather_scatter_conformance.harness.cases.schema import FillInput, GeneratedIndices, RandomInput, ValueSpec
+    from gather_scatter_conformance.harness.cases.values import to_array
+
+    data = done.get("data")
+    dtype_name = _input_dtype(name, spec, data)
+    if isinstance(spec, ValueSpec):
+        return to_array(spec.value, dtype_name, spec.shape)
+    if isinstance(spec, FillInput):
+        if any(d < 0 for d in spec.fill.shape):
+            raise InputValueError(f"shape {spec.fill.shape} has a negative extent", "fill.shape")
+        return np.full(tuple(spec.fill.shape), to_array(spec.fill.value, dtype_name)[()])
+    if isinstance(spec, RandomInput):
+        r = spec.random
+        shape = r.shape
+        if shape is None:
+            if name != "updates" or "indices" not in done or data is None:
+                raise InputValueError("random needs a shape (only updates can derive theirs)", "random.shape")
+            shape = list(derived_updates_shape(case.op, data.shape, done["indices"].shape))
+        return random_array(shape, dtype_name, r.low, r.high, r.seed)
+    if isinstance(spec, GeneratedIndices):
+        if name != "indices" or data is None:
+            raise InputValueError("generate makes indices only, after data", "generate")
+        g = spec.generate
+        return generate_indices(g.kind, g.shape, dtype_name, g.seed, case.op, case.attrs, data.shape)
+    return to_array(spec, dtype_name)
+
+
+def _materialize(case: Case) -> dict[str, np.ndarray]:
+    done: dict[str, np.ndarray] = {}
+    for name in ops.INPUTS[case.op]:
+        spec = case.spec.inputs[name]
+        try:
+            done[name] = _one_input(case, name, spec, done)
+        except InputValueError as exc:
+            sub = tuple(exc.field.split(".")) if not isinstance(spec, list | int | float | bool | str) else ()
+            raise case.error(("inputs", name) + sub, str(exc)) from None
+    return done
+
+
+def derived_tags(tags: list[str], dimension: str | None) -> list[str]:
+    """A case's tags: a probe (a case with a ``dimension``) is tagged ``probe`` and with its dimension, first;
+    the file need not repeat them."""
+    return list(dict.fromkeys([*(["probe", dimension] if dimension else []), *tags]))
+
+
+def _check_attrs(case: Case) -> None:
+    allowed = ops.ATTRS[case.op]
+    for key, value in case.spec.attrs.items():
+        if key not in allowed:
+            raise case.error(("attrs", key), f"unknown attribute for {case.op}; expected one of {', '.join(allowed)}")
+        if key == "reduction" and value not in ops.REDUCTIONS:
+            raise case.error(("attrs", key), f"{value!r} is not one of {', '.join(ops.REDUCTIONS)}")
+        if key == "mode" and value not in ops.TAKE_MODES:
+            raise case.error(("attrs", key), f"{value!r} is not one of {', '.join(ops.TAKE_MODES)}")
+        if key in ("axis", "batch_dims"):
+            nullable = case.op == "Take" and key == "axis"
+            if not (isinstance(value, int) and not isinstance(value, bool)) and not (nullable and value is None):
+                raise case.error(("attrs", key), f"{value!r} is not an integer" + (" or null" if nullable else ""))
+
+
+def _check_probe(case: Case) -> None:
+    from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS
+
+    if case.spec.dimension is not None and case.spec.dimension not in DIMENSIONS:
+        raise case.error(("dimension",), f"unknown dimension {case.spec.dimension!r}; see harness/judge/dimensions.py")
+    for i, name in enumerate(case.spec.omit):
+        if name not in ops.ATTRS[case.op]:
+            raise case.error(("omit", i), f"{name!r} is not an attribute of {case.op}")
+
+
+def _check_inputs(case: Case) -> None:
+    needed = ops.INPUTS[case.op]
+    for name in needed:
+        if name not in case.spec.inputs:
+            raise case.error(("inputs",), f"missing input {name!r} ({case.op} needs {', '.join(needed)})")
+    for name in case.spec.inputs:
+        if name not in needed:
+            raise case.error(("inputs", name), f"unknown input for {case.op}; expected {', '.join(needed)}")
+
+
+def _check_expected(case: Case) -> None:
+    """A declared expected value (and each policy_expected value) must equal the reference engine's result."""
+    from gather_scatter_conformance.harness.cases.schema import ErrorExpected
+    from gather_scatter_conformance.harness.cases.values import to_array
+    from gather_scatter_conformance.harness.judge.compare import compare
+    from gather_scatter_conformance.harness.reference import IndexOutOfRange, InvalidInput, Policy, compute
+
+    spec = case.spec
+    checks: list[tuple[LinePath, Any, Any]] = []
+    if spec.expected is not None:
+        checks.append((("expected",), spec.expected, None))
+    for i, pe in enumerate(spec.policy_expected):
+        checks.append((("policy_expected", i, "value"), pe.value, Policy.from_dict(pe.policy.model_dump())))
+    for path, declared, policy in checks:
+        try:
+            ref = compute(case.op, case.inputs(), case.attrs, policy) if policy else case.reference()
+        except (IndexOutOfRange, InvalidInput) as exc:
+            ref = ExpectedError(str(exc))
+        if isinstance(declared, ErrorExpected):
+            if not isinstance(ref, ExpectedError):
+                raise case.error(path, "says error: true, but the reference engine computes a value")
+            continue
+        if isinstance(ref, ExpectedError):
+            raise case.error(path, f"gives a value, but the reference engine raises: {ref.reason}")
+        out_dtype = dtypes.name_of(ref.dtype)
+        try:
+            want = to_array(declared, out_dtype)
+        except InputValueError as exc:
+            raise case.error(path, str(exc)) from None
+        result = compare(want, ref, atol=(spec.tolerance.atol if spec.tolerance else 0.0))
+        if not result.equal:
+            detail = result.reason
+            if result.first_mismatches:
+                m = result.first_mismatches[0]
+                detail += f"; first at {m['index']}: declared {m['observed']}, reference {m['expected']}"
+            raise case.error(path, f"disagrees with the reference engine: {detail}")
+
+
+def _build(file: str, op: str, index: int, raw: Any, lines: dict[LinePath, int]) -> Case:
+    from pydantic import ValidationError
+
+    from gather_scatter_conformance.harness.cases import yamlsrc
+    from gather_scatter_conformance.harness.cases.schema import CaseSpec
+
+    base = ("cases", index)
+    try:
+        spec = CaseSpec.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(p for p in err["loc"] if not ((isinstance(p, str) and p[:1].isupper()) or "[" in str(p)))
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        path = base + loc
+        raise CaseFileError(file, yamlsrc.line_of(lines, path), yamlsrc.format_path(path), err["msg"] + more) from None
+    attrs = ops.with_defaults(op, spec.attrs)
+    case = Case(file, index, op, raw, attrs, lines, spec.id, derived_tags(spec.tags, spec.dimension), spec.dimension,
+                _spec=spec)
+    _check_attrs(case)
+    _check_probe(case)
+    _check_inputs(case)
+    case.inputs()
+    if spec.expected is not None or spec.policy_expected:
+        _check_expected(case)
+    return case
+
+
+def _load_text(text: str, file: str) -> tuple[list[Case | CaseFileError], dict[LinePath, int]]:
+    """Parse and validate a case file's text: (entries, line map)."""
+    from pydantic import ValidationError
+
+    from gather_scatter_conformance.harness.cases import yamlsrc
+    from gather_scatter_conformance.harness.cases.schema import CaseFileSpec
+
+    try:
+        data, lines = yamlsrc.load(text, file)
+    except CaseFileError as exc:
+        return [exc], {}
+    try:
+        head = CaseFileSpec.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        path = tuple(p for p in err["loc"] if isinstance(p, str | int))
+        return [CaseFileError(file, yamlsrc.line_of(lines, path), yamlsrc.format_path(path), err["msg"])], lines
+    out: list[Case | CaseFileError] = []
+    seen: dict[str, int] = {}
+    for i, raw in enumerate(head.cases):
+        try:
+            case = _build(file, head.op, i, raw, lines)
+        except CaseFileError as exc:
+            out.append(exc)
+            continue
+        if case.id in seen:
+            out.append(case.error(("id",), f"duplicate id {case.id!r} (first at line {seen[case.id]})"))
+            continue
+        seen[case.id] = case.line
+        out.append(case)
+    return out, lines
+
+
+def _to_cache(entries: list[Case | CaseFileError], lines: dict[LinePath, int]) -> dict[str, Any]:
+    """Builtins that rebuild ``entries`` (see :func:`_from_cache`); the line map is stored once per file."""
+    stored: list[tuple[str, tuple[Any, ...]]] = []
+    for e in entries:
+        if isinstance(e, CaseFileError):
+            stored.append(("error", (e.file, e.line, e.field, e.message)))
+        else:
+            stored.append(("case", (e.index, e.op, e.raw, e.attrs, e.id, e.tags, e.dimension)))
+    return {"lines": lines, "entries": stored}
+
+
+def _from_cache(value: dict[str, Any], file: str) -> list[Case | CaseFileError]:
+    lines = value["lines"]
+    out: list[Case | CaseFileError] = []
+    for kind, fields in value["entries"]:
+        if kind == "error":
+            out.append(CaseFileError(*fields))
+        else:
+            index, op, raw, attrs, case_id, tags, dimension = fields
+            out.append(Case(file, index, op, raw, attrs, lines, case_id, tags, dimension))
+    return out
+
+
+def load_file(path: Path, display: str | None = None) -> list[Case | CaseFileError]:
+    """Load one case file: each entry is a valid Case or the CaseFileError that stopped that case (or the file).
+
+    An unchanged file under unchanged code is answered from the parse cache (:mod:`harness.cases.cache`) with the
+    same entries a fresh load would give; cases read from it are validated again only when their spec is used.
+    """
+    file = display or str(path)
+    try:
+        content = path.read_bytes()
+        text = content.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return [CaseFileError(file, None, "", f"cannot read: {exc}")]
+    entry_key = casecache.key(content, file)
+    hit = casecache.get(entry_key)
+    if hit is not None:
+        try:
+            return _from_cache(hit, file)
+        except (KeyError, TypeError, ValueError):
+            pass  # an entry of an unexpected shape is a miss
+    entries, lines = _load_text(text, file)
+    casecache.put(entry_key, _to_cache(entries, lines))
+    return entries

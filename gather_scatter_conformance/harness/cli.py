@@ -1,0 +1,281 @@
+"""Command line: run the conformance suite, validate case files, merge and summarise results, print the schema."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(args: argparse.Namespace, extra: list[str]) -> int:
+    import pytest
+
+    # Case files or directories among the extra arguments narrow the run (harness run cases/found); else this
+    # checkout's cases/. Named paths may lie anywhere: pytest then finds its rootdir and ini file from them as
+    # usual, and case ids are relative to the current directory (the plugin's rule).
+    paths = [a for a in extra if not a.startswith("-") and Path(a).exists()]
+    argv = ["-q", "-p", "no:cacheprovider"]
+    if args.results:
+        args.results = os.path.abspath(args.results)
+    if not paths:  # the checkout's own suite, with the ids its baselines use (cases/...) from wherever it is run
+        os.chdir(ROOT)
+        argv = [str(ROOT / "cases"), *argv, "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")]
+    if args.framework:
+        argv += ["--framework", args.framework]
+    if args.results:
+        argv += ["--results", args.results]
+    if args.resume:
+        argv.append("--resume")
+    argv += ["--tb=line", "-rN"] + extra
+    malformed = _MalformedCases()
+    code = pytest.main(argv, plugins=[malformed])
+    # Deviations fail their tests (exit 1) but are the run's findings, not a failed run; a malformed case is.
+    if code in (0, 1):
+        if args.results:
+            print(summary_text([args.results]))
+        if malformed.count:
+            print(f"{malformed.count} malformed case(s) or case file(s): see the errors above")
+            return 1
+        return 0
+    return int(code)
+
+
+class _MalformedCases:
+    """Counts the case-file errors a run collected (each is a failing test naming file, line and field)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def pytest_collection_finish(self, session: object) -> None:
+        from gather_scatter_conformance.harness.run.pytest_plugin import CaseErrorItem
+
+        self.count = sum(isinstance(i, CaseErrorItem) for i in getattr(session, "items", []))
+
+
+def summary_text(paths: list[str]) -> str:
+    """A per-framework table of outcomes and verdicts from results files."""
+    from gather_scatter_conformance.harness.run.records import read
+
+    counts: Counter[tuple[str, str]] = Counter()
+    versions: dict[str, str] = {}
+    for rec in read(paths):
+        fw = rec["framework"]
+        versions[fw] = rec.get("framework_version", "")
+        counts[(fw, rec["verdict"])] += 1
+        counts[(fw, rec["outcome"])] += 1
+    cols = ("conforms", "deviates", "n/a", "ok", "error", "crash", "timeout")
+    lines = [f"{'framework':<16}{'version':<14}" + "".join(f"{c:>10}" for c in cols)]
+    for fw in sorted(versions):
+        lines.append(f"{fw:<16}{versions[fw][:13]:<14}" + "".join(f"{counts[(fw, c)]:>10}" for c in cols))
+    return "\n".join(lines)
+
+
+def _summary(args: argparse.Namespace) -> int:
+    print(summary_text(args.files))
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from gather_scatter_conformance.harness.cases.errors import CaseFileError
+    from gather_scatter_conformance.harness.cases.load import load_file
+
+    files = [Path(f) for f in args.files] or sorted((ROOT / "cases").rglob("*.yaml"))
+    bad = good = 0
+    for f in files:
+        for entry in load_file(f, str(f)):
+            if isinstance(entry, CaseFileError):
+                print(entry)
+                bad += 1
+            else:
+                good += 1
+    print(f"{good} valid case(s), {bad} error(s)")
+    return 1 if bad else 0
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from gather_scatter_conformance.harness.cases.schema import json_schema
+
+    text = json.dumps(json_schema(), indent=2) + "\n"
+    if args.out:
+        Path(args.out).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from gather_scatter_conformance.harness.run.records import merge
+
+    n = merge(args.files, args.out)
+    print(f"merged {n} record(s) into {args.out}")
+    return 0
+
+
+def _behaviour(args: argparse.Namespace) -> int:
+    from gather_scatter_conformance.harness.report.behaviour import render_text, table
+    from gather_scatter_conformance.harness.run.records import read
+
+    rows = table(read(args.files), Path(args.claims) if args.claims else None, with_documented=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
+    print(render_text(rows))
+    return 0
+
+
+def _conversion(args: argparse.Namespace) -> int:
+    from gather_scatter_conformance.harness.report.build import dedupe
+    from gather_scatter_conformance.harness.report.conversion import render_text
+    from gather_scatter_conformance.harness.run.records import read
+
+    print(render_text(dedupe(read(args.files))))
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from gather_scatter_conformance.harness.report.page import main as report_main
+
+    return report_main(args)
+
+
+def _baseline(args: argparse.Namespace) -> int:
+    from gather_scatter_conformance.harness.judge.baseline import from_records
+    from gather_scatter_conformance.harness.run.records import read
+
+    counts = from_records(Path(args.dir), list(read(args.files)))
+    for fw, n in sorted(counts.items()):
+        print(f"{fw}: {n} label(s) -> {Path(args.dir) / (fw + '.yaml')}")
+    return 0
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from gather_scatter_conformance.harness.report.rundiff import diff, render
+    from gather_scatter_conformance.harness.run.records import read
+
+    print(render(diff(read([args.old]), read([args.new]), examples=args.examples)))
+    return 0
+
+
+def _repro(args: argparse.Namespace) -> int:
+    from gather_scatter_conformance.harness.judge.verdict import is_finding
+    from gather_scatter_conformance.harness.report.drilldown import CaseIndex
+    from gather_scatter_conformance.harness.report.repro import script
+    from gather_scatter_conformance.harness.run.records import read
+
+    framework, _, variant = args.framework.partition(":")
+    matches = [r for r in read(args.files) if r["framework"] == framework
+               and (r["case"] == args.case or r["case"].endswith(f"::{args.case}"))
+               and (not variant or r.get("variant") == variant) and r.get("device", "cpu") == args.device]
+    if not matches:
+        print(f"no record of {args.case} on {args.framework} ({args.device}) in {', '.join(args.files)}",
+              file=sys.stderr)
+        return 2
+    findings = [r for r in matches if is_finding(r)]
+    if not findings:
+        print(f"{args.case} on {args.framework}: {matches[0]['verdict']} ({matches[0]['outcome']}); a repro is written "
+              "for findings only", file=sys.stderr)
+        return 2
+    record = findings[0]
+    case = CaseIndex().get(record["case"])
+    if case is None:
+        print(f"case {record['case']} not found (run from the directory the run was made in)", file=sys.stderr)
+        return 2
+    try:
+        text = script(case, record)
+    except ValueError as exc:
+        print(f"{exc} (results written before repro scripts existed: run the case again)", file=sys.stderr)
+        return 2
+    if args.out:
+        Path(args.out).write_text(text)
+        print(f"wrote {args.out}: {record['case']} on {framework}:{record.get('variant')} ({record['outcome']})")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from gather_scatter_conformance.harness.importers.onnx_node import cli_main
+
+    return cli_main(args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the process exit code."""
+    parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    run = sub.add_parser("run", help="run cases × frameworks (extra arguments, case paths included, go to pytest)")
+    run.add_argument("--framework", default="", help="NAME[,NAME...] (default: every installed one)")
+    run.add_argument("--results", default="results/results.jsonl")
+    run.add_argument("--resume", action="store_true")
+    val = sub.add_parser("validate", help="check case files; one line per problem")
+    val.add_argument("files", nargs="*")
+    sch = sub.add_parser("schema", help="print (or write) the case-file JSON Schema")
+    sch.add_argument("--out", default="")
+    mer = sub.add_parser("merge", help="merge results files (later records win)")
+    mer.add_argument("files", nargs="+")
+    mer.add_argument("--out", required=True)
+    summ = sub.add_parser("summary", help="outcome counts per framework")
+    summ.add_argument("files", nargs="+")
+    beh = sub.add_parser("behaviour", help="behaviour labels per op × dimension × framework (blog Tables 1 and 2)")
+    beh.add_argument("files", nargs="+")
+    beh.add_argument("--json", default="", help="also write the table as JSON records")
+    beh.add_argument("--claims", default="", help="claims directory (default: claims/)")
+    conv = sub.add_parser("conversion", help="converter paths: preserved / changed / failed per behaviour dimension")
+    conv.add_argument("files", nargs="+")
+    rep = sub.add_parser("report", help="the compatibility report: DIR/index.html, behaviour.json, matrix.csv")
+    rep.add_argument("files", nargs="+", help="results files (JSON Lines)")
+    rep.add_argument("--out", required=True, help="output directory")
+    rep.add_argument("--baseline", nargs="+", default=[], help="previous results files to show changes against")
+    rep.add_argument("--claims", default="", help="claims directory (default: claims/)")
+    rep.add_argument("--history", default="", help="release sweeps (history/<framework>.jsonl) for the History "
+                     "section")
+    dif = sub.add_parser("diff", help="what changed between two results files: outcome, verdict, label per framework")
+    dif.add_argument("old")
+    dif.add_argument("new")
+    dif.add_argument("--examples", type=int, default=3, help="example records shown per change")
+    rpr = sub.add_parser("repro", help="write the standalone repro script of a finding (deviation, crash, label)")
+    rpr.add_argument("files", nargs="+", help="results files (JSON Lines)")
+    rpr.add_argument("--case", required=True, help="the case: file::id, or its id")
+    rpr.add_argument("--framework", required=True, help="NAME or NAME:VARIANT (default: its first finding)")
+    rpr.add_argument("--device", default="cpu")
+    rpr.add_argument("--out", default="", help="write the script here (default: standard output)")
+    bas = sub.add_parser("baseline", help="write baselines/<framework>.yaml from the probe labels in results files")
+    bas.add_argument("files", nargs="+")
+    bas.add_argument("--dir", default=str(ROOT / "baselines"))
+    imp = sub.add_parser("import", help="case files from another project's tests (onnx-node: ONNX's node tests)")
+    imp.add_argument("source", choices=["onnx-node"])
+    imp.add_argument("--out", default="", help="output directory (default: cases/imported)")
+    imp.add_argument("--check", action="store_true", help="compare with the files in --out instead of writing")
+    fuz = sub.add_parser("fuzz", help="differential fuzzing: random cases on every framework, findings shrunk to cases")
+    from gather_scatter_conformance.harness.fuzz import command as fuzz
+
+    fuzz.add_arguments(fuz)
+    his = sub.add_parser("history", help="behaviour across releases: sweep a framework's releases, diff two of them")
+    from gather_scatter_conformance.harness.history import command as history
+
+    history.add_arguments(his)
+    args, extra = parser.parse_known_args(argv)
+    if args.cmd != "run" and extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.cmd == "run":
+        return _run(args, extra)
+    commands = {
+        "validate": _validate,
+        "schema": _schema,
+        "merge": _merge,
+        "behaviour": _behaviour,
+        "conversion": _conversion,
+        "baseline": _baseline,
+        "report": _report,
+        "summary": _summary,
+        "diff": _diff,
+        "repro": _repro,
+        "import": _import,
+        "fuzz": fuzz.main,
+        "history": history.main,
+    }
+    return commands[args.cmd](args)

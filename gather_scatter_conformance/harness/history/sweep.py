@@ -1,0 +1,147 @@
+"""A release sweep: for each release of one framework, its cached environment, the behaviour-defining cases run
+in it through the ordinary pytest plugin (a worker in that environment's interpreter), and the results folded into
+history records (gather_scatter_conformance.harness.history.store)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gather_scatter_conformance.harness.history import envs, pins, store
+from gather_scatter_conformance.harness.run.records import read
+
+ROOT = Path(__file__).resolve().parents[2]
+# The default cases: every probe (one per behaviour dimension and API) and the seed cases (the worked examples of
+# the specs and docs), both found by tag in the checkout's cases/.
+DEFAULT_TAGS = ("probe", "seed")
+RUN_TIMEOUT = 3600  # seconds for one release's run (TensorFlow's XLA variants compile per shape)
+
+
+@dataclass
+class ReleaseResult:
+    """What sweeping one release gave: its history records and where the time went."""
+
+    release: str
+    records: list[dict[str, Any]]
+    status: str  # ok | install-failed | import-failed | run-failed
+    env_s: float = 0.0  # making the environment (0 when a cached one was reused)
+    run_s: float = 0.0  # running the cases
+    tool: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def _today() -> str:
+    return _dt.date.today().isoformat()
+
+
+def fold(framework: str, release: str, results: Iterable[dict[str, Any]], packages: dict[str, str],
+         measured: str | None = None) -> list[dict[str, Any]]:
+    """History records from one release's result records: one per operator × variant × device × dimension for the
+    probes, and one per operator × variant × device for the seed cases (``seed-cases``: conforms or deviates:N)."""
+    groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for rec in results:
+        if rec.get("framework") != framework:
+            continue
+        dimension = rec.get("dimension") or (store.SEED_DIMENSION if "seed" in rec.get("tags", []) else None)
+        if dimension:
+            groups[(rec["op"], rec.get("variant", ""), rec.get("device", "cpu"), dimension)].append(rec)
+    out = []
+    for (op, variant, device, dimension), recs in sorted(groups.items()):
+        base = {"framework": framework, "release": release, "op": op, "variant": variant, "device": device,
+                "dimension": dimension, "status": "ok", "version": recs[0].get("framework_version", ""),
+                "python": recs[0].get("python", ""), "packages": packages, "measured": measured or _today(),
+                "outcomes": dict(Counter(r["outcome"] for r in recs)),
+                "verdicts": dict(Counter(r["verdict"] for r in recs))}
+        if dimension == store.SEED_DIMENSION:
+            deviating = sorted(r["case"] for r in recs if r["verdict"] == "deviates")
+            expressed = any(r["outcome"] != "unsupported" for r in recs)
+            label = f"deviates:{len(deviating)}" if deviating else "conforms" if expressed else "unsupported"
+            out.append({**base, "label": label, "deviating": deviating, "cases": len(recs)})
+        else:
+            case_labels = {r["case"]: r["label"] for r in recs if r.get("label")}
+            names = sorted(set(case_labels.values()))
+            out.append({**base, "label": "|".join(names) if names else "unlabelled", "labels": case_labels})
+    return out
+
+
+def failed(framework: str, release: str, status: str, reason: str, packages: dict[str, str] | None = None,
+           measured: str | None = None) -> dict[str, Any]:
+    """The one record of a release that could not be installed, imported or run."""
+    return {"framework": framework, "release": release, "status": status, "reason": reason[:1000],
+            "python": ".".join(map(str, sys.version_info[:3])), "packages": packages or {},
+            "measured": measured or _today()}
+
+
+def run_cases(framework: str, python: str, cases: Sequence[str], tags: Sequence[str], results: Path,
+              env: dict[str, str], timeout: float = RUN_TIMEOUT) -> subprocess.CompletedProcess[str]:
+    """Run ``cases`` (only those tagged ``tags``, when given) on ``framework`` in the interpreter ``python``, with
+    this checkout's plugin; results go to ``results``. Probe labels are not checked against any baseline."""
+    empty = Path(tempfile.mkdtemp(prefix="gsc-no-baselines-"))
+    cmd = [sys.executable, "-m", "pytest", *cases, "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+           "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"), "--tb=no", "-rN",
+           "--framework", framework, "--framework-python", f"{framework}={python}",
+           "--results", str(results), "--baseline-dir", str(empty)]
+    if tags:
+        cmd += ["--case-tags", ",".join(tags)]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **env})
+
+
+def sweep_release(framework: str, release: str, cases: Sequence[str] = (), root: Path | None = None) -> ReleaseResult:
+    """Measure one release: make (or reuse) its environment and run the cases; never raises for the framework's
+    failures, which become the release's one failure record."""
+    start = time.perf_counter()
+    try:
+        environment = envs.ensure(framework, release, root)
+    except envs.EnvError as exc:
+        status = "import-failed" if exc.stage == "import" else "install-failed"
+        return ReleaseResult(release, [failed(framework, release, status, exc.reason)], status,
+                             env_s=time.perf_counter() - start)
+    env_s = environment.created_s
+    paths = list(cases) or [str(ROOT / "cases")]
+    with tempfile.TemporaryDirectory(prefix="gsc-sweep-") as tmp:
+        results = Path(tmp) / "results.jsonl"
+        began = time.perf_counter()
+        try:
+            proc = run_cases(framework, environment.python, paths, () if cases else DEFAULT_TAGS, results,
+                             pins.environment(framework, release))
+        except subprocess.TimeoutExpired:
+            return ReleaseResult(release, [failed(framework, release, "run-failed", "the run timed out",
+                                                  environment.packages)], "run-failed", env_s, RUN_TIMEOUT)
+        run_s = time.perf_counter() - began
+        recs = list(read([results])) if results.exists() else []
+    records = fold(framework, release, recs, environment.packages)
+    if not records:
+        reason = " / ".join((proc.stdout + proc.stderr).strip().splitlines()[-4:])
+        return ReleaseResult(release, [failed(framework, release, "run-failed", reason or f"exit {proc.returncode}",
+                                              environment.packages)], "run-failed", env_s, run_s, environment.tool)
+    return ReleaseResult(release, records, "ok", env_s, run_s, environment.tool)
+
+
+def sweep(framework: str, releases: Sequence[str], history_dir: Path, cases: Sequence[str] = (),
+          root: Path | None = None, say: Callable[[str], None] = print,
+          drop_envs: bool = False) -> list[ReleaseResult]:
+    """Sweep ``releases`` one after another, writing each release's records into ``history_dir`` as it ends (an
+    interrupted sweep keeps the releases it finished). ``drop_envs``: remove each release's environment once it is
+    measured, so a long sweep holds one at a time on disk (the next sweep then installs them again)."""
+    out = []
+    for release in releases:
+        result = sweep_release(framework, release, cases, root)
+        store.write_release(history_dir, framework, release, result.records)
+        freed = envs.drop(framework, release, root) if drop_envs else 0
+        reason = result.records[0].get("reason", "") if result.status != "ok" else ""
+        say(f"{framework} {release}: {result.status} ({len(result.records)} records; environment "
+            f"{result.env_s:.1f} s{' reused' if result.tool == 'reused' else ''}, cases {result.run_s:.1f} s"
+            + (f"; environment removed, {freed / 1e9:.2f} GB freed" if drop_envs else "") + ")"
+            + (f": {reason[:200]}" if reason else ""))
+        out.append(result)
+    return out

@@ -1,0 +1,262 @@
+"""Baselines: the behaviour labels each framework version is known to have, so the nightly run catches changes.
+
+In the spirit of array-api-tests' xfails files, but exact: a probe test passes when its observed label equals the
+baseline's, and fails when the label changed (or has no baseline yet). ``--update-baseline`` rewrites the file
+from a run. Files live in ``baselines/<framework>.yaml``: ``labels`` as measured on ``version`` (the pinned release),
+and, once release sweeps have been folded in (``python -m harness history FRAMEWORK --update-baseline``),
+``releases`` (every release whose labels the file knows) and ``ranges`` (the keys whose label differs between them,
+as ``[{label, until}, {label, since, until}, ..., {label, since}]``). A run on any release is checked against the
+label valid for that release; a change in a release the file does not know fails, naming both releases.
+
+A converter path's file (``baselines/<source>~<converter>~<target>.yaml``) holds its preservation verdicts
+(:func:`record_label`): its test fails when one differs from the file, and xfails on a change the file records.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from packaging.version import InvalidVersion, Version
+
+from gather_scatter_conformance.adapters import is_path
+
+_RELEASE = re.compile(r"\d+(?:\.\d+)*")
+
+
+def release_of(version: str | None) -> Version | None:
+    """The release number at the head of a framework's version string (``2026.4.1-22982-e213...`` -> 2026.4.1,
+    ``2.13.0+cpu`` -> 2.13.0), or None when it has none."""
+    m = _RELEASE.match(version or "")
+    try:
+        return Version(m.group(0)) if m else None
+    except InvalidVersion:
+        return None
+
+
+def item_key(case_nodeid: str, variant: str, device: str = "cpu") -> str:
+    """The key of one probe result in a baseline file: ``file::id[variant]`` (plus ``@device`` off the CPU)."""
+    return f"{case_nodeid}[{variant}]" + (f"@{device}" if device != "cpu" else "")
+
+
+def path_for(root: Path, framework: str) -> Path:
+    """Where a framework's baseline file lives."""
+    return root / f"{framework}.yaml"
+
+
+def load(root: Path, framework: str) -> dict[str, Any]:
+    """The baseline of a framework: ``{"framework", "version", "labels": {key: label}}`` (empty if none)."""
+    path = path_for(root, framework)
+    if not path.exists():
+        return {"framework": framework, "version": None, "labels": {}}
+    data = yaml.safe_load(path.read_text()) or {}
+    data.setdefault("labels", {})
+    return data
+
+
+class _Dumper(yaml.SafeDumper):
+    """Writes the release list and each range entry on one line, the rest in block style."""
+
+
+class _FlowList(list):  # type: ignore[type-arg]
+    pass
+
+
+class _FlowDict(dict):  # type: ignore[type-arg]
+    pass
+
+
+_Dumper.add_representer(_FlowList, lambda d, v: d.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=True))
+_Dumper.add_representer(_FlowDict, lambda d, v: d.represent_mapping("tag:yaml.org,2002:map", v.items(),
+                                                                    flow_style=True))
+
+
+def _flow(data: dict[str, Any]) -> dict[str, Any]:
+    out = dict(data)
+    if "releases" in out:
+        out["releases"] = _FlowList(out["releases"])
+    if "ranges" in out:
+        out["ranges"] = {k: [_FlowDict(e) for e in v] for k, v in out["ranges"].items()}
+    return out
+
+
+def _edit(root: Path, framework: str, change: Any) -> None:
+    """Apply ``change(data)`` to the framework's baseline file under a lock (several pytest-xdist workers may
+    write) and write it back atomically, keys in a fixed order."""
+    root.mkdir(parents=True, exist_ok=True)
+    path = path_for(root, framework)
+    with open(root / f".{framework}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        data = load(root, framework)
+        data["framework"] = framework
+        change(data)
+        data.pop("_files", None)
+        ordered = {k: data[k] for k in ("framework", "version", "releases", "labels", "ranges") if data.get(k)}
+        ordered.setdefault("labels", {})
+        tmp = path.with_suffix(".tmp")
+        if is_path(framework):
+            header = (f"# Preservation verdicts measured on {framework} ({data.get('version')}); a path's test fails "
+                      "when one changes,\n# and xfails on a change recorded here. Regenerate with: python -m pytest "
+                      f"cases --framework {framework} --update-baseline\n")
+        else:
+            header = (
+                f"# Behaviour labels measured on {framework} {data.get('version')}; a probe test fails when its label "
+                "changes.\n# Regenerate with: python -m pytest cases/probes --framework NAME --update-baseline"
+                + ("; releases and ranges: python -m harness history NAME --update-baseline" if data.get("ranges")
+                   or data.get("releases") else "") + "\n"
+            )
+        tmp.write_text(header + yaml.dump(_flow(ordered), Dumper=_Dumper, sort_keys=False, width=200))
+        os.replace(tmp, path)
+
+
+def update(root: Path, framework: str, version: str, labels: dict[str, str]) -> None:
+    """Merge ``labels``, measured on ``version``, into the framework's baseline file as its pinned labels."""
+
+    def change(data: dict[str, Any]) -> None:
+        data["version"] = version
+        data["labels"] = dict(sorted({**data["labels"], **labels}.items()))
+
+    _edit(root, framework, change)
+
+
+def ranges(by_release: dict[str, str]) -> str | list[dict[str, str]]:
+    """A baseline entry from {release: label}: the label alone when it never changed, else ranges
+    ``[{label, until}, {label, since, until}, ..., {label, since}]`` where ``since`` is the first release measured
+    with that label and ``until`` the first release measured without it."""
+    ordered = sorted(by_release, key=Version)
+    runs: list[tuple[str, str]] = []  # (label, first release)
+    for rel in ordered:
+        if not runs or runs[-1][0] != by_release[rel]:
+            runs.append((by_release[rel], rel))
+    if len(runs) == 1:
+        return runs[0][0]
+    out = []
+    for i, (label, since) in enumerate(runs):
+        entry = {"label": label}
+        if i:
+            entry["since"] = since
+        if i + 1 < len(runs):
+            entry["until"] = runs[i + 1][1]
+        out.append(entry)
+    return out
+
+
+def update_ranges(root: Path, framework: str, by_key: dict[str, dict[str, str]]) -> int:
+    """Fold labels measured across releases (key -> {release: label}, from history sweeps) into the baseline: the
+    pinned labels count as measured on the pinned release; ``releases`` lists them all, and ``ranges`` holds every
+    key whose label changes. Returns the number of keys with ranges."""
+    def change(data: dict[str, Any]) -> None:
+        pinned = release_of(data.get("version"))
+        seen = {str(pinned)} if pinned else set()
+        out: dict[str, Any] = {}
+        for key in sorted(set(by_key) | set(data["labels"])):
+            measured = dict(by_key.get(key, {}))
+            if pinned and key in data["labels"]:
+                measured[str(pinned)] = data["labels"][key]
+            seen |= set(measured)
+            entry = ranges(measured) if measured else None
+            if isinstance(entry, list):
+                out[key] = entry
+        data["releases"] = sorted(seen, key=Version)
+        data["ranges"] = out
+
+    _edit(root, framework, change)
+    return len(load(root, framework).get("ranges", {}))
+
+
+def covers(baseline: dict[str, Any], case_file: str) -> bool:
+    """True when the baseline holds labels of some probe in ``case_file`` (a probe of a file it has never seen, a
+    user's own case file, has nothing to be checked against)."""
+    files = baseline.get("_files")
+    if files is None:
+        files = baseline["_files"] = {k.split("::", 1)[0] for k in baseline["labels"]}
+    return case_file in files
+
+
+def label_at(baseline: dict[str, Any], key: str, version: str | None) -> str | None:
+    """The label the baseline gives ``key`` on ``version``: from its ``ranges`` where it has some, else ``labels``
+    (measured on the pinned release, and the same on every release the file knows)."""
+    entries = baseline.get("ranges", {}).get(key)
+    if not entries:
+        return baseline["labels"].get(key)
+    rel = release_of(version)
+    if rel is None:
+        return entries[-1]["label"]
+    for entry in entries:
+        since, until = release_of(entry.get("since")), release_of(entry.get("until"))
+        if (since is None or rel >= since) and (until is None or rel < until):
+            return entry["label"]
+    return entries[-1]["label"]  # ranges written by fold() are contiguous: unreachable but for hand edits
+
+
+def known_releases(baseline: dict[str, Any]) -> list[Version]:
+    """Every release whose labels the baseline knows: its sweeps' releases and the pinned one, oldest first."""
+    found = {release_of(str(r)) for r in baseline.get("releases", [])} | {release_of(baseline.get("version"))}
+    return sorted(v for v in found if v is not None)
+
+
+def record_label(record: dict[str, Any]) -> str | None:
+    """What a baseline keeps of a record: for a converter path, its preservation (``preserved``, ``changed: error
+    -> wrap``, ``conversion-failed``, ``unknown``), which is what a path's test checks; else the probe's behaviour
+    label (None for a conformance case, which known/ files cover instead)."""
+    conversion = record.get("conversion")
+    if conversion:
+        kind = conversion["preservation"]
+        return conversion["summary"] if kind == "changed" else kind
+    return record.get("label")
+
+
+# Signals of a process whose heap was corrupted: which one kills it depends on the allocator's state, not on the
+# behaviour (paddle's index_put out of range, OpenVINO's unchecked scatters: SIGSEGV or SIGABRT from run to run).
+_CORRUPTION = re.compile(r"crash:SIG(?:SEGV|ABRT|BUS)\b")
+
+
+def _same(known: str, observed: str) -> bool:
+    """``observed`` is the label ``known``, or differs only in which corruption signal ended the process (also
+    inside a path's ``changed: ok -> crash:SIGSEGV``)."""
+    return known == observed or _CORRUPTION.sub("crash:memory", known) == _CORRUPTION.sub("crash:memory", observed)
+
+
+def check(baseline: dict[str, Any], key: str, observed: str, version: str, dimension: str | None = None) -> str | None:
+    """None when ``observed`` is the label the baseline gives ``key`` on ``version``, or the baseline knows nothing
+    of the probe's case file; otherwise the failure message, naming the dimension, both labels and both releases."""
+    known = label_at(baseline, key, version)
+    if known is None and not covers(baseline, key.split("::", 1)[0]):
+        return None
+    if known is None:
+        return (f"no baseline label for {key} (observed {observed!r} on {version}); "
+                "run with --update-baseline to record it")
+    # "a|b": the probe reads memory it does not own, and which of the labels it gets depends on what lies there
+    if any(_same(alternative, observed) for alternative in known.split("|")):
+        return None
+    what = f"{dimension}: " if dimension else ""
+    rel, releases = release_of(version), known_releases(baseline)
+    if rel is None and version == baseline.get("version"):  # a path's version names three parts, no one release
+        return f"behaviour changed: {what}baseline says {known!r}, observed {observed!r} on {version} ({key})"
+    if rel is not None and rel in releases:
+        return (f"behaviour changed: {what}baseline says {known!r} on {baseline.get('framework')} {rel}, a release it "
+                f"knows (pinned: {baseline.get('version')}), observed {observed!r} on {version} ({key})")
+    before = [r for r in releases if rel is not None and r < rel]
+    near = before[-1] if before else (releases[0] if releases else baseline.get("version"))
+    return (f"behaviour changed in a release the baseline does not know: {what}{known!r} on "
+            f"{baseline.get('framework')} {near} -> {observed!r} on {version} ({key})")
+
+
+def from_records(root: Path, records: list[dict[str, Any]]) -> dict[str, int]:
+    """Write baseline files from result records (every probe record's label, every converter path record's
+    preservation: :func:`record_label`); returns labels per framework."""
+    by_fw: dict[str, dict[str, str]] = {}
+    versions: dict[str, str] = {}
+    for rec in records:
+        label = record_label(rec)
+        if label:
+            key = item_key(rec["case"], rec.get("variant", ""), rec.get("device", "cpu"))
+            by_fw.setdefault(rec["framework"], {})[key] = label
+            versions[rec["framework"]] = rec.get("framework_version", "")
+    for framework, labels in by_fw.items():
+        update(root, framework, versions[framework], labels)
+    return {fw: len(labels) for fw, labels in by_fw.items()}

@@ -1,0 +1,155 @@
+"""Labelling what a framework did on a probe case, by finding the policy under which the reference engine agrees.
+
+Labels are data (harness/judge/dimensions.py lists them); the report renders them. A label is found by running the
+reference engine under every candidate policy and keeping the first that reproduces the observation, in a fixed
+order, so ties (an input where clamp and wrap coincide) resolve the same way every time; probe cases are written
+to avoid ties.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gather_scatter_conformance.adapters.attrs import AXIS_REQUIRED
+from gather_scatter_conformance.harness.judge.alias import unchecked_gather
+from gather_scatter_conformance.harness.judge.compare import compare
+from gather_scatter_conformance.harness.judge.dimensions import kind
+from gather_scatter_conformance.harness.reference import AllowedOutputs, Policy, compute
+
+_OOB_LABEL = {"zero": "zero", "clamp": "clamp", "wrap": "wrap", "fill": "fill-nan", "skip": "skip"}
+_TAKE_MODE_LABEL = {"wrap": "wrap", "clip": "clamp", "fill": "fill-nan"}
+
+
+def _same(observed: np.ndarray, candidate: Any) -> bool:
+    if candidate is None:
+        return False
+    try:
+        return compare(observed, candidate).equal
+    except (TypeError, ValueError):
+        return False
+
+
+def _try(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, Any], policy: Policy | None = None) -> Any:
+    try:
+        return compute(op, inputs, attrs, policy) if policy else compute(op, inputs, attrs)
+    except ValueError:
+        return None
+
+
+def _index_candidates(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(label, output) pairs for every index behaviour the engine can produce, canonical first."""
+    out: list[tuple[str, Any]] = []
+    if op == "Take":
+        out.append(("wrap", _try(op, inputs, {**attrs, "mode": "raise"})))  # in-range negatives wrap
+        for mode, label in _TAKE_MODE_LABEL.items():
+            out.append((label, _try(op, inputs, {**attrs, "mode": mode})))
+        flat = dict(inputs, data=inputs["data"].reshape(-1)) if attrs.get("axis") is None else inputs
+        gather_attrs = {"axis": 0 if attrs.get("axis") is None else attrs["axis"], "batch_dims": 0}
+        out.append(("zero", _try("Gather", flat, gather_attrs, Policy(out_of_bounds="zero"))))
+    else:
+        scatter = op.startswith("Scatter")
+        out.append(("wrap", _try(op, inputs, attrs)))  # canonical: negatives wrap, no other index allowed
+        for oob in ("skip", "clamp", "wrap") if scatter else ("zero", "clamp", "wrap", "fill"):
+            for negative in ("wrap", "oob"):
+                out.append((_OOB_LABEL[oob], _try(op, inputs, attrs, Policy(out_of_bounds=oob, negative=negative))))
+    out.append(("alias", unchecked_gather(op, inputs, attrs)))
+    return out
+
+
+def _index_label(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, Any], observed: np.ndarray) -> str:
+    for label, candidate in _index_candidates(op, inputs, attrs):
+        if _same(observed, candidate):
+            return label
+    return "garbage"
+
+
+def _duplicates_label(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, Any], observed: np.ndarray) -> str:
+    if attrs.get("reduction", "none") != "none":
+        return "reduce-all" if _same(observed, _try(op, inputs, attrs)) else "garbage"
+    for policy, label in (("last", "last-wins"), ("first", "first-wins"), ("accumulate", "accumulate")):
+        if _same(observed, _try(op, inputs, attrs, Policy(duplicates=policy))):
+            return label
+    allowed = _try(op, inputs, attrs)
+    if isinstance(allowed, AllowedOutputs) and allowed.contains(observed).all():
+        return "mixed"  # each element is one of the updates, but no single order explains all of them
+    return "garbage"
+
+
+def _uncovered_label(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, Any], observed: np.ndarray) -> str:
+    counting = {
+        "data": np.zeros(inputs["data"].shape, np.float64),
+        "indices": inputs["indices"],
+        "updates": np.ones(inputs["updates"].shape, np.float64),
+    }
+    hits = _try(op, counting, {**attrs, "reduction": "add"})
+    if hits is None:
+        return "garbage"
+    untouched = np.asarray(hits) == 0
+    if observed.shape != untouched.shape or not untouched.any():
+        return "garbage"
+    data = inputs["data"]
+    if _same(observed[untouched], data[untouched]):
+        return "keep-data"
+    if _same(observed[untouched], np.zeros_like(data[untouched])):
+        return "zero"
+    return "garbage"
+
+
+def _axis_label(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, Any], observed: np.ndarray) -> str:
+    data = inputs["data"]
+    flat = dict(inputs, data=data.reshape(-1))
+    b = int(attrs.get("batch_dims", 0) or 0)
+    b = b + inputs["indices"].ndim if b < 0 else b
+    base = "Gather" if op == "Take" else op
+    if op == "Take":  # Gather has no mode; on in-range indices Take's mode changes nothing
+        attrs = {k: v for k, v in attrs.items() if k != "mode"}
+    tries: list[tuple[str, Any]] = [
+        ("axis-0", _try(base, inputs, {**attrs, "axis": 0})),
+        ("first-non-batch", _try(base, inputs, {**attrs, "axis": b}) if b else None),
+        ("flatten", _try(base, flat, {**attrs, "axis": 0, "batch_dims": 0})),
+        # Flattening within each batch (jax.vmap over jnp.take): data reshaped to batch dims + (-1,).
+        (
+            "flatten",
+            _try(base, dict(inputs, data=data.reshape(data.shape[:b] + (-1,))), {**attrs, "axis": b}) if b else None,
+        ),
+        ("last", _try(base, inputs, {**attrs, "axis": data.ndim - 1})),
+    ]
+    for label, candidate in tries:
+        if _same(observed, candidate):
+            return label
+    return "other"
+
+
+def label(
+    dimension: str,
+    op: str,
+    inputs: dict[str, np.ndarray],
+    attrs: dict[str, Any],
+    record: dict[str, Any],
+    observed: np.ndarray | None,
+) -> str:
+    """The behaviour label for one probe result (see harness/judge/dimensions.py for the vocabulary)."""
+    outcome = record["outcome"]
+    if outcome == "crash":
+        return f"crash:{record.get('signal') or 'exit'}"
+    k = kind(dimension)
+    if outcome == "unsupported" and k == "axis" and AXIS_REQUIRED in (record.get("reason") or ""):
+        return "required"  # the API has no default axis, so an adapter cannot leave it out
+    if outcome in ("timeout", "unsupported"):
+        return outcome
+    if outcome == "error":
+        return "required" if k == "axis" else "error"
+    assert observed is not None
+    if (record.get("distinct_outputs") or 1) > 1:
+        return "nondeterministic" if k == "duplicates" else "garbage"
+    if k == "support":
+        return "ok" if record["verdict"] == "conforms" else "wrong"
+    if k == "index":
+        return _index_label(op, inputs, attrs, observed)
+    if k == "duplicates":
+        return _duplicates_label(op, inputs, attrs, observed)
+    if k == "uncovered":
+        return _uncovered_label(op, inputs, attrs, observed)
+    return _axis_label(op, inputs, attrs, observed)

@@ -1,0 +1,180 @@
+"""Judging one worker result against the reference engine: the verdict, its kind, and whether it is a finding.
+
+The rules are those of the canonical semantics, type constraints included (harness.reference.constraints): outside
+them a refusal conforms and the reference's value is an extension; inside them only the reference's values conform.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gather_scatter_conformance.harness.cases.load import Case, ExpectedError
+from gather_scatter_conformance.harness.judge.compare import compare, reduction_atol
+from gather_scatter_conformance.harness.reference import AllowedOutputs, compute, constraints
+from gather_scatter_conformance.harness.reference.constraints import Outside
+from gather_scatter_conformance.vocab import dtypes, wire
+
+SMALL = 64  # arrays with at most this many elements are stored whole in records (for the report's drill-down)
+
+
+def _contributions(case: Case) -> np.ndarray | int:
+    """How many updates were accumulated into each output element (for the reduction tolerance)."""
+    inputs = case.inputs()
+    ones = {
+        "data": np.zeros(inputs["data"].shape, np.float64),
+        "indices": inputs["indices"],
+        "updates": np.ones(inputs["updates"].shape, np.float64),
+    }
+    try:
+        return np.asarray(compute(case.op, ones, {**case.attrs, "reduction": "add"}))
+    except ValueError:
+        return int(inputs["updates"].size)
+
+
+def tolerance(case: Case, expected: Any) -> tuple[np.ndarray | float, float]:
+    """(atol, rtol) for a case: the case's own, else derived for float add/mul reductions, else exact."""
+    if case.spec.tolerance is not None:
+        return case.spec.tolerance.atol, case.spec.tolerance.rtol
+    if case.attrs.get("reduction") in ("add", "mul") and isinstance(expected, np.ndarray):
+        name = dtypes.name_of(expected.dtype)
+        if dtypes.eps(name):
+            if "reduction_atol" not in case.memo:  # a second reference computation: once per case
+                case.memo["reduction_atol"] = reduction_atol(name, expected, _contributions(case))
+            return case.memo["reduction_atol"], 0.0
+    return 0.0, 0.0
+
+
+def _identical(observed: np.ndarray, expected: np.ndarray) -> bool:
+    """True when ``observed`` has ``expected``'s dtype and shape and every element equals (NaN equals NaN).
+
+    Then compare() would find nothing under any tolerance; this is one pass instead of its several. Dtypes
+    without a native NumPy equality (strings, ml_dtypes) answer False and take the full comparison.
+    """
+    if observed.dtype != expected.dtype or observed.shape != expected.shape:
+        return False
+    if expected.dtype.kind in "fc":
+        return bool(np.array_equal(observed, expected, equal_nan=True))
+    if expected.dtype.kind in "biu":
+        return bool(np.array_equal(observed, expected))
+    return False
+
+
+def stored(arr: np.ndarray | AllowedOutputs) -> Any:
+    """``arr`` as a record stores it: the whole array (JSON-able) when it has at most SMALL elements, else None."""
+    from gather_scatter_conformance.harness.cases.values import to_jsonable
+
+    if isinstance(arr, AllowedOutputs):
+        arr = arr.example()
+    return to_jsonable(arr) if arr.size <= SMALL else None
+
+
+def _dtype_name(dtype: np.dtype) -> str:
+    try:
+        return dtypes.name_of(dtype)
+    except ValueError:
+        return str(dtype)
+
+
+def outside_spec(case: Case) -> Outside | None:
+    """Where ``case``'s element types break its operator's type constraints (once per case), or None if inside."""
+    if "outside_spec" not in case.memo:
+        case.memo["outside_spec"] = constraints.outside_spec(case.op, case.inputs(), case.attrs)
+    return case.memo["outside_spec"]
+
+
+def _exercises_types(case: Case) -> bool:
+    """True when the case's data or index type is not the harness's default (float32 data, int64 indices): a
+    refusal of such a case, inside the spec, is a dtype deviation rather than a refusal of the operation."""
+    inputs = case.inputs()
+    return (_dtype_name(inputs["data"].dtype) != dtypes.DEFAULT_DATA_DTYPE
+            or _dtype_name(inputs["indices"].dtype) != dtypes.DEFAULT_INDEX_DTYPE)
+
+
+def judge(case: Case, res: dict[str, Any], expected: Any) -> dict[str, Any]:
+    """Verdict fields for a worker result: conforms | deviates | n/a, with error size and a short reason.
+
+    Besides ``verdict`` and ``reason`` the fields always hold ``spec`` (``inside``, or ``outside (<why>)`` when the
+    case's element types break the canonical type constraints, harness.reference.constraints). Outside the spec a
+    refusal conforms, the reference's value conforms as an ``extension`` (e.g. ``int32-indices``), and only another
+    value, a crash or a hang deviates. A deviation also says its kind in ``deviation``: value, output-dtype, dtype (a
+    type the spec allows was refused), error (raised where a value is due), no-error (a value where the spec
+    raises), crash or timeout.
+    """
+    outside = outside_spec(case)
+    scope = {"spec": "inside" if outside is None else f"outside ({outside.reason})"}
+    fields = _judge(case, res, expected, outside)
+    if fields["verdict"] == "deviates" and "deviation" not in fields:
+        fields["deviation"] = "value"
+    return {**scope, **fields}
+
+
+def _judge(case: Case, res: dict[str, Any], expected: Any, outside: Outside | None) -> dict[str, Any]:
+    outcome = res["outcome"]
+    if outcome == "unsupported":
+        return {"verdict": "n/a", "reason": res.get("reason", "")}
+    if outcome in ("crash", "timeout"):
+        return {"verdict": "deviates", "deviation": outcome,
+                "reason": f"{outcome}: {res.get('error_message', '')}".strip()}
+    if isinstance(expected, ExpectedError):
+        if outcome == "error":
+            return {"verdict": "conforms", "reason": "raised, as canonical semantics require"}
+        return {
+            "verdict": "deviates", "deviation": "no-error",
+            "reason": f"returned a value where canonical semantics raise ({expected.reason})",
+        }
+    if outcome == "error":
+        if outside is not None:
+            return {"verdict": "conforms", "reason": f"refused an input outside the spec: {outside.reason}"}
+        kind = "dtype" if _exercises_types(case) else "error"
+        what = "a type the spec allows" if kind == "dtype" else "an input"
+        return {"verdict": "deviates", "deviation": kind,
+                "reason": f"refused {what}, where canonical semantics give a value: {res['error_type']}"}
+    observed = wire.decode(res["value"])
+    fields: dict[str, Any] = {
+        "observed": stored(observed),
+        "observed_dtype": _dtype_name(observed.dtype),
+        "observed_shape": list(observed.shape),
+    }
+    conforming = {"verdict": "conforms", "reason": ""}
+    if outside is not None:
+        conforming = {"verdict": "conforms", "extension": outside.extension,
+                      "reason": f"extends the spec: computes {outside.reason} as the reference does"}
+    if isinstance(expected, np.ndarray) and _identical(observed, expected):
+        # What compare() reports for identical arrays: no error (none defined for bool or empty outputs).
+        exact = expected.dtype.kind == "b" or expected.size == 0
+        return {**fields, "max_abs_err": None if exact else 0.0, "mismatches": 0, "first_mismatches": [],
+                **conforming}
+    atol, rtol = tolerance(case, expected)
+    cmp = compare(observed, expected, atol=atol, rtol=rtol)
+    fields.update(max_abs_err=cmp.max_abs_err, mismatches=cmp.mismatches, first_mismatches=cmp.first_mismatches)
+    want = dtypes.name_of(expected.dtype)
+    if not cmp.equal:
+        return {**fields, "verdict": "deviates", "reason": cmp.reason}
+    if fields["observed_dtype"] != want:
+        return {**fields, "verdict": "deviates", "deviation": "output-dtype",
+                "reason": f"dtype {fields['observed_dtype']} != expected {want}"}
+    return {**fields, **conforming}
+
+
+def expected_field(case: Case, expected: Any) -> Any:
+    """The ``expected`` field of a record: "error", the expected array when small, else None (once per case)."""
+    if "expected_field" not in case.memo:
+        case.memo["expected_field"] = "error" if isinstance(expected, ExpectedError) else stored(expected)
+    return case.memo["expected_field"]
+
+
+def is_finding(record: dict[str, Any]) -> bool:
+    """True for a record that is not a plain conformance: it deviates (crashes and hangs included), or its
+    behaviour label differs from the canonical one. Such a record carries its repro. An API that cannot express
+    the case (unsupported, an axis it requires) made no call: nothing to reproduce."""
+    if record["outcome"] == "unsupported":
+        return False
+    if record["verdict"] == "deviates":
+        return True
+    if record.get("label") and record.get("dimension"):
+        from gather_scatter_conformance.harness.judge.dimensions import conforms
+
+        return record["label"] != "unsupported" and not conforms(record["op"], record["dimension"], record["label"])
+    return False

@@ -1,0 +1,146 @@
+"""The behaviour table: probe labels per operator × dimension × framework API, set beside documented claims.
+
+This is the blog's Table 1 and Table 2 (seed 002) regenerated from measurement. Each row says what was measured
+(``label``), what the framework's documentation says (``documented``, with its source) and what the blog said in
+2020 (``blog_2020``); they are kept apart, and ``agrees_with_docs`` / ``agrees_with_blog`` say where they differ.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from gather_scatter_conformance import resources
+from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS, conforms
+from gather_scatter_conformance.harness.report.documented import rows as documented_rows
+from gather_scatter_conformance.harness.report.rows import BehaviourRow
+
+
+def _claims(claims_dir: Path) -> Any:
+    try:
+        from gather_scatter_conformance.harness.report.claims import load_claims
+    except ImportError:  # the registry is optional for this table
+        return None
+    return load_claims(claims_dir) if claims_dir.exists() else None
+
+
+# Runtimes that implement a spec rather than document their own behaviour: their claims are the spec's.
+_DOCS_OF = {"onnxruntime": "onnx", "onnx-reference": "onnx"}
+
+
+def _documented(claims: Any, framework: str, op: str, dimension: str, api: str, device: str) -> Any:
+    """The documented claim that applies to one measured cell, or None."""
+    if not claims:
+        return None
+    from gather_scatter_conformance.harness.report.claims import lookup
+
+    name = _DOCS_OF.get(framework, framework)
+    # Else a claim about the framework's operator in general, never one about another version of it.
+    return lookup(claims, name, op, dimension, api or None, device=device) or lookup(
+        claims, name, op, dimension, device=device, unversioned=True
+    )
+
+
+def documentation_state(claim: Any, agrees: bool | None) -> str:
+    """What the documentation says of a measured cell: agrees, contradicts, unspecified (a claim that states
+    nothing definite) or undocumented (no claim at all), so that no mark never reads as agreement."""
+    if claim is None:
+        return "undocumented"
+    return "unspecified" if agrees is None else "agrees" if agrees else "contradicts"
+
+
+def _agrees(claim: Any, labels: list[str]) -> bool | None:
+    if claim is None:
+        return None
+    from gather_scatter_conformance.harness.report.claims import agrees
+
+    return agrees(claim, labels)
+
+
+def _conversion_fields(recs: list[dict[str, Any]]) -> dict[str, str]:
+    """A converter path's cell: the source's labels and the preservation summaries, each ``|``-joined when the
+    cell's probes differ; nothing for a framework's own cell."""
+    convs = [r["conversion"] for r in recs if r.get("conversion")]
+    if not convs:
+        return {}
+    sources = sorted({c.get("source_label") or "-" for c in convs})
+    return {"source_label": "|".join(sources), "preservation": "|".join(sorted({c["summary"] for c in convs}))}
+
+
+def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None,
+          with_documented: bool = False) -> list[dict[str, Any]]:
+    """One row per (op, dimension, framework, version, variant, device), with labels combined across probes, as
+    dicts with the keys of :class:`gather_scatter_conformance.harness.report.rows.BehaviourRow`.
+
+    With ``with_documented``, rows for documented-only columns follow (harness.report.documented: Caffe2, and TensorRT,
+    DirectML or a GPU where these results have none), marked ``measured: False``.
+    """
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
+    for rec in records:
+        if rec.get("dimension") and rec.get("label"):
+            key = (rec["op"], rec["dimension"], rec["framework"], rec.get("framework_version", ""),
+                   rec.get("variant", ""), rec.get("device", "cpu"))
+            groups[key].append(rec)
+    claims = _claims(claims_dir or resources.claims_dir())
+    rows: list[BehaviourRow] = []
+    for (op, dim, fw, version, variant, device), recs in sorted(groups.items()):
+        labels = sorted({r["label"] for r in recs})
+        label = labels[0] if len(labels) == 1 else "|".join(labels)
+        api = next((r["api"] for r in recs if r.get("api")), "")
+        # Without any call recorded (every probe unsupported), the variant names the API (OpenVINO's Gather-1).
+        doc = _documented(claims, fw, op, dim, api or variant, device)
+        blog = _documented(claims, f"blog-2020:{_DOCS_OF.get(fw, fw)}", op, dim, "", device)
+        agrees_docs = _agrees(doc, labels)
+        rows.append(BehaviourRow(
+            op=op, dimension=dim, framework=fw, framework_version=version, variant=variant, api=api, device=device,
+            label=label,
+            # An API that cannot express a probe neither conforms nor deviates on it.
+            conforms=all(conforms(op, dim, lab) for lab in labels if lab != "unsupported"),
+            documented=doc.label if doc else None, documented_text=doc.text if doc else None,
+            documented_source=doc.source if doc else None, agrees_with_docs=agrees_docs,
+            documentation=documentation_state(doc, agrees_docs),
+            blog_2020=blog.label if blog else None, blog_2020_text=blog.text if blog else None,
+            blog_2020_source=blog.source if blog else None, agrees_with_blog=_agrees(blog, labels),
+            cases=sorted({r["case"] for r in recs}),
+            **_conversion_fields(recs),
+        ))
+    if with_documented and claims:
+        rows += documented_rows(claims, rows)
+    return [row.as_dict() for row in rows]
+
+
+def render_text(rows: list[dict[str, Any]]) -> str:
+    """Blog-style text tables, one per operator: dimensions down, framework APIs across.
+
+    ``*`` marks a cell that contradicts the framework's documentation, ``?`` one the documentation says nothing
+    about, ``†`` one that contradicts the blog's 2020 statement, ``!`` one that differs from the canonical (ONNX)
+    behaviour.
+    """
+    out = []
+    by_op: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_op[row["op"]].append(row)
+    for op, op_rows in sorted(by_op.items()):
+        cols = sorted({(r["framework"], r["variant"], r["device"]) for r in op_rows})
+        dims = [d for d in DIMENSIONS if any(r["dimension"] == d for r in op_rows)]
+        cell = {(r["dimension"], r["framework"], r["variant"], r["device"]): r for r in op_rows}
+        doc_only = {(r["framework"], r["variant"], r["device"]) for r in op_rows if r.get("measured") is False}
+        names = [f"{fw}:{v}" + (f"@{dev}" if dev != "cpu" else "") + (" (doc)" if (fw, v, dev) in doc_only else "")
+                 for fw, v, dev in cols]
+        width = max(12, *(len(n) for n in names)) if names else 12
+        out.append(f"\n{op}\n" + f"{'dimension':<22}" + "".join(f"{n[:width]:>{width + 1}}" for n in names))
+        for dim in dims:
+            line = f"{dim:<22}"
+            for fw, v, dev in cols:
+                r = cell.get((dim, fw, v, dev))
+                text = "-" if r is None else r["label"] + ("!" if r["conforms"] is False else "") + (
+                    "*" if r["agrees_with_docs"] is False else "") + (
+                    "?" if r.get("documentation") == "undocumented" else "") + (
+                    "†" if r["agrees_with_blog"] is False else "")
+                line += f"{text[:width]:>{width + 1}}"
+            out.append(line)
+    out.append("\n! differs from canonical ONNX semantics   * contradicts the framework's documentation   "
+               "? undocumented   † contradicts the blog's 2020 table   (doc) documented only, not measured")
+    return "\n".join(out)

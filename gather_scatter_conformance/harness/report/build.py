@@ -1,0 +1,313 @@
+"""The report's tables, built with pandas from result records: header, behaviour, conformance, dtype, changes.
+
+Every function takes plain records (dicts as the runner writes them) or behaviour rows (harness.report.behaviour.table)
+and returns plain Python structures the template renders; nothing here formats HTML. Framework agreement is
+harness.report.agreement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+
+from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS, canonical_label, conforms, kind
+from gather_scatter_conformance.harness.report import severity
+from gather_scatter_conformance.harness.run.records import record_key
+from gather_scatter_conformance.vocab.ops import OPS
+
+STATUSES = ("conforms", "deviates", "dtype", "error", "crash", "timeout", "n/a")
+GLYPH = {"conforms": "✓", "deviates": "✗", "dtype": "D", "error": "E", "crash": "C", "timeout": "T", "n/a": "·"}
+# Documentation states, most telling first: the one a merged behaviour cell shows.
+DOC_RANK = {"contradicts": 0, "undocumented": 1, "unspecified": 2, "agrees": 3}
+DTYPE_PREFIXES = ("data-dtype:", "index-dtype:")
+
+WORDS = {
+    "wrap": "Wrap (supported)", "error": "Error", "zero": "Zero", "clamp": "Clamp", "fill-nan": "Fill (NaN/min)",
+    "skip": "Dropped", "alias": "Reads neighbour", "garbage": "Garbage", "last-wins": "Last wins",
+    "first-wins": "First wins", "accumulate": "Accumulate", "reduce-all": "Reduces all", "mixed": "Mixed order",
+    "nondeterministic": "Non-deterministic", "keep-data": "Same as data", "ok": "Supported",
+    "wrong": "Wrong result", "axis-0": "Outermost axis", "flatten": "Flattened",
+    "first-non-batch": "First non-batch axis", "last": "Innermost axis", "required": "Required (no default)",
+    "other": "Other axis", "unsupported": "Not expressible", "timeout": "Timeout (hang)",
+    "unspecified": "Unspecified", "undefined": "Undefined",
+}
+
+
+def words(label: str | None, dimension: str | None = None) -> str:
+    """Short blog-style cell text for a label (``a|b`` — different labels across probes — reads ``A / B``)."""
+    if not label:
+        return ""
+    out = []
+    for part in label.split("|"):
+        if part.startswith("crash:"):
+            out.append(f"Crash ({part.split(':', 1)[1]})")
+        elif part == "error" and dimension in DIMENSIONS and kind(dimension) == "support":
+            out.append("Not supported (error)")
+        else:
+            out.append(WORDS.get(part, part.capitalize()))
+    return " / ".join(out)
+
+
+def dedupe(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per case × framework × variant × device; a later record wins (as ``harness merge`` does)."""
+    merged: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for rec in records:
+        merged[record_key(rec)] = rec
+    return list(merged.values())
+
+
+def column(rec: dict[str, Any]) -> str:
+    """The ``framework:variant[@device]`` a record or behaviour row belongs to."""
+    dev = rec.get("device", "cpu") or "cpu"
+    return f"{rec['framework']}:{rec.get('variant', '')}" + ("" if dev == "cpu" else f"@{dev}")
+
+
+def status(rec: dict[str, Any]) -> str:
+    """conforms | deviates | dtype | error | crash | timeout | n/a — what a matrix cell shows.
+
+    ``dtype`` is a refusal of an element type the canonical type constraints allow (a dtype deviation); a refusal
+    of a type outside them conforms (gather_scatter_conformance.harness.judge.verdict.judge).
+    """
+    outcome = rec.get("outcome")
+    if outcome == "unsupported" or rec.get("verdict") == "n/a":
+        return "n/a"
+    if outcome in ("crash", "timeout"):
+        return outcome
+    if rec.get("verdict") == "conforms":
+        return "conforms"
+    if outcome == "error":
+        return "dtype" if rec.get("deviation") == "dtype" else "error"
+    return "deviates"
+
+
+def frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """The records as a DataFrame with the derived columns the tables use (``rid`` is the record's index)."""
+    rows = [{
+        "rid": i, "case": r["case"], "op": r["op"], "framework": r["framework"],
+        "variant": r.get("variant", ""), "device": r.get("device", "cpu") or "cpu", "col": column(r),
+        "status": status(r), "outcome": r.get("outcome"), "verdict": r.get("verdict"),
+        "version": r.get("framework_version", ""),
+    } for i, r in enumerate(records)]
+    cols = ["rid", "case", "op", "framework", "variant", "device", "col", "status", "outcome", "verdict", "version"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def columns(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """Every framework:variant column, grouped by framework (alphabetical), CPU before other devices."""
+    cols = df[["col", "framework", "variant", "device"]].drop_duplicates()
+    cols = cols.assign(gpu=cols["device"] != "cpu").sort_values(["framework", "gpu", "variant", "device"])
+    return [{"col": c.col, "framework": c.framework, "variant": c.variant + ("" if c.device == "cpu" else
+            f"@{c.device}")} for c in cols.itertuples()]
+
+
+def header(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Run metadata: time range, machines, and per framework its versions, devices and interpreters."""
+    df = pd.DataFrame([{k: r.get(k) or "" for k in ("framework", "framework_version", "device", "python", "host",
+                                                     "time")} for r in records],
+                      columns=["framework", "framework_version", "device", "python", "host", "time"])
+    join = lambda s: ", ".join(sorted({str(x) for x in s if x}))  # noqa: E731
+    fws = df.groupby("framework", sort=True).agg(
+        version=("framework_version", join), device=("device", join), python=("python", join),
+        host=("host", join), records=("framework", "size"),
+    ).reset_index()
+    times = sorted(t for t in df["time"] if t)
+    return {
+        "first": times[0] if times else "", "last": times[-1] if times else "",
+        "hosts": join(df["host"]), "pythons": join(df["python"]), "records": len(df),
+        "frameworks": fws.to_dict("records"),
+    }
+
+
+def documented_columns(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The documented-only behaviour columns (harness.report.documented), after every measured one, with their
+    reason."""
+    seen: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        if r.get("measured") is False and column(r) not in seen:
+            dev = r.get("device", "cpu")
+            seen[column(r)] = {"col": column(r), "framework": r["framework"],
+                               "variant": r["variant"] + ("" if dev == "cpu" else f"@{dev}"), "doc_only": r["doc_only"]}
+    return sorted(seen.values(), key=lambda c: (c["framework"], "@" in c["variant"], c["variant"]))
+
+
+def _col_key(row: dict[str, Any]) -> str:
+    return column(row)
+
+
+def behaviour_tables(rows: list[dict[str, Any]], col_index: dict[str, int],
+                     sevs: list[str | None]) -> list[dict[str, Any]]:
+    """One table per operator: its API groups down, its behaviour dimensions across, canonical ONNX first.
+
+    Dimensions run across because an operator has at most about 15 of them, so a table fits a 1,600 px screen
+    whatever the number of APIs. A framework's variants whose cells all read the same are one row (``variants``
+    lists them); a documented-only column is a row of its own (``doc_only`` says why). Each cell is ``None`` or
+    ``{"b": [behaviour row indices], "text", "sev", "sym", "doc", "blog", "title"}``; ``sevs`` is
+    :func:`severities` of the rows.
+    """
+    beh = [(i, r) for i, r in enumerate(rows) if not r["dimension"].startswith(DTYPE_PREFIXES)]
+    tables = []
+    for op in [o for o in OPS if any(r["op"] == o for _i, r in beh)]:
+        part = [(i, r) for i, r in beh if r["op"] == op]
+        present = {r["dimension"] for _i, r in part}
+        dims = [d for d in DIMENSIONS if d in present] + sorted(present - set(DIMENSIONS))
+        by_col: dict[str, dict[str, int]] = {}
+        for i, r in part:
+            by_col.setdefault(_col_key(r), {})[r["dimension"]] = i
+        groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for col in sorted(by_col, key=lambda c: col_index.get(c, 1 << 30)):
+            first = rows[next(iter(by_col[col].values()))]
+            cells = [_beh_cell(rows[by_col[col][d]], by_col[col][d], sevs[by_col[col][d]]) if d in by_col[col]
+                     else None for d in dims]
+            doc_only = first.get("doc_only") or "" if first.get("measured") is False else ""
+            # Variants that behave alike share a row; their documentation may differ (a claim per operator
+            # version), so a merged cell shows the most telling documentation state of its variants.
+            sig = (first["framework"], first.get("device", "cpu"), doc_only,
+                   tuple(None if c is None else (c["text"], c["sev"], c["blog"]) for c in cells))
+            variant = col.split(":", 1)[1]
+            if sig in groups:
+                g = groups[sig]
+                g["variants"].append(variant)
+                for have, c in zip(g["cells"], cells, strict=True):
+                    if have is not None and c is not None:
+                        have["b"] += c["b"]
+                        if DOC_RANK.get(c["doc"], 9) < DOC_RANK.get(have["doc"], 9):
+                            have["doc"] = c["doc"]
+            else:
+                groups[sig] = {"framework": first["framework"], "variants": [variant], "cells": cells,
+                               "doc_only": doc_only}
+        canonical = [{"dim": d, "question": DIMENSIONS.get(d, ("",))[0],
+                      "canonical": words(canonical_label(op, d) or "any single order", d)
+                      if d in DIMENSIONS else ""} for d in dims]
+        tables.append({"op": op, "dims": canonical, "rows": list(groups.values())})
+    return tables
+
+
+def shown_label(label: str) -> str:
+    """The label a cell shows: probes the API cannot express (``unsupported``) drop out when others were measured."""
+    parts = label.split("|")
+    return "|".join(p for p in parts if p != "unsupported") or label if len(parts) > 1 else label
+
+
+def severities(rows: list[dict[str, Any]]) -> list[str | None]:
+    """Each behaviour row's severity (harness.report.severity); None for a documented-only row. Computed once per
+    page: the tables, the key findings and the evidence all read it."""
+    return [row_severity(r) if r.get("measured") is not False else None for r in rows]
+
+
+def row_severity(row: dict[str, Any]) -> str:
+    """The severity (gather_scatter_conformance.harness.report.severity) of a measured behaviour row's shown label."""
+    label, shown = row["label"], shown_label(row["label"])
+    ok = all(conforms(row["op"], row["dimension"], p) for p in shown.split("|")) if shown != label else bool(
+        row["conforms"])
+    return severity.of_label(shown, ok)
+
+
+def _beh_cell(row: dict[str, Any], b: int, sev: str | None) -> dict[str, Any]:
+    label, shown = row["label"], shown_label(row["label"])
+    dim = row["dimension"]
+    if row.get("measured") is False:
+        src = " (secondary source: the 2020 blog)" if row.get("documented_kind") == "secondary" else ""
+        title = [f"{row['doc_only'].capitalize()}.",
+                 f"Documented{src}: {words(label, dim)} [{label}] — {row.get('documented_source')}",
+                 f"Canonical (ONNX): {words(row.get('canonical') or 'any single order', dim)}"]
+        return {"b": [b], "text": words(label, dim), "sev": "doconly", "sym": "", "title": "\n".join(title),
+                "doc": "", "blog": False}
+    title = [f"Measured: {words(label, dim)} [{label}] — {severity.SEVERITY[sev][1]}",
+             f"Canonical (ONNX): {words(row.get('canonical') or 'any single order', dim)}"]
+    doc = "" if sev == "na" else (row.get("documentation") or "")
+    if row.get("documented"):
+        title.append(f"Documented ({doc}): {words(row['documented'], dim)} — {row.get('documented_source')}")
+    else:
+        title.append("Documented: nothing (undocumented for this API version)")
+    if row.get("blog_2020"):
+        title.append(f"Blog 2020: {words(row['blog_2020'], dim)} — {row.get('blog_2020_source')}")
+    # An API that cannot express the probe neither agrees nor disagrees with what is written about it.
+    return {"b": [b], "text": words(shown, dim), "sev": sev, "sym": severity.symbol(sev), "title": "\n".join(title),
+            "doc": doc, "blog": row.get("agrees_with_blog") is False and sev != "na"}
+
+
+def matrices(df: pd.DataFrame, col_index: dict[str, int]) -> list[dict[str, Any]]:
+    """Per operator: its case and API counts, how many of its cases fail somewhere, and its columns (indices into
+    the page's column list, in order). The page draws the case × API grid from the records when it is opened."""
+    out = []
+    for op in [o for o in OPS if o in set(df["op"])] + sorted(set(df["op"]) - set(OPS)):
+        part = df[df["op"] == op]
+        cols = sorted(set(part["col"]), key=lambda c: col_index.get(c, 1 << 30))
+        failing = part[~part["status"].isin(["conforms", "n/a"])]
+        out.append({"op": op, "cases": int(part["case"].nunique()), "apis": len(cols),
+                    "bad": int(failing["case"].nunique()), "cols": [col_index[c] for c in cols]})
+    return out
+
+
+def counts(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per operator (and in total): how many results passed, deviated, raised, crashed, timed out, were n/a."""
+    tab = pd.crosstab(df["op"], df["status"]).reindex(columns=list(STATUSES), fill_value=0)
+    tab.loc["all"] = tab.sum()
+    order = [o for o in OPS if o in tab.index] + sorted(set(tab.index) - set(OPS) - {"all"}) + ["all"]
+    return [{"op": op, **{s: int(tab.at[op, s]) for s in STATUSES}, "total": int(tab.loc[op].sum())}
+            for op in order]
+
+
+def dtype_matrix(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Framework × dtype support from ``data-dtype:*`` / ``index-dtype:*`` probes, over every op and variant."""
+    beh = pd.DataFrame([{"b": i, "framework": r["framework"], "dimension": r["dimension"], "label": r["label"]}
+                        for i, r in enumerate(rows)
+                        if r["dimension"].startswith(DTYPE_PREFIXES) and r.get("measured") is not False],
+                       columns=["b", "framework", "dimension", "label"])
+    if beh.empty:
+        return {"groups": [], "frameworks": [], "rows": []}
+    beh["ok"] = beh["label"] == "ok"
+    beh["na"] = beh["label"] == "unsupported"  # the API cannot express the probe: says nothing about the dtype
+    dims = [d for d in DIMENSIONS if d in set(beh["dimension"])] + sorted(set(beh["dimension"]) - set(DIMENSIONS))
+    groups = [{"name": "data dtype" if p == "data-dtype:" else "index dtype",
+               "dims": [d for d in dims if d.startswith(p)]} for p in DTYPE_PREFIXES]
+    groups = [g for g in groups if g["dims"]]
+    agg = beh.groupby(["framework", "dimension"]).agg(ok=("ok", "sum"), na=("na", "sum"), n=("ok", "size"),
+                                                      b=("b", list))
+    out = []
+    for fw in sorted(set(beh["framework"])):
+        cells = []
+        for g in groups:
+            for d in g["dims"]:
+                if (fw, d) not in agg.index:
+                    cells.append(None)
+                    continue
+                a = agg.loc[(fw, d)]
+                ok, n = int(a["ok"]), int(a["n"] - a["na"])
+                text, cls = ("·", "sev-na") if n == 0 else ("✓", "sev-ok") if ok == n else (
+                    ("◇", "sev-alt") if ok == 0 else (f"{ok}/{n}", "part"))
+                title = f"{ok} of {n} APIs ran it correctly"
+                title += f"; {int(a['na'])} cannot express it" if a["na"] else ""
+                cells.append({"text": text, "cls": cls, "bl": " ".join(map(str, a["b"])), "title": title})
+        out.append({"framework": fw, "cells": cells})
+    return {"groups": groups, "frameworks": sorted(set(beh["framework"])), "rows": out}
+
+
+def changes(cur_rows: list[dict[str, Any]], base_rows: list[dict[str, Any]], cur: list[dict[str, Any]],
+            base: list[dict[str, Any]]) -> dict[str, Any]:
+    """What changed against a baseline results set: behaviour labels, and cases that started/stopped failing."""
+    bkey = lambda r: (r["op"], r["dimension"], r["framework"], r.get("variant", ""), r.get("device", "cpu"))  # noqa: E731
+    old = {bkey(r): r for r in base_rows if r.get("measured") is not False}
+    labels = [{"b": i, "row": r, "old_version": old[bkey(r)].get("framework_version"),
+               "old_words": words(old[bkey(r)]["label"], r["dimension"]),
+               "new_words": words(r["label"], r["dimension"])}
+              for i, r in enumerate(cur_rows) if bkey(r) in old and old[bkey(r)]["label"] != r["label"]]
+    prev = {record_key(r): status(r) for r in base}
+    started, stopped, other = [], [], []
+    for i, r in enumerate(cur):
+        was, now = prev.get(record_key(r)), status(r)
+        if was is None or was == now:
+            continue
+        item = {"rid": i, "case": r["case"], "col": column(r), "was": was, "now": now}
+        failing = ("deviates", "dtype", "error", "crash", "timeout")
+        if was in ("conforms", "n/a") and now in failing:
+            started.append(item)
+        elif was in failing and now == "conforms":
+            stopped.append(item)
+        else:
+            other.append(item)
+    cur_keys = {record_key(r) for r in cur}
+    return {"labels": labels, "started": started, "stopped": stopped, "other": other,
+            "new": len(cur_keys - set(prev)), "gone": len(set(prev) - cur_keys)}

@@ -1,0 +1,185 @@
+"""The report's Conversion section: does the behaviour survive the port?
+
+One table of behaviour dimension × converter path (probe cases; seed and regression cases in one more row),
+each cell saying whether the converted model did what the source API did natively: preserved, changed (with the
+change, ``error -> wrap``) or failed to convert. Below it, each change and failure with the converted graph's
+operators, both outputs and a repro script that converts and runs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+from gather_scatter_conformance import adapters
+from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS
+
+OTHER = "cases"  # the column of non-probe cases (seed examples, regressions)
+# preservation -> (cell class, glyph); a cell with several kinds takes the worst, in this order
+STATUS = {"preserved": ("sev-ok", "✓"), "changed": ("sev-wrong", "≠"), "unknown": ("sev-unsafe", "⚠"),
+          "conversion-failed": ("conv-failed", "∅")}
+_WORST = ("unknown", "changed", "conversion-failed", "preserved")
+_SHOWN_CHANGES = 3  # distinct changes a cell lists; the drill-down has them all
+
+
+def is_conversion(record: dict[str, Any]) -> bool:
+    """True for a converter path's record (it carries a ``conversion`` account, or its framework is a path)."""
+    return bool(record.get("conversion")) or adapters.is_path(record.get("framework", ""))
+
+
+def _short(summary: str) -> str:
+    """``changed: error -> wrap`` -> ``error→wrap``; failures are shown by their glyph, the text in the title."""
+    if summary.startswith("changed: "):
+        return summary.removeprefix("changed: ").replace(" -> ", "→")
+    return summary.split(":", 1)[0]
+
+
+def section(records: list[dict[str, Any]], cases: Any = None) -> dict[str, Any] | None:
+    """The section's content from a run's records (None when it has no converter path's records).
+
+    ``cases`` (harness.report.drilldown.CaseIndex) finds case files for the repro scripts of changes; without it the
+    drill-down shows no scripts.
+    """
+    recs = [r for r in records if r.get("conversion")]
+    if not recs:
+        return None
+    order = {name: i for i, name in enumerate(adapters.names())}
+    paths = sorted({r["framework"] for r in recs}, key=lambda p: (order.get(p, len(order)), p))
+    dims = [d for d in DIMENSIONS if any(r.get("dimension") == d for r in recs)]
+    columns = [*dims, OTHER]
+    by_cell: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in recs:
+        by_cell[(r["framework"], r.get("dimension") or OTHER)].append(r)
+    heads = []
+    for path in paths:
+        conv = next(r for r in recs if r["framework"] == path)["conversion"]
+        counts = Counter(r["conversion"]["preservation"] for r in recs if r["framework"] == path)
+        source, _, target = path.split("~")  # as the path names them (onnx, not the onnx-reference adapter)
+        heads.append({"path": path, "source": source, "converter": conv.get("converter"), "target": target,
+                      "versions": _versions(recs, path),
+                      "opsets": sorted({str(r["conversion"]["opset"]) for r in recs
+                                        if r["framework"] == path and r["conversion"].get("opset")}),
+                      "counts": dict(counts), "n": sum(counts.values())})
+    # Dimensions down, paths across: a path is one column, so a dozen paths fit the page's width.
+    rows = [{"dimension": col, "question": DIMENSIONS[col][0] if col in DIMENSIONS else
+             "seed examples and regression cases",
+             "cells": [_cell(path, col, by_cell[(path, col)]) if by_cell.get((path, col)) else None
+                       for path in paths]}
+            for col in columns]
+    return {"paths": heads, "rows": rows, "details": _details(by_cell, paths, columns, cases), "status": STATUS,
+            "totals": dict(Counter(r["conversion"]["preservation"] for r in recs))}
+
+
+def _versions(recs: list[dict[str, Any]], path: str) -> str:
+    versions = next((r["conversion"].get("versions") for r in recs
+                     if r["framework"] == path and r["conversion"].get("versions")), None)
+    return "; ".join(f"{k} {v}" for k, v in versions.items()) if versions else ""
+
+
+def _cell(path: str, col: str, recs: list[dict[str, Any]]) -> dict[str, Any]:
+    kinds = Counter(r["conversion"]["preservation"] for r in recs)
+    worst = next(k for k in _WORST if kinds.get(k))
+    changes = Counter(_short(r["conversion"]["summary"]) for r in recs
+                      if r["conversion"]["preservation"] in ("changed", "unknown"))
+    title = "; ".join(f"{n} {k}" for k, n in kinds.most_common())
+    if changes:
+        title += " — " + "; ".join(f"{c} ({n})" for c, n in changes.most_common())
+    return {"cls": STATUS[worst][0], "glyph": STATUS[worst][1], "kind": worst, "n": len(recs),
+            "preserved": kinds.get("preserved", 0), "changes": [c for c, _ in changes.most_common(_SHOWN_CHANGES)],
+            "more": max(0, len(changes) - _SHOWN_CHANGES), "title": title,
+            "anchor": anchor(path, col) if worst != "preserved" else None}
+
+
+def anchor(path: str, col: str) -> str:
+    """The id of a cell's drill-down (letters, digits and dashes only)."""
+    return "conv-" + "".join(ch if ch.isalnum() else "-" for ch in f"{path}-{col}")
+
+
+def _details(by_cell: dict[tuple[str, str], list[dict[str, Any]]], paths: list[str], columns: list[str],
+             cases: Any) -> list[dict[str, Any]]:
+    """Every cell that is not all preserved, with its changed/failed records: case, variant, summary, converted
+    ops, source call and output, target output, and the repro script."""
+    out = []
+    for path in paths:
+        for col in columns:
+            cell = [r for r in by_cell.get((path, col), []) if r["conversion"]["preservation"] != "preserved"]
+            if not cell:
+                continue
+            items = []
+            scripts = 0
+            for r in sorted(cell, key=lambda r: (r["conversion"]["preservation"] != "changed", r["case"],
+                                                 r.get("variant", ""))):
+                conv = r["conversion"]
+                items.append({
+                    "case": r["case"], "variant": r.get("variant", ""), "op": r["op"],
+                    "kind": conv["preservation"], "summary": conv["summary"],
+                    "source_api": conv.get("source_api", ""),
+                    "source": _side(conv.get("source_value"), conv.get("source_dtype"), conv.get("source_error")),
+                    "target": _side(r.get("observed"), r.get("observed_dtype"),
+                                    None if r["outcome"] == "ok" else
+                                    f"{r['outcome']}: {r.get('error_type') or r.get('signal') or ''}: "
+                                    f"{(r.get('error_message') or '')[:300]}"),
+                    "ops": " · ".join(r.get("ops") or []) or "(not reported)",
+                    "opset": conv.get("opset"), "api": r.get("api", ""),
+                    # One script per cell is written into the page (each carries its case's inputs: all of them
+                    # would weigh megabytes); every other one is a command away.
+                    "repro": _repro(r, cases) if not scripts else None,
+                    "command": f"python -m harness repro RESULTS --case {r['case']} --framework "
+                               f"{r['framework']}:{r.get('variant', '')} --out repro.py" if r.get("native") else None,
+                })
+                scripts += items[-1]["repro"] is not None
+            out.append({"anchor": anchor(path, col), "path": path, "column": col, "entries": items})
+    return out
+
+
+def _side(value: Any, dtype: Any, error: str | None) -> str:
+    if error:
+        return error
+    if value is None:
+        return f"(large {dtype} array)" if dtype else "(not run)"
+    text = str(value)
+    return (text if len(text) <= 300 else text[:300] + " …") + (f"  dtype={dtype}" if dtype else "")
+
+
+def _repro(record: dict[str, Any], cases: Any) -> str | None:
+    if cases is None or not record.get("native"):
+        return None
+    from gather_scatter_conformance.harness.report.repro import script
+
+    case = cases.get(record["case"])
+    if case is None:
+        return None
+    try:
+        return script(case, record)
+    except ValueError:
+        return None
+
+
+def render_text(records: list[dict[str, Any]]) -> str:
+    """The section's table as text: one line per dimension (and ``cases``), one column per converter path (numbered,
+    named below), each cell ``preserved/total`` marked ``≠`` where a probe changed, ``∅`` where the converter
+    failed, ``⚠`` where the run crashed or hung; then every distinct change per path."""
+    sec = section(records)
+    if sec is None:
+        return "no converter path records"
+    paths = [p["path"] for p in sec["paths"]]
+    lines = [f"{'dimension':<22}" + "".join(f"{f'[{k + 1}]':>9}" for k in range(len(paths)))]
+    changes: dict[str, set[str]] = {p: set() for p in paths}
+    for row in sec["rows"]:
+        cells = []
+        for k, c in enumerate(row["cells"]):
+            if c is None:
+                cells.append(f"{'-':>9}")
+                continue
+            mark = "" if c["kind"] == "preserved" else c["glyph"]
+            cells.append(f"{mark + str(c['preserved']) + '/' + str(c['n']):>9}")
+            changes[paths[k]].update(f"{row['dimension']}: {ch}" for ch in c["changes"])
+        lines.append(f"{row['dimension'][:22]:<22}" + "".join(cells))
+    lines.append("")
+    for k, p in enumerate(sec["paths"]):
+        lines.append(f"[{k + 1}] {p['path']}: {p['converter']}; {p['versions']}")
+    lines.append("")
+    for path in paths:
+        if changes[path]:
+            lines.append(f"{path}: " + "; ".join(sorted(changes[path])))
+    return "\n".join(lines)

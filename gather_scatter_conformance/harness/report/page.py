@@ -1,0 +1,161 @@
+"""The compatibility report page: ``python -m harness report RESULTS... --out DIR [--baseline PREVIOUS...]``.
+
+Writes ``DIR/index.html`` (one self-contained page: inline CSS and JS, nothing fetched), ``DIR/behaviour.json``
+(the behaviour rows of harness.report.behaviour.table) and ``DIR/matrix.csv`` (case × framework:variant → status).
+See docs/report.md.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import platform
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from gather_scatter_conformance.harness.history import store
+from gather_scatter_conformance.harness.report import build, conversion, drilldown, severity
+from gather_scatter_conformance.harness.report.agreement import agreement
+from gather_scatter_conformance.harness.report.findings import findings
+from gather_scatter_conformance.harness.report.history import section as history_section
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+def _records(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
+    from gather_scatter_conformance.harness.run.records import read
+
+    return build.dedupe(read(paths))
+
+
+def _behaviour(records: list[dict[str, Any]], claims_dir: Path | None) -> list[dict[str, Any]]:
+    from gather_scatter_conformance.harness.report.behaviour import table
+
+    return table(records, claims_dir, with_documented=True)
+
+
+def environment() -> jinja2.Environment:
+    """The page's Jinja environment: autoescaping on for every template (framework text is never marked safe)."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["pct"] = lambda x: "" if x is None else f"{100 * x:.0f}%"
+    env.filters["words"] = build.words
+    return env
+
+
+def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
+            baseline: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None,
+            history: list[dict[str, Any]] | None = None,
+            conversions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Everything the template needs, from deduplicated records of the frameworks' own APIs, their behaviour rows,
+    the previous run's records and rows (``baseline``), release-sweep records (``history``) and converter paths'
+    records (``conversions``, the Conversion section)."""
+    df = build.frame(records)
+    measured_cols = build.columns(df)
+    doc_cols = build.documented_columns(rows)
+    cols = measured_cols + doc_cols
+    col_index = {c["col"]: i for i, c in enumerate(cols)}
+    fws = sorted({c["framework"] for c in cols})
+    agree = agreement(records, df)
+    ops = [o for o in build.OPS if o in set(df["op"])]
+    changes = build.changes(rows, baseline[1], records, baseline[0]) if baseline else None
+    hist = history_section(history or [])
+    sevs = build.severities(rows)
+    scls = {s: f"sev-{v}" for s, v in severity.STATUS.items()}  # a result status's severity class
+    return {
+        "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "generator": {"python": platform.python_version(), "machine": platform.node(),
+                      "platform": platform.platform(terse=True)},
+        "head": build.header(records),
+        "ops": ops,
+        "n_cases": int(df["case"].nunique()),
+        "op_index": {o: i for i, o in enumerate(ops)},
+        "fws": fws,
+        "fw_index": {f: i for i, f in enumerate(fws)},
+        "cols": cols,
+        "measured_cols": len(measured_cols),
+        "measured_fws": len({c["framework"] for c in measured_cols}),
+        "doc_cols": {c["framework"] + ("" if "@" not in c["variant"] else "@" + c["variant"].split("@")[1]):
+                     c["doc_only"] for c in doc_cols},
+        "behaviour": build.behaviour_tables(rows, col_index, sevs),
+        "matrices": build.matrices(df, col_index),
+        "counts": build.counts(df),
+        "dtypes": build.dtype_matrix(rows),
+        "agreement": agree,
+        "changes": changes,
+        "history": hist,
+        "findings": findings(records, rows, sevs, changes, hist),
+        "conversion": conversion.section(conversions or [], drilldown.CaseIndex()),
+        "severity": severity.SEVERITY,
+        "statuses": build.STATUSES,
+        "glyph": build.GLYPH,
+        "scls": scls,
+        # The same tables for the page's script, which draws matrices and evidence (written once, here).
+        "classes": drilldown.embed_json({"scls": scls, "glyph": build.GLYPH,
+                                         "sev": {k: v[0] for k, v in severity.SEVERITY.items()}}),
+        "blob": drilldown.embed_json(drilldown.blob(records, [c["col"] for c in cols], rows, agree, sevs=sevs)),
+    }
+
+
+def render(ctx: dict[str, Any]) -> str:
+    return environment().get_template("report.html.j2").render(**ctx)
+
+
+def matrix_csv(records: list[dict[str, Any]], path: Path) -> None:
+    """case × framework:variant[@device] → conforms | deviates | error | crash | timeout | n/a (empty: not run)."""
+    df = build.frame(records)
+    if df.empty:
+        path.write_text("case,op\n")
+        return
+    cols = [c["col"] for c in build.columns(df)]
+    wide = df.pivot_table(index=["case", "op"], columns="col", values="status", aggfunc="last")
+    wide = wide.reindex(columns=cols).reindex(list(dict.fromkeys(zip(df["case"], df["op"], strict=True))))
+    wide.columns.name = None
+    wide.to_csv(path)
+
+
+def generate(results: Sequence[str | Path], out: str | Path, baseline: Sequence[str | Path] = (),
+             claims_dir: Path | None = None, history_dir: Path | None = None) -> dict[str, Path]:
+    """Build the report from results files into ``out``; returns the written paths by name.
+
+    ``baseline``: earlier results to show changes against (files that do not exist are left out, and the page says
+    when nothing is left to compare with). ``history_dir``: release sweeps (history/<framework>.jsonl) for the
+    History section.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    every = _records(results)
+    # Converter paths have their own section; the frameworks' tables, matrices and agreement are of native APIs.
+    conversions = [r for r in every if conversion.is_conversion(r)]
+    records = [r for r in every if not conversion.is_conversion(r)]
+    rows = _behaviour(records, claims_dir)
+    base = None
+    baseline = [b for b in baseline if Path(b).exists()]
+    if baseline:
+        base_records = [r for r in _records(baseline) if not conversion.is_conversion(r)]
+        base = (base_records, _behaviour(base_records, claims_dir))
+    paths = {"index.html": out / "index.html", "behaviour.json": out / "behaviour.json",
+             "matrix.csv": out / "matrix.csv"}
+    history = store.read(history_dir) if history_dir and Path(history_dir).is_dir() else []
+    paths["index.html"].write_text(render(context(records, rows, base, history, conversions)), encoding="utf-8")
+    every_row = rows + [r for r in _behaviour(conversions, claims_dir) if r.get("preservation") is not None]
+    paths["behaviour.json"].write_text(json.dumps(every_row, indent=1, default=str) + "\n", encoding="utf-8")
+    matrix_csv(records, paths["matrix.csv"])
+    return paths
+
+
+def main(args: Any) -> int:
+    """The ``report`` subcommand (see gather_scatter_conformance.harness.cli)."""
+    paths = generate(args.files, args.out, args.baseline or (), Path(args.claims) if args.claims else None,
+                     Path(args.history) if args.history else None)
+    for path in paths.values():
+        print(f"wrote {path} ({path.stat().st_size} bytes)")
+    return 0

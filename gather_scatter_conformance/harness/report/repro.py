@@ -1,0 +1,258 @@
+"""Repro scripts for findings, and the failure message of a deviating test that ends with one.
+
+A repro is one standalone Python script: the imports, the inputs as literals, the adapter's native call as
+statements (``Call.source``: the conversion to the framework's tensors or the model built with onnx.helper /
+OpenVINO opsets, and the exact call), a print of the result and an ``assert`` of the observed behaviour: the
+values, the error type, or, for a crash, the signal of a child process that makes the call. It exits 0 when the
+behaviour reproduced. ``python -m harness repro RESULTS --case CASE --framework NAME[:VARIANT]`` writes one.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import textwrap
+from typing import Any
+
+import numpy as np
+
+from gather_scatter_conformance.harness.cases.load import Case, ExpectedError
+from gather_scatter_conformance.harness.reference import AllowedOutputs
+from gather_scatter_conformance.vocab import dtypes
+
+_MAX_INLINE = 200  # elements: larger (or non-finite) arrays are written as base64 bytes, exact and compact
+_UNSTABLE = {"garbage", "nondeterministic", "mixed"}  # labels whose values differ from run to run
+_HEAP_SIGNALS = ("SIGSEGV", "SIGABRT", "SIGBUS")
+_HEAP_SIGNAL_NUMBERS = {6, 7, 11}  # their numbers on Linux
+
+
+def literal(arr: np.ndarray) -> str:
+    """An exact Python expression for ``arr`` (NumPy literal, or its bytes in base64), its dtype and shape kept."""
+    name = dtypes.name_of(arr.dtype)
+    shape = tuple(arr.shape)
+    if name == "string":
+        return f"np.array({arr.tolist()!r}, dtype=object).reshape({shape})"
+    finite = arr.dtype.kind not in "fc" or bool(np.isfinite(arr).all())
+    if arr.size <= _MAX_INLINE and finite and name != "bfloat16":
+        dt = "bool" if name == "bool" else f"np.{name}"
+        return f"np.array({arr.tolist()!r}, dtype={dt}).reshape({shape})"
+    raw = np.ascontiguousarray(arr)
+    if name == "bfloat16":
+        text = base64.b64encode(raw.view(np.uint16).tobytes()).decode()
+        return f"np.frombuffer(base64.b64decode({text!r}), np.uint16).view(ml_dtypes.bfloat16).reshape({shape})"
+    text = base64.b64encode(raw.tobytes()).decode()
+    dt = "bool" if name == "bool" else f"np.{name}"
+    return f"np.frombuffer(base64.b64decode({text!r}), dtype={dt}).reshape({shape})"
+
+
+def _expected_text(expected: Any) -> str:
+    if isinstance(expected, ExpectedError):
+        return f"an error ({expected.reason})"
+    if isinstance(expected, AllowedOutputs):
+        return "any one of the duplicate updates per target (e.g. the last one wins)"
+    arr = np.asarray(expected)
+    if arr.size <= 24 and arr.dtype != object:
+        return json.dumps(arr.tolist(), default=str)
+    return f"an array of shape {list(arr.shape)}"
+
+
+def _check(record: dict[str, Any], expected: Any) -> list[str]:
+    """The lines that run the call and assert what the record observed."""
+    outcome = record["outcome"]
+    if outcome in ("crash", "timeout"):
+        sig = record.get("signal")
+        lines = ["# The call killed (or hung) its process: run it in a child process and check how that ended.",
+                 "import subprocess",
+                 "if '--child' in sys.argv:",
+                 "    run(**INPUTS)",
+                 "    import ctypes, gc",
+                 "    gc.collect()",
+                 "    ctypes.CDLL(None).malloc_trim(0)  # glibc walks its free lists here: damaged memory shows",
+                 "    sys.exit(0)"]
+        if outcome == "timeout":
+            return [*lines, "try:",
+                    "    subprocess.run([sys.executable, __file__, '--child'], timeout=60)",
+                    "except subprocess.TimeoutExpired:",
+                    "    print('reproduced: the call did not finish within 60 s')",
+                    "else:",
+                    "    raise AssertionError('the call finished: the hang did not reproduce')"]
+        want = f"-signal.{sig}" if sig and sig.startswith("SIG") else "the exit status"
+        if sig in _HEAP_SIGNALS:
+            # Memory a call damaged kills the process where glibc or a later access notices: the signal
+            # (SIGSEGV, SIGABRT, SIGBUS) depends on the allocations around it, so any of them reproduces it.
+            check = (f"assert -proc.returncode in {sorted(_HEAP_SIGNAL_NUMBERS)}, "
+                     f"f'expected a memory-damage signal ({sig} when recorded), got {{proc.returncode}}'")
+        elif sig and sig.startswith("SIG"):
+            check = f"assert proc.returncode == -signal.{sig}, f'expected {sig}, got {{proc.returncode}}'"
+        else:
+            check = "assert proc.returncode != 0, f'expected a crash, got exit status {proc.returncode}'"
+        return [*lines, "import signal",
+                "proc = subprocess.run([sys.executable, __file__, '--child'])",
+                f"print('child process ended with', proc.returncode, '(expected {want})')", check]
+    if outcome == "error":
+        short = (record.get("error_type") or "Exception").rsplit(".", 1)[-1]
+        return ["try:",
+                "    result = run(**INPUTS)",
+                "except Exception as exc:",
+                "    print(f'raised {type(exc).__name__}: {exc}')",
+                f"    assert type(exc).__name__ == {short!r}, f'expected {short}, got {{type(exc).__name__}}'",
+                "else:",
+                "    print(result)",
+                f"    raise AssertionError('returned a value: the {short} did not reproduce')"]
+    lines = ["result = run(**INPUTS)", "print(result)"]
+    observed = record.get("observed")
+    if observed is not None and record.get("label") not in _UNSTABLE:
+        dt = record.get("observed_dtype") or "float64"
+        cast = "ml_dtypes.bfloat16" if dt == "bfloat16" else "object" if dt == "string" else f"np.{dt}"
+        lines += [f"observed = np.asarray(json.loads({json.dumps(json.dumps(observed))}), dtype={cast})",
+                  "assert result.shape == observed.shape and np.array_equal(result, observed, "
+                  "equal_nan=result.dtype.kind in 'fc'), f'observed {observed}, got {result}'"]
+    elif isinstance(expected, np.ndarray):
+        lines += [f"canonical = {literal(expected)}",
+                  "assert result.shape != canonical.shape or not np.array_equal(result.astype(canonical.dtype), "
+                  "canonical), 'the result is the canonical one: the deviation did not reproduce'"]
+    return lines
+
+
+def script(case: Case, record: dict[str, Any]) -> str:
+    """The standalone repro script of ``record`` (a finding on ``case``): :func:`script_head` then
+    :func:`script_body`. Raises ValueError without a native call to write (an adapter with no source, such as
+    TensorRT's and DirectML's here)."""
+    return script_head(case) + script_body(case, record)
+
+
+def script_head(case: Case, max_elements: int | None = None) -> str:
+    """The part of a repro every finding on ``case`` shares: imports and the inputs as exact literals.
+
+    With ``max_elements``, inputs larger than that together are named instead (for a page that shows many
+    scripts): ``python -m harness repro`` writes them in full.
+    """
+    inputs = case.inputs()
+    if max_elements is not None and sum(a.size for a in inputs.values()) > max_elements:
+        return "\n".join([
+            "#!/usr/bin/env python3",
+            f"# Repro of {case.nodeid}: its inputs are too large for this page; write the full script with",
+            f"#   python -m harness repro RESULTS --case {case.nodeid} --framework NAME:VARIANT --out repro.py",
+            "import numpy as np",
+            *(f"{n} = ...  # {dtypes.name_of(a.dtype)} array of shape {list(a.shape)}" for n, a in inputs.items()),
+            f"INPUTS = {{{', '.join(f'{n!r}: {n}' for n in inputs)}}}",
+            "",
+        ])
+    return "\n".join([
+        "#!/usr/bin/env python3",
+        f"# Repro of {case.nodeid}: written by `python -m harness repro`; it exits 0 when the behaviour reproduces.",
+        "import base64",
+        "import json",
+        "import sys",
+        "",
+        "import numpy as np",
+        "",
+        "try:",
+        "    import ml_dtypes",
+        "except ImportError:  # needed only for bfloat16",
+        "    ml_dtypes = None",
+        "",
+        *(f"{n} = {literal(a)}" for n, a in inputs.items()),
+        f"INPUTS = {{{', '.join(f'{n!r}: {n}' for n in inputs)}}}",
+        "",
+    ])
+
+
+def script_body(case: Case, record: dict[str, Any]) -> str:
+    """The part of a repro that is the finding's own: what was observed, the native call, the check."""
+    source = record.get("native") or ""
+    if not source:
+        raise ValueError(f"{record['framework']}:{record.get('variant')} recorded no native call for {case.nodeid}")
+    expected = case.reference()
+    label = f", label {record['dimension']} = {record['label']}" if record.get("label") else ""
+    about = [f"{record['framework']} {record.get('framework_version', '')} ({record.get('variant', '')}, "
+             f"{record.get('device', 'cpu')})",
+             f"Observed: {record['outcome']}{label}. {record.get('reason') or ''}".rstrip(),
+             f"Canonical (ONNX): {_expected_text(expected)}.",
+             f"Case: {case.op} {json.dumps(case.attrs)}; source: {case.spec.source}"]
+    lines = [*(f"# {line}" for text in about for line in text.splitlines()), "",
+             f"def run({', '.join(case.inputs())}):",
+             '    """The native call, as the harness made it."""',
+             textwrap.indent(source, "    "),
+             "    return result",
+             "",
+             "",
+             *_check(record, expected), ""]
+    return "\n".join(lines)
+
+
+def snippet(case: Case, api: str) -> str:
+    """Python lines that rebuild the inputs as NumPy arrays, then the native call (framework-specific names).
+
+    A quick look, not a script: inputs past a few hundred elements are named by shape (the repro script of a
+    finding has them all)."""
+    lines = ["import numpy as np"]
+    lines += [f"{name} = {literal(arr)}" if arr.size <= _MAX_INLINE else
+              f"{name} = ...  # {dtypes.name_of(arr.dtype)} array of shape {list(arr.shape)}: see the case file"
+              for name, arr in case.inputs().items()]
+    if api:
+        lines.append(api)
+    return "\n".join(lines)
+
+
+def failure_message(case: Case, record: dict[str, Any]) -> str:
+    """A self-contained description of a deviation: what was called on what, what was expected, what happened,
+    ending with the repro script (or the inputs and the call where no script can be written)."""
+    head = f"{case.nodeid} [{record['framework']} {record.get('framework_version', '')}, {record['variant']}]"
+    lines = [
+        f"{head}: deviates from canonical ONNX semantics: {record.get('reason', '')}",
+        f"  op:       {case.op} {case.attrs}",
+        f"  source:   {case.spec.source}",
+        f"  call:     {record.get('api') or '(not reached)'}",
+        f"  expected: {record.get('expected') if record.get('expected') is not None else '(large; see case)'}",
+    ]
+    if record["outcome"] == "ok":
+        lines.append(
+            f"  observed: {record.get('observed') if record.get('observed') is not None else '(large)'}"
+            f" dtype={record.get('observed_dtype')}"
+        )
+        for m in record.get("first_mismatches") or []:
+            lines.append(f"    at {m['index']}: expected {m['expected']!r}, observed {m['observed']!r}")
+    else:
+        lines.append(
+            f"  observed: {record['outcome']}: {record.get('error_type') or ''}: {record.get('error_message')}"
+        )
+    try:
+        text = script(case, record)
+        lines.append("  repro (a standalone script; python -m harness repro writes it to a file):")
+    except ValueError:
+        text = snippet(case, record.get("api", ""))
+        lines.append("  repro:")
+    lines += ["    " + line for line in text.splitlines()]
+    return "\n".join(lines)
+
+
+def preservation_message(case: Case, record: dict[str, Any]) -> str:
+    """A converter path's changed behaviour, self-contained: the source call and what it did natively, the
+    converter and the converted graph's operators, what the target did, and the repro script that converts and
+    runs (or why none can be written)."""
+    conv = record["conversion"]
+    versions = conv.get("versions") or {}
+    source = (conv.get("source_value") if "source_value" in conv else conv.get("source_error"))
+    target = record.get("observed") if record["outcome"] == "ok" else (
+        f"{record['outcome']}: {record.get('error_type') or ''}: {record.get('error_message') or ''}")
+    changed = conv.get("preservation") in ("changed", "unknown")
+    what = "the conversion changed the behaviour" if changed else "the path's preservation"
+    lines = [
+        f"{case.nodeid} [{record['framework']}, {record['variant']}]: {what}: {conv.get('summary', '')}",
+        f"  op:        {case.op} {case.attrs}",
+        f"  source:    {conv.get('source')} {versions.get('source', '')}: {conv.get('source_api', '')}",
+        f"             -> {conv.get('source_label')}: {source}",
+        f"  converter: {conv.get('converter')} {versions.get('converter', '')} {conv.get('options', {})}"
+        + (f", opset {conv['opset']}" if conv.get("opset") else ""),
+        f"  converted: {' '.join(record.get('ops') or []) or '(not reported)'}",
+        f"  target:    {conv.get('target')} {versions.get('target', '')} -> {conv.get('target_label')}: {target}",
+    ]
+    if not changed:  # nothing to reproduce: the message reports a verdict that differs from the baseline's
+        return "\n".join(lines)
+    try:
+        lines += ["  repro (converts and runs; python -m harness repro writes it to a file):",
+                  textwrap.indent(script(case, record), "    ")]
+    except ValueError as exc:
+        lines.append(f"  (no repro script: {exc})")
+    return "\n".join(lines)

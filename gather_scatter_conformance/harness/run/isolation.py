@@ -1,0 +1,306 @@
+"""Running adapters in worker interpreters through execnet, so that a crash or a hang costs one case, not the run.
+
+Why execnet and not a hand-written process pool: execnet already gives us a worker in *any* interpreter
+(``popen//python=...`` — MXNet's virtual environment with numpy<1.24 next to TensorFlow's with numpy 2), a
+channel that carries builtins, and a receive timeout. What it does not give is a verdict on a dead worker, so this
+module adds only that: when the channel breaks, the worker's exit status says which signal killed it; when the
+receive times out, the worker is killed and the case recorded as ``timeout``. Workers stay warm across cases (the
+framework is imported once), and a replacement starts on the next case after a crash.
+
+Risky cases (:func:`is_risky`: out-of-bounds, empty, negative scatter indices) may corrupt memory without dying on
+the spot. Each runs in a forked child of a template process that the worker forks right after importing its
+framework (:mod:`harness.run.forkrun`), so the child's death, during the case or on its way out, is charged to that
+case alone while the warm worker goes on. Where there is no fork (or ``GSC_ISOLATION_FORK=0``), such a case runs
+in the worker, which is then stopped and its exit status checked.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import execnet
+
+PACKAGE = Path(__file__).resolve().parents[2]  # this gather_scatter_conformance package, wherever it is installed
+
+# Messages travel as one pickled blob each way: execnet's own serializer walks every object in Python, which costs
+# more than the case itself for small cases. Both ends are this project's interpreters (Python >= 3.10), so
+# protocol 5 is understood by both.
+_REMOTE = """
+import importlib.util
+import pickle
+import sys
+# The parent's own copy of the package, loaded by its path: another interpreter (a framework's own environment) may
+# not have it installed, and putting the parent's site-packages on its sys.path would shadow that environment's own
+# numpy. The adapters are the ones the parent resolved, so a third party's reach the worker as they are.
+_spec = importlib.util.spec_from_file_location("gather_scatter_conformance", __INIT__,
+                                               submodule_search_locations=[__PACKAGE__])
+sys.modules[_spec.name] = _module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_module)
+from gather_scatter_conformance import adapters
+adapters.use(__TABLE__)
+from gather_scatter_conformance.harness.run.worker import (describe, prepare_call, run_case, run_forked,
+                                                           start_template, stop_templates)
+try:  # the channel's own descriptors: forked templates close them, so this worker's end stays visible
+    _FDS = (channel.gateway._io.infile.fileno(), channel.gateway._io.outfile.fileno())
+except Exception:
+    _FDS = ()
+while True:
+    msg = channel.receive()
+    if msg is None:
+        break
+    kind, args = msg
+    try:
+        args = pickle.loads(args)
+        if kind == "run":
+            result = run_case(*args)
+        elif kind == "fork":
+            result = run_forked(*args)
+        elif kind == "prepare":
+            result = prepare_call(*args)
+        else:
+            result = describe(*args[:1])
+            if len(args) > 1 and args[1]:
+                result["forks"] = start_template(args[0], _FDS)
+    except BaseException as exc:  # the worker must answer every message, or the channel dies with it
+        result = {"outcome": "error", "error_type": type(exc).__name__, "error_message": str(exc)[:2000]}
+    try:
+        channel.send(pickle.dumps(result, 5))
+    except Exception as exc:  # an adapter returned something pickle cannot carry
+        channel.send({"outcome": "error", "error_type": "WorkerError", "error_message": "unsendable result: %r" % exc})
+stop_templates()
+"""
+STARTUP_TIMEOUT = 600.0  # importing a framework (TensorFlow, torch) takes seconds; it is not part of a case's time
+FORK_ENV = "GSC_ISOLATION_FORK"  # "0": risky cases retire their worker instead of running in a forked child
+EXIT_GRACE = 60.0  # beyond the case timeout: a forked child's clean-up and exit, and the fork itself
+
+
+def signal_name(returncode: int | None) -> str | None:
+    """``SIGSEGV`` for a process killed by signal 11 (returncode -11); None for a normal exit."""
+    if returncode is None or returncode >= 0:
+        return None
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+class _Worker:
+    def __init__(self, python: str) -> None:
+        self.python = python
+        self.gateway = execnet.makegateway(f"popen//python={python}")
+        from gather_scatter_conformance import adapters
+
+        source = (_REMOTE.replace("__INIT__", repr(str(PACKAGE / "__init__.py")))
+                  .replace("__PACKAGE__", repr(str(PACKAGE))).replace("__TABLE__", repr(adapters.table())))
+        self.channel = self.gateway.remote_exec(source)
+        self.warm: set[str] = set()
+
+    def kill(self) -> int | None:
+        io = self.gateway._io  # execnet exposes the Popen only here; we need its exit status
+        try:
+            io.kill()
+        except OSError:
+            pass
+        return self.returncode()
+
+    def returncode(self) -> int | None:
+        popen = self.gateway._io.popen
+        for _ in range(50):  # the child may still be dying when the channel reports EOF
+            if popen.poll() is not None:
+                return popen.returncode
+            time.sleep(0.02)
+        return popen.poll()
+
+    def close(self) -> int | None:
+        """Stop the worker and return its exit status (negative: killed by that signal, e.g. at exit)."""
+        try:
+            self.channel.send(None)
+            self.channel.waitclose(timeout=30)
+        except (OSError, EOFError, execnet.TimeoutError, execnet.RemoteError, ValueError):
+            popen = self.gateway._io.popen
+            if popen.poll() is not None:
+                return popen.returncode  # it had died already: that status is the finding
+            self.kill()
+            return None
+        popen = self.gateway._io.popen
+        try:
+            self.gateway.exit()  # asks the remote interpreter to finish; its exit runs the C++ destructors
+            popen.wait(timeout=30)
+        except Exception:
+            self.kill()
+            return None  # hung on exit: no signal of its own to report
+        return popen.returncode
+
+
+class Isolated:
+    """An executor whose workers run in separate processes: one per framework (so one framework's crash does not
+    cost the others their warm state), each in that framework's interpreter, kept warm across cases."""
+
+    def __init__(self, pythons: dict[str, str] | None = None, timeout: float = 120.0, fork: bool | None = None) -> None:
+        self.pythons = pythons or {}
+        self.timeout = timeout
+        # Risky cases in forked children of a template (default where the OS can fork), else in retired workers.
+        self.fork = (os.environ.get(FORK_ENV, "1") != "0") if fork is None else fork
+        self.fork = self.fork and hasattr(os, "fork")
+        self._workers: dict[str, _Worker] = {}
+        self._versions: dict[str, str] = {}  # framework -> version, as its worker said when it warmed up
+
+    def python_for(self, framework: str) -> str:
+        """The interpreter that runs ``framework`` (this one unless configured otherwise)."""
+        return self.pythons.get(framework, sys.executable)
+
+    def _worker(self, framework: str) -> _Worker:
+        python = self.python_for(framework)
+        worker = self._workers.get(framework)
+        if worker is None:
+            worker = self._workers[framework] = _Worker(python)
+        return worker
+
+    def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """Run one case in the framework's worker; a dead or stuck worker becomes a crash or timeout result.
+
+        A risky case (``payload["fresh"]``) runs in a forked child of the worker's template: a child that dies
+        during the case is a crash, one that returns a value and dies on its way out corrupted memory (a crash
+        too), one that does not answer in time is a timeout; the worker itself stays warm. Without a template the
+        case runs in the worker, and when it returned a value the worker is stopped and its exit status checked:
+        an out-of-range write can corrupt the heap and kill the process only at exit, and that crash belongs to
+        this case, not to whichever case would have run next.
+        """
+        result = self._run_once(framework, variant, payload)
+        if result.get("outcome") in ("crash", "timeout") and not result.get("api"):
+            # The process that made the call is gone, and the call with it: ask a live worker to prepare it again
+            # (without running it), so the record names the call that crashed and its repro can make it.
+            prepared = self._run(framework, ("prepare", (framework, variant, payload)), self.timeout)
+            result = {**result, "api": prepared.get("api", ""), "source": prepared.get("source", "")}
+        if not result.get("framework_version") and framework in self._versions:
+            # A process that died answered nothing: the crash is still this version's.
+            result = {**result, "framework_version": self._versions[framework]}
+        return result
+
+    def _run_once(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
+        if payload.get("fresh") and self.fork:
+            result = self._run_forked(framework, variant, payload)
+            if result is not None:
+                return result
+        result = self._run(framework, ("run", (framework, variant, payload)), self.timeout)
+        worker = self._workers.get(framework)
+        # A call that raised checked its indices; one that returned a value on a risky input may have written
+        # out of bounds, so only then is the worker retired and its exit status checked.
+        if payload.get("fresh") and worker is not None and result.get("outcome") == "ok":
+            del self._workers[framework]
+            name = signal_name(worker.close())
+            if name:
+                result = {**result, "outcome": "crash", "signal": name, "value": None,
+                          "error_message": f"returned {result.get('outcome')}, then the worker died with {name} "
+                          "on exit (memory corrupted by the call)"}
+        return result
+
+    def _run_forked(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """A risky case in a forked child (see run); None when the worker has no template to fork from."""
+        start = time.perf_counter()
+        message = ("fork", (framework, variant, payload, self.timeout))
+        reply = self._run(framework, message, self.timeout + EXIT_GRACE)
+        if "fallback" in reply:
+            return None  # no template to fork from
+        if "timed_out" not in reply:
+            return reply  # the worker itself failed (to warm up, or died): that result is this case's
+        elapsed = time.perf_counter() - start
+        result, code = reply.get("result"), reply.get("returncode")
+        name = signal_name(code)
+        if reply.get("timed_out"):
+            return {"outcome": "timeout", "duration_s": elapsed,
+                    "error_message": f"no result within {self.timeout:g} s; its process was killed"}
+        if result is None:
+            what = f"worker died with {name}" if name else f"worker exited with status {code}"
+            return {"outcome": "crash", "signal": name, "exit_code": code, "error_message": what,
+                    "duration_s": elapsed}
+        if name and result.get("outcome") == "ok":
+            return {**result, "outcome": "crash", "signal": name, "value": None,
+                    "error_message": f"returned ok, then its process died with {name} on exit (memory corrupted "
+                    "by the call)"}
+        return result
+
+    def _run(self, framework: str, message: tuple[str, tuple[Any, ...]], timeout: float) -> dict[str, Any]:
+        worker = self._worker(framework)
+        start = time.perf_counter()
+        try:
+            if framework not in worker.warm:
+                # Import the framework before the case's clock starts, so the timeout measures the case alone;
+                # the template for risky cases is forked right then, before the worker runs any case.
+                worker.channel.send(("warm", _blob((framework, self.fork))))
+                info = _unblob(worker.channel.receive(timeout=STARTUP_TIMEOUT))
+                if info.get("outcome") == "error":
+                    return {**info, "duration_s": 0.0}
+                worker.warm.add(framework)
+                self._versions[framework] = info.get("framework_version", "")
+                start = time.perf_counter()
+            worker.channel.send((message[0], _blob(message[1])))
+            return _unblob(worker.channel.receive(timeout=timeout))
+        except execnet.TimeoutError:
+            worker.kill()
+            self._workers.pop(framework, None)
+            return {
+                "outcome": "timeout",
+                "duration_s": time.perf_counter() - start,
+                "error_message": f"no result within {timeout:g} s; worker killed",
+            }
+        except execnet.RemoteError as exc:  # the worker loop itself failed: report it, start afresh next time
+            worker.kill()
+            self._workers.pop(framework, None)
+            return {
+                "outcome": "error",
+                "error_type": "RemoteError",
+                "error_message": str(exc).strip()[-2000:],
+                "duration_s": time.perf_counter() - start,
+            }
+        except (EOFError, OSError, execnet.gateway_base.GatewayReceivedTerminate) as exc:
+            code = worker.returncode()
+            self._workers.pop(framework, None)
+            name = signal_name(code)
+            what = f"worker died with {name}" if name else f"worker exited with status {code}"
+            return {
+                "outcome": "crash",
+                "signal": name,
+                "exit_code": code,
+                "error_message": f"{what} ({exc!r})" if not name else what,
+                "duration_s": time.perf_counter() - start,
+            }
+
+    def close(self) -> None:
+        """Stop every worker."""
+        for worker in self._workers.values():
+            worker.close()
+        self._workers.clear()
+
+
+def _blob(obj: Any) -> bytes:
+    return pickle.dumps(obj, 5)
+
+
+def _unblob(reply: Any) -> dict[str, Any]:
+    # A worker answers with a pickled dict, or (when pickling failed) a plain dict that execnet carried.
+    return pickle.loads(reply) if isinstance(reply, bytes) else reply
+
+
+# The tag of a case found to damage a warm worker's heap without a sign at the time (measured, e.g. by running it
+# alone and checking the worker's exit status): it runs in a forked child, so the damage is charged to it.
+MEMORY_UNSAFE = "memory-unsafe"
+
+
+def is_risky(op: str, dimension: str | None, tags: list[str]) -> bool:
+    """Cases whose inputs may make a framework write out of bounds: run them in a worker of their own.
+
+    Out-of-range and empty inputs for every operator; negative indices for scatters too, since some scatter
+    kernels (MXNet 1.9.1's) neither wrap nor check them and write before the buffer.
+    """
+    if dimension and dimension.startswith(("oob", "empty")):
+        return True
+    if {"out-of-bounds", "crash", MEMORY_UNSAFE} & set(tags):
+        return True
+    return op.startswith("Scatter") and (dimension == "negative-indices" or "negative-indices" in tags)

@@ -1,0 +1,412 @@
+"""pytest integration: YAML case files are collected directly (no generated code), crossed with the adapters.
+
+Registered as a ``pytest11`` entry point, so ``pytest my_cases/ --framework numpy`` works in any directory once the
+package is installed. A file is a case file by its content (a YAML mapping with top-level ``op:`` and ``cases:``)
+among those matching ``--case-glob`` (ini ``conformance_case_glob``), wherever it lies. Case ids are the file's path
+relative to the invocation directory: ``cases/gather.yaml::ov-gather8-example-6``, and a test id adds the
+framework, ``[numpy]``, or a non-default API variant, ``[tensorflow:gather/xla]``. Collection imports no framework:
+adapter modules import theirs lazily.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import gc
+import os
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gather_scatter_conformance import adapters
+from gather_scatter_conformance.harness.cases.errors import CaseFileError
+from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.report.repro import failure_message
+from gather_scatter_conformance.harness.run.records import ResultsWriter, read, record_key
+
+DEFAULT_GLOB = "*.yaml *.yml"
+# A case file's top level holds `op:` and `cases:` at the start of a line (comments and other keys may come first).
+_CASE_FILE = (re.compile(rb"^op:[ \t]", re.M), re.compile(rb"^cases:[ \t]*(#.*)?$", re.M))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "gather-scatter conformance run")
+    group.addoption("--framework", default="",
+                    help="NAME[,NAME...]: adapters to run; 'frameworks' for every framework's own, 'paths' for "
+                         "every converter path (default: every one installed)")
+    group.addoption("--results", default="", help="append one JSON record per test to this JSON Lines file")
+    group.addoption("--variants", default="all", choices=("all", "default"), help="run every API variant or the first")
+    group.addoption("--resume", action="store_true", help="skip the tests already recorded in --results")
+    group.addoption(
+        "--device",
+        default="cpu",
+        help="cpu | gpu | cpu,gpu: where to run (default cpu). GPU tests of a framework that sees no GPU here are "
+        "skipped with the reason; ids of GPU tests end in @gpu",
+    )
+    group.addoption(
+        "--slow-variants",
+        default="focus",
+        choices=("all", "focus"),
+        help="variants that compile per shape (torch.compile): on every case, or only on probe, seed and "
+        "regression cases (default)",
+    )
+    group.addoption(
+        "--isolation",
+        default="process",
+        choices=("process", "none"),
+        help="process: frameworks run in execnet workers, so crashes and hangs become results (default); "
+        "none: in the pytest process",
+    )
+    group.addoption("--case-timeout", type=float, default=120.0, help="seconds before a case counts as a hang")
+    group.addoption(
+        "--update-baseline",
+        action="store_true",
+        help="probe cases: record observed labels as the new baseline instead of checking them",
+    )
+    group.addoption("--baseline-dir", default="", help="where baseline files live (default: <rootdir>/baselines if "
+                    "it exists or --update-baseline is given, else the baselines shipped with the harness)")
+    group.addoption("--case-tags", default="", help="TAG[,TAG...]: run only cases carrying one of these tags "
+                    "(derived tags count: probe cases carry `probe`)")
+    group.addoption("--case-glob", default=None, help=f"file name patterns of case files, space-separated (default: "
+                    f"ini conformance_case_glob, else {DEFAULT_GLOB!r}); a file is a case file by its content")
+    parser.addini("conformance_case_glob", f"file name patterns of case files (default {DEFAULT_GLOB!r})",
+                  default=DEFAULT_GLOB)
+    group.addoption(
+        "--framework-python",
+        action="append",
+        default=[],
+        metavar="NAME=PYTHON",
+        help="run framework NAME in another interpreter (e.g. mxnet=.venv-mxnet/bin/python)",
+    )
+
+
+class _State:
+    def __init__(self, config: pytest.Config) -> None:
+        requested = [f.strip() for f in config.getoption("framework").split(",") if f.strip()]
+        self.pythons = _pythons(config)
+        # Two groups: 'paths', every converter path installed here (docs/conversion.md); 'frameworks', every
+        # framework's own adapter installed here or reachable in its own interpreter.
+        for group, member in (("paths", True), ("frameworks", False)):
+            if group in requested:
+                at = requested.index(group)
+                requested[at:at + 1] = [n for n in adapters.names() if adapters.is_path(n) == member
+                                        and (adapters.is_available(n) or n in self.pythons)]
+        unknown = [f for f in requested if f not in adapters.table()]
+        if unknown:
+            raise pytest.UsageError(f"--framework: unknown {', '.join(unknown)}; known: {', '.join(adapters.names())}")
+        self.frameworks = requested or [n for n in adapters.names() if adapters.is_available(n) or n in self.pythons]
+        self.isolation = config.getoption("isolation")
+        self.timeout = config.getoption("case_timeout")
+        self.all_variants = config.getoption("variants") == "all"
+        self.devices = _devices(config.getoption("device"))
+        self.all_slow = config.getoption("slow_variants") == "all"
+        path = config.getoption("results")
+        resume = config.getoption("resume")
+        is_xdist_worker = hasattr(config, "workerinput")
+        if path and not resume and not is_xdist_worker and Path(path).exists():
+            Path(path).unlink()  # a fresh run starts a fresh results file; --resume appends to it
+        self.writer = ResultsWriter(path) if path else None
+        self.done: set[tuple[str, str, str, str]] = set()
+        if path and resume and Path(path).exists():
+            self.done = {record_key(r) for r in read([path])}
+        self.counts: Counter[tuple[str, str]] = Counter()
+        self.executor: Any = None
+        self.update_baseline = config.getoption("update_baseline")
+        from gather_scatter_conformance import resources
+
+        # A project's own baselines/ (beside its ini file; where --update-baseline writes), else the shipped ones.
+        local = config.rootpath / "baselines"
+        given = config.getoption("baseline_dir")
+        use_local = local.is_dir() or self.update_baseline
+        self.baseline_dir = Path(given) if given else local if use_local else resources.baselines_dir()
+        from gather_scatter_conformance.harness.judge import known
+
+        # Likewise a project's own known/ deviations (the xfail reasons), else the shipped ones.
+        known.use_directory(config.rootpath / "known" if (config.rootpath / "known").is_dir() else None)
+        self.case_globs = (config.getoption("case_glob") or config.getini("conformance_case_glob")).split()
+        self.case_tags = {t.strip() for t in config.getoption("case_tags").split(",") if t.strip()}
+        self.invocation_dir = config.invocation_params.dir
+        self.baselines: dict[str, dict[str, Any]] = {}
+        self.new_labels: dict[str, dict[str, str]] = {}
+        self.versions: dict[str, str] = {}
+
+    def baseline(self, framework: str) -> dict[str, Any]:
+        if framework not in self.baselines:
+            from gather_scatter_conformance.harness.judge import baseline
+
+            self.baselines[framework] = baseline.load(self.baseline_dir, framework)
+        return self.baselines[framework]
+
+    def executor_for(self, config: pytest.Config) -> Any:
+        if self.executor is None:
+            if self.isolation == "none":
+                from gather_scatter_conformance.harness.run.runner import InProcess
+
+                self.executor = InProcess()
+            else:
+                from gather_scatter_conformance.harness.run.isolation import Isolated
+
+                self.executor = Isolated(self.pythons, self.timeout)
+        return self.executor
+
+
+def _devices(option: str) -> list[str]:
+    from gather_scatter_conformance.adapters.base import DEVICES
+
+    wanted = [d.strip() for d in option.replace("all", ",".join(DEVICES)).split(",") if d.strip()]
+    bad = [d for d in wanted if d not in DEVICES]
+    if bad or not wanted:
+        raise pytest.UsageError(f"--device: unknown {', '.join(bad) or '(none)'}; known: {', '.join(DEVICES)}")
+    return list(dict.fromkeys(wanted))
+
+
+def _pythons(config: pytest.Config) -> dict[str, str]:
+    """Interpreters per framework: --framework-python, else a project venv named .venv-<framework> if present."""
+    out = adapters.venv_pythons(config.rootpath)
+    for item in config.getoption("framework_python"):
+        name, sep, python = item.partition("=")
+        if not sep or name not in adapters.table():
+            raise pytest.UsageError(f"--framework-python wants NAME=PYTHON with a known NAME, got {item!r}")
+        out[name] = python
+    return out
+
+
+_KEY = pytest.StashKey[_State]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_KEY] = _State(config)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # Here and not in unconfigure: a pytest-xdist worker may be torn down right after its session ends.
+    state = session.config.stash.get(_KEY, None)
+    if state and state.update_baseline and state.new_labels:
+        from gather_scatter_conformance.harness.judge import baseline
+
+        for framework, labels in state.new_labels.items():
+            baseline.update(state.baseline_dir, framework, state.versions[framework], labels)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(_KEY, None)
+    if state and state.writer:
+        state.writer.close()
+    if state and state.executor is not None and hasattr(state.executor, "close"):
+        state.executor.close()
+
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Any:
+    # Collection allocates tens of thousands of long-lived objects (one item per case x framework x variant):
+    # the cyclic collector's passes over them while they are being made find nothing to free.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if not session.items or not all(isinstance(i, CaseItem | CaseErrorItem) for i in session.items):
+        return
+    # Hypothesis's pytest plugin imports all of hypothesis in its terminal summary whether or not a test used it
+    # (half a second, a third of collecting the suite); a session of case items has no hypothesis test.
+    plugin = session.config.pluginmanager.get_plugin("hypothesispytest")
+    if plugin is not None:
+        session.config.pluginmanager.unregister(plugin)
+    # The items live until the session ends: keep later collections (pytest runs two full ones at exit) from
+    # walking them again.
+    gc.freeze()
+
+
+def is_case_file(path: Path) -> bool:
+    """True when ``path``'s text has a case file's top-level keys (``op:`` and ``cases:``): cheap, no YAML parse."""
+    try:
+        head = path.read_bytes()
+    except OSError:
+        return False
+    return all(p.search(head) for p in _CASE_FILE)
+
+
+def case_file_id(path: Path, invocation_dir: Path) -> str:
+    """The file part of case ids: ``path`` relative to the directory pytest was invoked in, with ``/``."""
+    return Path(os.path.relpath(path, invocation_dir)).as_posix()
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    state = parent.config.stash[_KEY]
+    if any(fnmatch.fnmatch(file_path.name, g) for g in state.case_globs) and is_case_file(file_path):
+        return CaseFile.from_parent(parent, path=file_path)
+    return None
+
+
+_FOCUS_TAGS = {"seed", "probe", "regression"}
+
+
+class CaseFile(pytest.File):
+    """One YAML case file: yields an item per case × framework × variant, or an error item per bad case."""
+
+    def collect(self):  # type: ignore[override]
+        state = self.config.stash[_KEY]
+        for entry in load_file(self.path, case_file_id(self.path, state.invocation_dir)):
+            if isinstance(entry, CaseFileError):
+                name = f"{entry.field or 'file'}@line{entry.line or 0}"
+                yield CaseErrorItem.from_parent(self, name=name, error=entry)
+                continue
+            if state.case_tags and not state.case_tags & set(entry.tags):
+                continue
+            focus = entry.dimension is not None or bool(_FOCUS_TAGS & set(entry.tags))
+            for framework in state.frameworks:
+                adapter = adapters.get(framework)
+                variants = adapter.variants(entry.op)
+                # A GPU-only system (TensorRT, DirectML) runs on its device whatever --device says: where that
+                # device is absent, its tests are skipped with the reason instead of silently missing.
+                devices = [d for d in state.devices if d in adapter.devices] or (
+                    [] if "cpu" in adapter.devices else list(adapter.devices))
+                for device in devices:
+                    at = "" if device == "cpu" else f"@{device}"
+                    for i, variant in enumerate(variants if state.all_variants else variants[:1]):
+                        if (i or adapter.focus_only) and adapter.is_slow(variant) and not (focus or state.all_slow):
+                            continue
+                        label = (framework if i == 0 else f"{framework}:{variant}") + at
+                        yield CaseItem.from_parent(
+                            self, name=f"{entry.id}[{label}]", case=entry, framework=framework, variant=variant,
+                            device=device,
+                        )
+
+
+class Deviation(AssertionError):
+    """A framework's result differs from canonical semantics; the message is the full repro."""
+
+
+class CaseErrorItem(pytest.Item):
+    """A malformed case or file: fails with one line naming file, line and field — no traceback."""
+
+    def __init__(self, *, error: CaseFileError, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+
+    def runtest(self) -> None:
+        raise self.error
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        return str(excinfo.value) if isinstance(excinfo.value, CaseFileError) else super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, (self.error.line or 1) - 1, f"case file error: {self.error.file}"
+
+
+class CaseItem(pytest.Item):
+    """One case on one framework variant."""
+
+    def __init__(self, *, case: Case, framework: str, variant: str, device: str = "cpu", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.framework = framework
+        self.variant = variant
+        self.device = device
+        self.record: dict[str, Any] | None = None
+
+    def runtest(self) -> None:
+        from gather_scatter_conformance.harness.run.runner import execute
+
+        state = self.config.stash[_KEY]
+        key = (self.case.nodeid, self.framework, self.variant, self.device)
+        if key in state.done:
+            pytest.skip("already recorded (--resume)")
+        reason = adapters.get(self.framework).unavailable()
+        if reason:  # no device or platform for the framework here: not a result, so nothing is recorded
+            pytest.skip(reason)
+        record = execute(self.case, self.framework, self.variant, state.executor_for(self.config), self.device)
+        if record["outcome"] == "skipped":
+            pytest.skip(f"{self.device}: {record['reason']}")
+        self.record = record
+        if state.writer:
+            state.writer.write(record)
+        state.counts[(self.framework, record["outcome"] if record["verdict"] != "deviates" else "deviates")] += 1
+        if record.get("conversion"):
+            self._check_preservation(state, record)
+            return
+        if "label" in record:
+            self._check_label(state, record)
+            return
+        if record["outcome"] == "unsupported":
+            pytest.skip(f"unsupported: {record.get('reason', '')}")
+        if record["verdict"] == "n/a":  # a converter path whose converter failed on the case
+            pytest.skip(record.get("reason", ""))
+        if record["verdict"] == "deviates":
+            if record.get("known_deviation"):
+                pytest.xfail(f"known: {record['known_deviation']}")
+            raise Deviation(failure_message(self.case, record))
+
+    def _check_preservation(self, state: _State, record: dict[str, Any]) -> None:
+        """A converter path passes when the converted model does what the source API does natively (its verdict
+        against canonical semantics is the source's business, and recorded). Its preservation must also be the
+        one baselines/<path>.yaml records, where that file covers the case file (a converter or runtime release
+        that changes one fails, either way). A change fails unless known/<path>.yaml explains it or the baseline
+        records it (both xfail); a conversion the converter could not make is skipped."""
+        from gather_scatter_conformance.harness.judge import baseline
+        from gather_scatter_conformance.harness.report.repro import preservation_message
+
+        if self._check_label(state, record):
+            return  # recorded as the new baseline
+        conversion = record["conversion"]
+        kind = conversion["preservation"]
+        if kind == "preserved":
+            return
+        if kind == "conversion-failed":
+            pytest.skip(conversion["summary"][:300])
+        if record.get("known_change"):
+            pytest.xfail(f"known: {record['known_change']}")
+        key = baseline.item_key(self.case.nodeid, self.variant, record.get("device", "cpu"))
+        if baseline.label_at(state.baseline(self.framework), key, record.get("framework_version")) is not None:
+            pytest.xfail(f"recorded in baselines/{self.framework}.yaml: {conversion['summary']}")
+        raise Deviation(preservation_message(self.case, record))
+
+    def _check_label(self, state: _State, record: dict[str, Any]) -> bool:
+        """Fail when the record's baseline label (a probe's behaviour label, a converter path's preservation:
+        baseline.record_label) is not the one its baseline file gives; with --update-baseline, record it instead
+        and return True (nothing was checked)."""
+        from gather_scatter_conformance.harness.judge import baseline
+        from gather_scatter_conformance.harness.report.repro import preservation_message
+
+        label = baseline.record_label(record)
+        key = baseline.item_key(self.case.nodeid, self.variant, record.get("device", "cpu"))
+        version = record.get("framework_version", "")
+        if state.update_baseline:
+            state.new_labels.setdefault(self.framework, {})[key] = label
+            state.versions[self.framework] = version
+            return True
+        problem = baseline.check(state.baseline(self.framework), key, label, version, record.get("dimension"))
+        if problem:
+            describe = preservation_message if record.get("conversion") else failure_message
+            raise Deviation(f"{problem}\n{describe(self.case, record)}")
+        return False
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, Deviation | CaseFileError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        at = "" if self.device == "cpu" else f"@{self.device}"
+        return self.path, self.case.line - 1, f"{self.case.nodeid} [{self.framework}:{self.variant}{at}]"
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    state = config.stash.get(_KEY, None)
+    if not state or not state.counts:
+        return
+    tr = terminalreporter
+    tr.section("conformance summary")
+    kinds = ("ok", "error", "deviates", "unsupported", "crash", "timeout")
+    tr.write_line(f"{'framework':<16}" + "".join(f"{k:>12}" for k in kinds))
+    for fw in sorted({f for f, _ in state.counts}):
+        tr.write_line(f"{fw:<16}" + "".join(f"{state.counts[(fw, k)]:>12}" for k in kinds))
+    tr.write_line("(ok/error: conforming results by outcome; deviates: differs from canonical ONNX semantics)")

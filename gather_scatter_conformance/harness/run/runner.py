@@ -1,0 +1,141 @@
+"""Running one case on one framework variant: the payload a worker gets, the call, and the record it makes
+(judged by gather_scatter_conformance.harness.judge.verdict)."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import os
+import platform
+import tempfile
+from typing import Any, Protocol
+
+from gather_scatter_conformance import adapters
+from gather_scatter_conformance.harness.cases.load import Case
+from gather_scatter_conformance.harness.judge import known
+from gather_scatter_conformance.harness.judge.verdict import expected_field, is_finding, judge
+from gather_scatter_conformance.harness.run.isolation import is_risky
+from gather_scatter_conformance.vocab import wire
+
+
+class Executor(Protocol):
+    """Something that runs a case payload on a framework and returns the worker's result dict."""
+
+    def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]: ...
+
+
+class InProcess:
+    """Runs adapters in this interpreter: fastest, but a crashing framework takes the run down with it."""
+
+    def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
+        from gather_scatter_conformance.harness.run.worker import run_case
+
+        return run_case(framework, variant, payload)
+
+
+def payload(case: Case, device: str = "cpu") -> dict[str, Any]:
+    """The builtins-only description of a case that travels to a worker, to run on ``device``.
+
+    The encoded inputs are kept on the case: every framework, variant and device of a run sends the same bytes.
+    """
+    if "wire_inputs" not in case.memo:
+        case.memo["wire_inputs"] = {k: wire.encode(v) for k, v in case.inputs().items()}
+        case.memo["fresh"] = is_risky(case.op, case.dimension, case.tags)
+    return {
+        "device": device,
+        "op": case.op,
+        "inputs": case.memo["wire_inputs"],
+        "attrs": case.attrs,
+        "opset": case.spec.opset,
+        "omit": list(case.spec.omit),
+        "repeat": case.spec.repeat,
+        "fresh": case.memo["fresh"],
+    }
+
+
+def _run_path(executor: Executor, framework: str, variant: str, job: dict[str, Any]) -> dict[str, Any]:
+    """Run a converter path's case with a progress file: where the run dies (a converter or target that crashes
+    or hangs), what the path noted there (its stage, the source's native result) joins the result."""
+    from gather_scatter_conformance.adapters.convert.path import read_progress
+
+    fd, progress = tempfile.mkstemp(prefix="gsc-progress-")
+    os.close(fd)
+    try:
+        res = executor.run(framework, variant, {**job, "progress": progress})
+        if res["outcome"] in ("crash", "timeout") and "conversion" not in res:
+            res = {**read_progress(progress), **res}
+    finally:
+        for leftover in (progress, f"{progress}.tmp"):
+            with contextlib.suppress(OSError):
+                os.remove(leftover)
+    return res
+
+
+
+def execute(case: Case, framework: str, variant: str, executor: Executor, device: str = "cpu") -> dict[str, Any]:
+    """Run ``case`` on ``framework``/``variant`` on ``device`` through ``executor``; return the full result record.
+
+    Where the device is absent here the record is only ``{"outcome": "skipped", "reason": ...}``: not a result.
+    """
+    expected = case.reference()
+    if adapters.is_path(framework):
+        res = _run_path(executor, framework, variant, payload(case, device))
+    else:
+        res = executor.run(framework, variant, payload(case, device))
+    if res["outcome"] == "skipped":
+        return {"outcome": "skipped", "reason": res.get("reason", ""), "device": device}
+    record: dict[str, Any] = {
+        "case": case.nodeid,
+        "case_file": case.file,
+        "case_id": case.id,
+        "op": case.op,
+        "tags": case.tags,
+        "framework": framework,
+        "framework_version": res.get("framework_version", ""),
+        "variant": variant,
+        "api": res.get("api", ""),
+        "device": res.get("device", "cpu"),
+        "device_name": res.get("device_name") or None,
+        "outcome": res["outcome"],
+        "error_type": res.get("error_type"),
+        "error_message": res.get("error_message"),
+        "signal": res.get("signal"),
+        "duration_s": round(float(res.get("duration_s", 0.0)), 6),
+        "distinct_outputs": res.get("distinct_outputs"),
+        "expected": expected_field(case, expected),
+        "python": res.get("python") or platform.python_version(),
+        "host": platform.node(),
+        "time": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+    }
+    if res.get("ops"):  # the executed graph's operators, where the adapter compiles or converts a model
+        record["ops"] = res["ops"]
+    record.update(judge(case, res, expected))
+    if case.spec.dimension:
+        from gather_scatter_conformance.harness.judge.classify import label
+
+        observed = wire.decode(res["value"]) if res["outcome"] == "ok" else None
+        record["dimension"] = case.spec.dimension
+        record["label"] = label(case.spec.dimension, case.op, case.inputs(), case.attrs, record, observed)
+    # A converter path: did the converted model do what the source did natively?
+    if adapters.is_path(framework) and record["outcome"] != "unsupported":
+        from gather_scatter_conformance.harness.judge.preservation import account
+
+        description = adapters.get(framework).describe_path()  # type: ignore[attr-defined]
+        record["conversion"] = account(case, description, res, record, expected)
+        if record["conversion"]["preservation"] == "conversion-failed":
+            # The path cannot express the case (as an API that cannot): a result, not a deviation.
+            record.pop("deviation", None)
+            record.update(verdict="n/a", reason=record["conversion"]["summary"])
+        elif record["conversion"]["preservation"] != "preserved":
+            reason = known.lookup(framework, case.nodeid, variant)  # known/<path>.yaml: changes it explains
+            if reason:
+                record["known_change"] = reason
+    changed = record.get("conversion", {}).get("preservation") in ("changed", "unknown")
+    if is_finding(record) or changed:  # its repro script is made from the native call's source (harness.report.repro)
+        record["native"] = res.get("source") or ""
+    if record["verdict"] == "deviates" and not adapters.is_path(framework):  # an annotation only
+        reason = known.lookup(framework, case.nodeid, variant)
+        if reason:
+            record["known_deviation"] = reason
+    return record
+

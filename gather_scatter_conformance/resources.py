@@ -1,0 +1,40 @@
+"""Where the harness's own data lives: the case corpus, baselines, documented claims, known deviations and the
+case-file JSON Schema.
+
+In a checkout they are the top-level ``cases/`` (the corpus, with ``schema.json``), ``baselines/``, ``claims/`` and
+``known/``; ``gather_scatter_conformance/data/`` links to them, and a wheel carries them there as package data, so
+a non-editable install finds the same files. An environment variable points elsewhere (``GSC_BASELINES``,
+``GSC_CLAIMS``, ``GSC_KNOWN``); the pytest plugin and the commands also take options.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def baselines_dir() -> Path:
+    """The directory of ``<framework>.yaml`` baselines: ``$GSC_BASELINES``, else the shipped ones."""
+    return Path(os.environ.get("GSC_BASELINES") or DATA / "baselines")
+
+
+def claims_dir() -> Path:
+    """The directory of ``<framework>.yaml`` documented claims: ``$GSC_CLAIMS``, else the shipped ones."""
+    return Path(os.environ.get("GSC_CLAIMS") or DATA / "claims")
+
+
+def known_dir() -> Path:
+    """The directory of ``<framework>.yaml`` known deviations: ``$GSC_KNOWN``, else the shipped ones."""
+    return Path(os.environ.get("GSC_KNOWN") or DATA / "known")
+
+
+def schema_path() -> Path:
+    """The case-file JSON Schema (``cases/schema.json`` in a checkout)."""
+    return DATA / "cases" / "schema.json"
+
+
+def cases_dir() -> Path:
+    """The shipped case corpus (``cases/`` in a checkout): what a run with no case paths runs."""
+    return DATA / "cases"

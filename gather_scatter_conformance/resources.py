@@ -38,3 +38,22 @@ def schema_path() -> Path:
 def cases_dir() -> Path:
     """The shipped case corpus (``cases/`` in a checkout): what a run with no case paths runs."""
     return DATA / "cases"
+
+
+def corpus_id(path: Path) -> str | None:
+    """``cases/<path within the corpus>`` for a file of the shipped corpus, whether it is read from a checkout's
+    ``cases/`` or an installed package's data: the ids its baselines and known files use, the same from any
+    directory. None for any other file."""
+    try:
+        inside = Path(path).resolve().relative_to(cases_dir().resolve())
+    except ValueError:
+        return None
+    return (Path("cases") / inside).as_posix()
+
+
+def corpus_file(file_id: str) -> Path | None:
+    """The shipped file a case-file id of :func:`corpus_id` names (``cases/gather.yaml``), or None when the id names
+    no shipped file."""
+    head, _, rest = file_id.partition("/")
+    path = cases_dir() / rest
+    return path if head == "cases" and rest and path.is_file() else None

@@ -1,4 +1,4 @@
-"""``--device``: GPU runs of torch, tensorflow, onnxruntime and jax, and what happens where there is no GPU.
+"""``--gsc-device``: GPU runs of torch, tensorflow, onnxruntime and jax, and what happens where there is no GPU.
 
 Where a framework sees no GPU (every CI machine of this project), its GPU tests are skipped with a one-line reason
 and nothing is recorded; where it sees one, the same case must run there and be recorded with ``device: gpu``.
@@ -60,7 +60,7 @@ def test_cpu_only_adapter_has_no_gpu_items_and_gpu_ids_end_in_at_gpu(pytester: p
         "    expected: [3, 1]\n"
     )
     result = pytester.runpytest_subprocess(
-        "cases", "--framework", "numpy,torch", "--device", "cpu,gpu", "--collect-only", "-q", "-p",
+        "cases", "--framework", "numpy,torch", "--gsc-device", "cpu,gpu", "--collect-only", "-q", "-p",
         "no:cacheprovider", "--variants", "default",
     )
     ids = [line for line in result.stdout.lines if "::" in line]
@@ -81,7 +81,7 @@ def test_skipped_gpu_tests_write_no_records(pytester: pytest.Pytester) -> None:
         "    expected: [3, 1]\n"
     )
     result = pytester.runpytest_subprocess(
-        "cases", "--framework", "torch", "--device", "all", "--results", "r.jsonl", "-rs", "-p", "no:cacheprovider",
+        "cases", "--framework", "torch", "--gsc-device", "all", "--results", "r.jsonl", "-rs", "-p", "no:cacheprovider",
         "--variants", "default", "--isolation", "none",
     )
     result.assert_outcomes(passed=1, skipped=1)
@@ -92,6 +92,6 @@ def test_skipped_gpu_tests_write_no_records(pytester: pytest.Pytester) -> None:
 
 def test_unknown_device_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.mkdir("cases")
-    result = pytester.runpytest_subprocess("cases", "--device", "tpu", "-p", "no:cacheprovider")
-    assert "--device: unknown tpu" in result.stderr.str()
+    result = pytester.runpytest_subprocess("cases", "--gsc-device", "tpu", "-p", "no:cacheprovider")
+    assert "--gsc-device: unknown tpu" in result.stderr.str()
     assert np.int64(result.ret) != 0

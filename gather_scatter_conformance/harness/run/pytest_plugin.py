@@ -2,10 +2,17 @@
 
 Registered as a ``pytest11`` entry point, so ``pytest my_cases/ --framework numpy`` works in any directory once the
 package is installed. A file is a case file by its content (a YAML mapping with top-level ``op:`` and ``cases:``)
-among those matching ``--case-glob`` (ini ``conformance_case_glob``), wherever it lies. Case ids are the file's path
-relative to the invocation directory: ``cases/gather.yaml::ov-gather8-example-6``, and a test id adds the
-framework, ``[numpy]``, or a non-default API variant, ``[tensorflow:gather/xla]``. Collection imports no framework:
-adapter modules import theirs lazily.
+among those matching ``--gsc-case-glob`` (ini ``conformance_case_glob``), wherever it lies. Case ids name the file:
+a file of the shipped corpus as ``cases/<its path in the corpus>`` from any directory
+(``cases/gather.yaml::ov-gather8-example-6``), any other file by its path relative to pytest's rootdir; a test id
+adds the framework, ``[numpy]``, or a non-default API variant, ``[tensorflow:gather/xla]``.
+
+The plugin is loaded into every pytest run of the environment it is installed in, so it keeps to itself: every
+option is named ``--gsc-...`` (the unprefixed aliases are kept only where no common plugin has the name:
+``tests/test_plugin_manners.py``), and this module imports only pytest and the standard library. The harness
+itself (the adapter registry, case loading, NumPy, pydantic) is imported when the first case file is collected,
+or at configure when an option of ours is set. Collection imports no framework: adapter modules import theirs
+lazily.
 """
 
 from __future__ import annotations
@@ -16,75 +23,75 @@ import os
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from gather_scatter_conformance import adapters
-from gather_scatter_conformance.harness.cases.errors import CaseFileError
-from gather_scatter_conformance.harness.cases.load import Case, load_file
-from gather_scatter_conformance.harness.report.repro import failure_message
-from gather_scatter_conformance.harness.run.records import ResultsWriter, read, record_key
+if TYPE_CHECKING:
+    from gather_scatter_conformance.harness.cases.load import Case
 
 DEFAULT_GLOB = "*.yaml *.yml"
 # A case file's top level holds `op:` and `cases:` at the start of a line (comments and other keys may come first).
 _CASE_FILE = (re.compile(rb"^op:[ \t]", re.M), re.compile(rb"^cases:[ \t]*(#.*)?$", re.M))
+# dest -> default of every option below. A run that sets any of them is a conformance run, whose state (and its
+# usage errors) is made at configure; any other run makes it only if it collects a case file.
+_DEFAULTS: dict[str, Any] = {}
+
+
+def _option(group: pytest.OptionGroup, *names: str, **kwargs: Any) -> None:
+    """Add an option whose first name is ``--gsc-...`` (its dest, ``gsc_...``, cannot meet another plugin's)."""
+    dest = names[0].removeprefix("--").replace("-", "_")
+    _DEFAULTS[dest] = kwargs.get("default")
+    group.addoption(*names, dest=dest, **kwargs)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "gather-scatter conformance run")
-    group.addoption("--framework", default="",
-                    help="NAME[,NAME...]: adapters to run; 'frameworks' for every framework's own, 'paths' for "
-                         "every converter path (default: every one installed)")
-    group.addoption("--results", default="", help="append one JSON record per test to this JSON Lines file")
-    group.addoption("--variants", default="all", choices=("all", "default"), help="run every API variant or the first")
-    group.addoption("--resume", action="store_true", help="skip the tests already recorded in --results")
-    group.addoption(
-        "--device",
-        default="cpu",
-        help="cpu | gpu | cpu,gpu: where to run (default cpu). GPU tests of a framework that sees no GPU here are "
-        "skipped with the reason; ids of GPU tests end in @gpu",
-    )
-    group.addoption(
-        "--slow-variants",
-        default="focus",
-        choices=("all", "focus"),
-        help="variants that compile per shape (torch.compile): on every case, or only on probe, seed and "
-        "regression cases (default)",
-    )
-    group.addoption(
-        "--isolation",
-        default="process",
-        choices=("process", "none"),
-        help="process: frameworks run in execnet workers, so crashes and hangs become results (default); "
-        "none: in the pytest process",
-    )
-    group.addoption("--case-timeout", type=float, default=120.0, help="seconds before a case counts as a hang")
-    group.addoption(
-        "--update-baseline",
-        action="store_true",
-        help="probe cases: record observed labels as the new baseline instead of checking them",
-    )
-    group.addoption("--baseline-dir", default="", help="where baseline files live (default: <rootdir>/baselines if "
-                    "it exists or --update-baseline is given, else the baselines shipped with the harness)")
-    group.addoption("--case-tags", default="", help="TAG[,TAG...]: run only cases carrying one of these tags "
-                    "(derived tags count: probe cases carry `probe`)")
-    group.addoption("--case-glob", default=None, help=f"file name patterns of case files, space-separated (default: "
-                    f"ini conformance_case_glob, else {DEFAULT_GLOB!r}); a file is a case file by its content")
+    _option(group, "--gsc-framework", "--framework", default="", metavar="NAME[,NAME...]",
+            help="adapters to run; 'frameworks' for every framework's own, 'paths' for every converter path "
+                 "(default: every one installed)")
+    _option(group, "--gsc-results", "--results", default="", metavar="FILE",
+            help="append one JSON record per test to this JSON Lines file")
+    _option(group, "--gsc-variants", "--variants", default="all", choices=("all", "default"),
+            help="run every API variant or the first")
+    _option(group, "--gsc-resume", "--resume", action="store_true", default=False,
+            help="skip the tests already recorded in --gsc-results")
+    # Not --device: pytest-playwright has it.
+    _option(group, "--gsc-device", default="cpu", metavar="cpu|gpu|cpu,gpu",
+            help="where to run (default cpu). GPU tests of a framework that sees no GPU here are skipped with the "
+                 "reason; ids of GPU tests end in @gpu")
+    _option(group, "--gsc-slow-variants", "--slow-variants", default="focus", choices=("all", "focus"),
+            help="variants that compile per shape (torch.compile): on every case, or only on probe, seed and "
+                 "regression cases (default)")
+    _option(group, "--gsc-isolation", "--isolation", default="process", choices=("process", "none"),
+            help="process: frameworks run in execnet workers, so crashes and hangs become results (default); "
+                 "none: in the pytest process")
+    _option(group, "--gsc-case-timeout", "--case-timeout", type=float, default=120.0, metavar="SECONDS",
+            help="seconds before a case counts as a hang")
+    _option(group, "--gsc-update-baseline", "--update-baseline", action="store_true", default=False,
+            help="probe cases: record observed labels as the new baseline instead of checking them")
+    _option(group, "--gsc-baseline-dir", "--baseline-dir", default="", metavar="DIR",
+            help="where baseline files live (default: <rootdir>/baselines if it exists or --gsc-update-baseline "
+                 "is given, else the baselines shipped with the harness)")
+    _option(group, "--gsc-case-tags", "--case-tags", default="", metavar="TAG[,TAG...]",
+            help="run only cases carrying one of these tags (derived tags count: probe cases carry `probe`)")
+    _option(group, "--gsc-case-glob", "--case-glob", default=None, metavar="PATTERNS",
+            help=f"file name patterns of case files, space-separated (default: ini conformance_case_glob, else "
+                 f"{DEFAULT_GLOB!r}); a file is a case file by its content")
     parser.addini("conformance_case_glob", f"file name patterns of case files (default {DEFAULT_GLOB!r})",
                   default=DEFAULT_GLOB)
-    group.addoption(
-        "--framework-python",
-        action="append",
-        default=[],
-        metavar="NAME=PYTHON",
-        help="run framework NAME in another interpreter (e.g. mxnet=.venv-mxnet/bin/python)",
-    )
+    _option(group, "--gsc-framework-python", "--framework-python", action="append", default=[],
+            metavar="NAME=PYTHON", help="run framework NAME in another interpreter (e.g. mxnet=.venv-mxnet/bin/python)")
 
 
 class _State:
+    """What a conformance run resolved from its options: the adapters, where records go, baselines, known files."""
+
     def __init__(self, config: pytest.Config) -> None:
-        requested = [f.strip() for f in config.getoption("framework").split(",") if f.strip()]
+        from gather_scatter_conformance import adapters, resources
+        from gather_scatter_conformance.harness.run.records import ResultsWriter, read, record_key
+
+        requested = [f.strip() for f in config.getoption("gsc_framework").split(",") if f.strip()]
         self.pythons = _pythons(config)
         # Two groups: 'paths', every converter path installed here (docs/conversion.md); 'frameworks', every
         # framework's own adapter installed here or reachable in its own interpreter.
@@ -97,13 +104,13 @@ class _State:
         if unknown:
             raise pytest.UsageError(f"--framework: unknown {', '.join(unknown)}; known: {', '.join(adapters.names())}")
         self.frameworks = requested or [n for n in adapters.names() if adapters.is_available(n) or n in self.pythons]
-        self.isolation = config.getoption("isolation")
-        self.timeout = config.getoption("case_timeout")
-        self.all_variants = config.getoption("variants") == "all"
-        self.devices = _devices(config.getoption("device"))
-        self.all_slow = config.getoption("slow_variants") == "all"
-        path = config.getoption("results")
-        resume = config.getoption("resume")
+        self.isolation = config.getoption("gsc_isolation")
+        self.timeout = config.getoption("gsc_case_timeout")
+        self.all_variants = config.getoption("gsc_variants") == "all"
+        self.devices = _devices(config.getoption("gsc_device"))
+        self.all_slow = config.getoption("gsc_slow_variants") == "all"
+        path = config.getoption("gsc_results")
+        resume = config.getoption("gsc_resume")
         is_xdist_worker = hasattr(config, "workerinput")
         if path and not resume and not is_xdist_worker and Path(path).exists():
             Path(path).unlink()  # a fresh run starts a fresh results file; --resume appends to it
@@ -113,21 +120,18 @@ class _State:
             self.done = {record_key(r) for r in read([path])}
         self.counts: Counter[tuple[str, str]] = Counter()
         self.executor: Any = None
-        self.update_baseline = config.getoption("update_baseline")
-        from gather_scatter_conformance import resources
-
+        self.update_baseline = config.getoption("gsc_update_baseline")
         # A project's own baselines/ (beside its ini file; where --update-baseline writes), else the shipped ones.
         local = config.rootpath / "baselines"
-        given = config.getoption("baseline_dir")
+        given = config.getoption("gsc_baseline_dir")
         use_local = local.is_dir() or self.update_baseline
         self.baseline_dir = Path(given) if given else local if use_local else resources.baselines_dir()
         from gather_scatter_conformance.harness.judge import known
 
         # Likewise a project's own known/ deviations (the xfail reasons), else the shipped ones.
         known.use_directory(config.rootpath / "known" if (config.rootpath / "known").is_dir() else None)
-        self.case_globs = (config.getoption("case_glob") or config.getini("conformance_case_glob")).split()
-        self.case_tags = {t.strip() for t in config.getoption("case_tags").split(",") if t.strip()}
-        self.invocation_dir = config.invocation_params.dir
+        self.case_tags = {t.strip() for t in config.getoption("gsc_case_tags").split(",") if t.strip()}
+        self.rootdir = config.rootpath
         self.baselines: dict[str, dict[str, Any]] = {}
         self.new_labels: dict[str, dict[str, str]] = {}
         self.versions: dict[str, str] = {}
@@ -158,26 +162,42 @@ def _devices(option: str) -> list[str]:
     wanted = [d.strip() for d in option.replace("all", ",".join(DEVICES)).split(",") if d.strip()]
     bad = [d for d in wanted if d not in DEVICES]
     if bad or not wanted:
-        raise pytest.UsageError(f"--device: unknown {', '.join(bad) or '(none)'}; known: {', '.join(DEVICES)}")
+        raise pytest.UsageError(f"--gsc-device: unknown {', '.join(bad) or '(none)'}; known: {', '.join(DEVICES)}")
     return list(dict.fromkeys(wanted))
 
 
 def _pythons(config: pytest.Config) -> dict[str, str]:
-    """Interpreters per framework: --framework-python, else a project venv named .venv-<framework> if present."""
+    """Interpreters per framework: --gsc-framework-python, else a project venv .venv-<framework> if present."""
+    from gather_scatter_conformance import adapters
+
     out = adapters.venv_pythons(config.rootpath)
-    for item in config.getoption("framework_python"):
+    for item in config.getoption("gsc_framework_python"):
         name, sep, python = item.partition("=")
         if not sep or name not in adapters.table():
-            raise pytest.UsageError(f"--framework-python wants NAME=PYTHON with a known NAME, got {item!r}")
+            raise pytest.UsageError(f"--gsc-framework-python wants NAME=PYTHON with a known NAME, got {item!r}")
         out[name] = python
     return out
 
 
 _KEY = pytest.StashKey[_State]()
+_GLOBS = pytest.StashKey[list[str]]()
+
+
+def _state(config: pytest.Config) -> _State:
+    """The run's state, made on first use: the first case file collected, or configure in a conformance run."""
+    state = config.stash.get(_KEY, None)
+    if state is None:
+        state = config.stash[_KEY] = _State(config)
+    return state
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[_KEY] = _State(config)
+    config.stash[_GLOBS] = (config.getoption("gsc_case_glob") or config.getini("conformance_case_glob")).split()
+    # A run that set an option of ours is a conformance run: resolve it now, so that a bad option is a usage error
+    # before collection, and the results file is made fresh before pytest-xdist's workers write to it. Any other
+    # run stays free of the harness's imports unless it collects a case file.
+    if any(config.getoption(dest) != default for dest, default in _DEFAULTS.items()):
+        _state(config)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -234,14 +254,19 @@ def is_case_file(path: Path) -> bool:
     return all(p.search(head) for p in _CASE_FILE)
 
 
-def case_file_id(path: Path, invocation_dir: Path) -> str:
-    """The file part of case ids: ``path`` relative to the directory pytest was invoked in, with ``/``."""
-    return Path(os.path.relpath(path, invocation_dir)).as_posix()
+def case_file_id(path: Path, rootdir: Path) -> str:
+    """The file part of case ids, with ``/``: ``cases/...`` for a file of the shipped corpus (the ids its baselines
+    and known files use, from any directory), else ``path`` relative to ``rootdir`` (pytest's rootdir), so that one
+    project's runs name its cases alike from wherever they are started."""
+    from gather_scatter_conformance import resources
+
+    return resources.corpus_id(path) or Path(os.path.relpath(path, rootdir)).as_posix()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    state = parent.config.stash[_KEY]
-    if any(fnmatch.fnmatch(file_path.name, g) for g in state.case_globs) and is_case_file(file_path):
+    globs = parent.config.stash[_GLOBS]
+    if any(fnmatch.fnmatch(file_path.name, g) for g in globs) and is_case_file(file_path):
+        _state(parent.config)
         return CaseFile.from_parent(parent, path=file_path)
     return None
 
@@ -253,8 +278,12 @@ class CaseFile(pytest.File):
     """One YAML case file: yields an item per case × framework × variant, or an error item per bad case."""
 
     def collect(self):  # type: ignore[override]
-        state = self.config.stash[_KEY]
-        for entry in load_file(self.path, case_file_id(self.path, state.invocation_dir)):
+        from gather_scatter_conformance import adapters
+        from gather_scatter_conformance.harness.cases.errors import CaseFileError
+        from gather_scatter_conformance.harness.cases.load import load_file
+
+        state = _state(self.config)
+        for entry in load_file(self.path, case_file_id(self.path, state.rootdir)):
             if isinstance(entry, CaseFileError):
                 name = f"{entry.field or 'file'}@line{entry.line or 0}"
                 yield CaseErrorItem.from_parent(self, name=name, error=entry)
@@ -265,7 +294,7 @@ class CaseFile(pytest.File):
             for framework in state.frameworks:
                 adapter = adapters.get(framework)
                 variants = adapter.variants(entry.op)
-                # A GPU-only system (TensorRT, DirectML) runs on its device whatever --device says: where that
+                # A GPU-only system (TensorRT, DirectML) runs on its device whatever --gsc-device says: where that
                 # device is absent, its tests are skipped with the reason instead of silently missing.
                 devices = [d for d in state.devices if d in adapter.devices] or (
                     [] if "cpu" in adapter.devices else list(adapter.devices))
@@ -288,7 +317,7 @@ class Deviation(AssertionError):
 class CaseErrorItem(pytest.Item):
     """A malformed case or file: fails with one line naming file, line and field — no traceback."""
 
-    def __init__(self, *, error: CaseFileError, **kwargs: Any) -> None:
+    def __init__(self, *, error: Any, **kwargs: Any) -> None:  # a CaseFileError
         super().__init__(**kwargs)
         self.error = error
 
@@ -296,6 +325,8 @@ class CaseErrorItem(pytest.Item):
         raise self.error
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        from gather_scatter_conformance.harness.cases.errors import CaseFileError
+
         return str(excinfo.value) if isinstance(excinfo.value, CaseFileError) else super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
@@ -314,6 +345,8 @@ class CaseItem(pytest.Item):
         self.record: dict[str, Any] | None = None
 
     def runtest(self) -> None:
+        from gather_scatter_conformance import adapters
+        from gather_scatter_conformance.harness.report.repro import failure_message
         from gather_scatter_conformance.harness.run.runner import execute
 
         state = self.config.stash[_KEY]
@@ -374,7 +407,7 @@ class CaseItem(pytest.Item):
         baseline.record_label) is not the one its baseline file gives; with --update-baseline, record it instead
         and return True (nothing was checked)."""
         from gather_scatter_conformance.harness.judge import baseline
-        from gather_scatter_conformance.harness.report.repro import preservation_message
+        from gather_scatter_conformance.harness.report.repro import failure_message, preservation_message
 
         label = baseline.record_label(record)
         key = baseline.item_key(self.case.nodeid, self.variant, record.get("device", "cpu"))
@@ -390,6 +423,8 @@ class CaseItem(pytest.Item):
         return False
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        from gather_scatter_conformance.harness.cases.errors import CaseFileError
+
         if isinstance(excinfo.value, Deviation | CaseFileError):
             return str(excinfo.value)
         return super().repr_failure(excinfo)

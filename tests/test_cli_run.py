@@ -1,30 +1,64 @@
-"""`python -m harness run` runs every case by default and only the given case paths when there are some."""
+"""`gsc run` runs the shipped corpus by default, from any directory and with no config file of ours, and only the
+given case paths when there are some; `gsc validate` checks the shipped corpus by default."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+from gather_scatter_conformance import resources
+from gather_scatter_conformance.harness.cases.errors import CaseFileError
+from gather_scatter_conformance.harness.cases.load import load_file
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _run(tmp_path: Path, *extra: str) -> list[dict]:
+def _gsc(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GSC_"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return subprocess.run([sys.executable, "-m", "gather_scatter_conformance", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def _run(tmp_path: Path, cwd: Path, *extra: str) -> list[dict]:
     out = tmp_path / "r.jsonl"
-    done = subprocess.run([sys.executable, "-m", "harness", "run", "--framework", "numpy", "--results", str(out),
-                           *extra], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    done = _gsc(cwd, "run", "--framework", "numpy", "--results", str(out), *extra)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return [json.loads(line) for line in out.read_text().splitlines()]
 
 
 def test_run_narrows_to_given_case_files(tmp_path: Path) -> None:
-    records = _run(tmp_path, "cases/found/gather_nd.yaml", "cases/gather_nd.yaml")
+    records = _run(tmp_path, ROOT, "cases/found/gather_nd.yaml", "cases/gather_nd.yaml")
     files = {r["case_file"] for r in records}
     assert files == {"cases/found/gather_nd.yaml", "cases/gather_nd.yaml"}, files
 
 
-def test_run_without_paths_runs_every_case_directory(tmp_path: Path) -> None:
-    records = _run(tmp_path, "-k", "fuzz-gathernd or onnx_node_gather_nd or tensorflow-")
+def test_run_without_paths_runs_the_shipped_corpus_from_an_empty_directory(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    records = _run(tmp_path, empty, "-k", "fuzz-gathernd or onnx_node_gather_nd or tensorflow-")
     dirs = {r["case_file"].rsplit("/", 1)[0] for r in records}
     assert {"cases/found", "cases/imported", "cases/regression"} <= dirs, dirs
+    # Nothing written but the results asked for: no cache, no config, no baselines.
+    assert list(empty.iterdir()) == []
+
+
+def test_validate_without_files_checks_the_shipped_corpus(tmp_path: Path) -> None:
+    files = sorted(resources.cases_dir().rglob("*.yaml"))
+    expected = sum(not isinstance(e, CaseFileError) for f in files for e in load_file(f, f.name))
+    done = _gsc(tmp_path, "validate")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert expected > 500 and f"{expected} valid case(s), 0 error(s)" in done.stdout, done.stdout[-500:]
+
+
+def test_baseline_writes_into_the_current_directory(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    records = _run(tmp_path, work, str(resources.cases_dir() / "probes" / "take.yaml"))
+    assert any(r.get("label") for r in records)
+    done = _gsc(work, "baseline", str(tmp_path / "r.jsonl"))
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert (work / "baselines" / "numpy.yaml").is_file(), done.stdout

@@ -9,28 +9,30 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def _run(args: argparse.Namespace, extra: list[str]) -> int:
     import pytest
 
-    # Case files or directories among the extra arguments narrow the run (harness run cases/found); else this
-    # checkout's cases/. Named paths may lie anywhere: pytest then finds its rootdir and ini file from them as
-    # usual, and case ids are relative to the current directory (the plugin's rule).
+    from gather_scatter_conformance import resources
+
+    # Case files or directories among the extra arguments narrow the run (gsc run cases/found): pytest finds its
+    # rootdir and ini file from them as usual, and a case is named relative to that rootdir (the plugin's rule).
+    # Without any, the shipped corpus runs, under no ini file (none of ours, none found near site-packages), with
+    # the current directory as rootdir: where a project's own baselines/, known/ and .venv-<framework> are looked
+    # for. Its ids are the corpus's own (cases/...) from any directory.
     paths = [a for a in extra if not a.startswith("-") and Path(a).exists()]
     argv = ["-q", "-p", "no:cacheprovider"]
-    if args.results:
-        args.results = os.path.abspath(args.results)
-    if not paths:  # the checkout's own suite, with the ids its baselines use (cases/...) from wherever it is run
-        os.chdir(ROOT)
-        argv = [str(ROOT / "cases"), *argv, "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")]
+    if not paths:
+        argv = [str(resources.cases_dir().resolve()), *argv, "--rootdir", os.getcwd(), "-c", os.devnull]
+    # This command imported the package before pytest could mark it for assertion rewriting (it has no asserts).
+    argv += ["-W", f"ignore:Module already imported so cannot be rewritten; {__package__.partition('.')[0]}"
+                   ":pytest.PytestAssertRewriteWarning"]
     if args.framework:
-        argv += ["--framework", args.framework]
+        argv += ["--gsc-framework", args.framework]
     if args.results:
-        argv += ["--results", args.results]
+        argv += ["--gsc-results", args.results]
     if args.resume:
-        argv.append("--resume")
+        argv.append("--gsc-resume")
     argv += ["--tb=line", "-rN"] + extra
     malformed = _MalformedCases()
     code = pytest.main(argv, plugins=[malformed])
@@ -81,13 +83,15 @@ def _summary(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from gather_scatter_conformance import resources
     from gather_scatter_conformance.harness.cases.errors import CaseFileError
     from gather_scatter_conformance.harness.cases.load import load_file
 
-    files = [Path(f) for f in args.files] or sorted((ROOT / "cases").rglob("*.yaml"))
+    # No files: the shipped corpus, named as a run names it (cases/...).
+    files = [Path(f) for f in args.files] or sorted(resources.cases_dir().rglob("*.yaml"))
     bad = good = 0
     for f in files:
-        for entry in load_file(f, str(f)):
+        for entry in load_file(f, str(f) if args.files else resources.corpus_id(f) or str(f)):
             if isinstance(entry, CaseFileError):
                 print(entry)
                 bad += 1
@@ -205,13 +209,14 @@ def _import(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
-    parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__)
+    parser = argparse.ArgumentParser(prog="gsc", description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
-    run = sub.add_parser("run", help="run cases × frameworks (extra arguments, case paths included, go to pytest)")
+    run = sub.add_parser("run", help="run cases × frameworks: the shipped corpus, or the case paths given (extra "
+                         "arguments, case paths included, go to pytest)")
     run.add_argument("--framework", default="", help="NAME[,NAME...] (default: every installed one)")
     run.add_argument("--results", default="results/results.jsonl")
     run.add_argument("--resume", action="store_true")
-    val = sub.add_parser("validate", help="check case files; one line per problem")
+    val = sub.add_parser("validate", help="check case files (default: the shipped corpus); one line per problem")
     val.add_argument("files", nargs="*")
     sch = sub.add_parser("schema", help="print (or write) the case-file JSON Schema")
     sch.add_argument("--out", default="")
@@ -245,7 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     rpr.add_argument("--out", default="", help="write the script here (default: standard output)")
     bas = sub.add_parser("baseline", help="write baselines/<framework>.yaml from the probe labels in results files")
     bas.add_argument("files", nargs="+")
-    bas.add_argument("--dir", default=str(ROOT / "baselines"))
+    bas.add_argument("--dir", default="baselines", help="where to write (default: ./baselines, which runs from this "
+                     "directory then use)")
     imp = sub.add_parser("import", help="case files from another project's tests (onnx-node: ONNX's node tests)")
     imp.add_argument("source", choices=["onnx-node"])
     imp.add_argument("--out", default="", help="output directory (default: cases/imported)")

@@ -7,7 +7,3 @@ top level imports nothing.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]

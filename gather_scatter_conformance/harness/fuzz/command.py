@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import argparse
 
-from gather_scatter_conformance.harness.fuzz import ROOT
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``fuzz`` subcommand's options to ``parser``."""
@@ -14,7 +12,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n", type=int, default=200, help="distinct cases per operator (default 200)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--frameworks", default="", help="NAME[,NAME...] (default: every one that can run)")
-    parser.add_argument("--out", default=str(ROOT / "cases" / "found"), help="where found cases are written")
+    parser.add_argument("--out", default="cases/found", help="where found cases are written (default: ./cases/found)")
     parser.add_argument("--no-write", action="store_true", help="report findings without writing case files")
     parser.add_argument("--json", default="", help="also write the summary (agreement, findings, timings) here")
     parser.add_argument("--slow-variants", action="store_true", help="include per-shape compiling variants")

@@ -31,8 +31,6 @@ from gather_scatter_conformance.harness.run.isolation import Isolated
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
 from gather_scatter_conformance.vocab import wire
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def available(pythons: dict[str, str]) -> list[str]:
     """Every framework that can run: installed here, or with an interpreter configured."""
@@ -123,7 +121,8 @@ class Differ:
 
     def __init__(self, pythons: dict[str, str] | None = None, timeout: float = 120.0,
                  isolation: str = "process", run_unchecked: bool = False, jobs: int = 2) -> None:
-        self.pythons = adapters.venv_pythons(ROOT) if pythons is None else pythons
+        # Frameworks in other interpreters: the .venv-<framework> folders of the directory the command runs in.
+        self.pythons = adapters.venv_pythons(Path.cwd()) if pythons is None else pythons
         self.router = Router(self.pythons, timeout, isolation)
         self.run_unchecked = run_unchecked
         # Frameworks in separate workers can run side by side (one thread per framework at a time); in-process

@@ -22,8 +22,6 @@ from gather_scatter_conformance.harness.fuzz.strategies import GenCase, examples
 from gather_scatter_conformance.harness.fuzz.writer import SOURCE, Found, case_id, to_case, to_spec, write_found
 from gather_scatter_conformance.vocab.ops import OPS
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @dataclass
 class OpResult:

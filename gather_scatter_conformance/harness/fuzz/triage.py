@@ -20,11 +20,11 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from gather_scatter_conformance import resources
 from gather_scatter_conformance.harness.cases.load import Case, ExpectedError, load_file
 from gather_scatter_conformance.harness.fuzz.strategies import GenCase
 from gather_scatter_conformance.harness.judge import baseline
@@ -36,7 +36,6 @@ from gather_scatter_conformance.harness.reference.policy import NEGATIVE, OUT_OF
 from gather_scatter_conformance.vocab import dtypes
 from gather_scatter_conformance.vocab.ops import FILE_NAMES, SCATTER_OPS
 
-ROOT = Path(__file__).resolve().parents[2]
 INDEX_DIMS = ("negative-indices", "oob-positive", "oob-negative")
 UNPREDICTABLE = {"garbage", "alias", "nondeterministic"}
 _OOB_LABEL = {"error": "error", "zero": "zero", "clamp": "clamp", "wrap": "wrap", "fill": "fill-nan", "skip": "skip"}
@@ -53,9 +52,10 @@ class Verdict:
 
 
 @cache
-def _probes(op: str, root: Path = ROOT) -> tuple[tuple[str, str], ...]:
-    """(probe nodeid, dimension) for the probes whose labels apply to generated cases (explicit attributes)."""
-    path = root / "cases" / "probes" / FILE_NAMES[op]
+def _probes(op: str) -> tuple[tuple[str, str], ...]:
+    """(probe nodeid, dimension) for the shipped probes whose labels apply to generated cases (explicit
+    attributes)."""
+    path = resources.cases_dir() / "probes" / FILE_NAMES[op]
     out = []
     for entry in load_file(path, f"cases/probes/{FILE_NAMES[op]}"):
         if not isinstance(entry, Case) or entry.spec.dimension is None:
@@ -69,16 +69,17 @@ def _probes(op: str, root: Path = ROOT) -> tuple[tuple[str, str], ...]:
 
 
 @cache
-def _baseline(framework: str, root: Path = ROOT) -> dict[str, str]:
-    return baseline.load(root / "baselines", framework)["labels"]
+def _baseline(framework: str) -> dict[str, str]:
+    return baseline.load(resources.baselines_dir(), framework)["labels"]
 
 
 @cache
-def labels(op: str, framework: str, variant: str, root: Path = ROOT) -> dict[str, frozenset[str]]:
-    """dimension -> the baseline labels of ``framework``:``variant`` on ``op``'s probes of that dimension."""
-    known = _baseline(framework, root)
+def labels(op: str, framework: str, variant: str) -> dict[str, frozenset[str]]:
+    """dimension -> the baseline labels of ``framework``:``variant`` on ``op``'s probes of that dimension (the
+    shipped baselines, or ``$GSC_BASELINES``)."""
+    known = _baseline(framework)
     out: dict[str, set[str]] = {}
-    for nodeid, dim in _probes(op, root):
+    for nodeid, dim in _probes(op):
         lab = known.get(baseline.item_key(nodeid, variant))
         if lab is not None:
             out.setdefault(dim, set()).add(lab)

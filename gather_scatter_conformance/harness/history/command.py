@@ -14,8 +14,6 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``history`` subcommand's options to ``parser``."""
@@ -23,14 +21,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--releases", default="", help='"1.16.3,1.17.3", or a range such as ">=1.16" (each minor '
                         "release's newest patch, from the package index)")
     parser.add_argument("--cases", nargs="+", default=[], help="case files or folders (default: the probes and the "
-                        "seed cases of cases/)")
-    parser.add_argument("--dir", default=str(ROOT / "history"), help="where history/<framework>.jsonl live")
+                        "seed cases of the shipped corpus)")
+    parser.add_argument("--dir", default="history", help="where <framework>.jsonl live (default: ./history)")
     parser.add_argument("--diff", nargs=3, metavar=("FRAMEWORK", "A", "B"), help="labels that differ between "
                         "releases A and B")
     parser.add_argument("--changes", action="store_true", help="every label change between consecutive releases")
     parser.add_argument("--update-baseline", action="store_true", help="fold the history into "
                         "baselines/<framework>.yaml: the releases it knows, and ranges for labels that change")
-    parser.add_argument("--baseline-dir", default=str(ROOT / "baselines"))
+    parser.add_argument("--baseline-dir", default="baselines", help="where --update-baseline folds the history "
+                        "(default: ./baselines)")
     parser.add_argument("--drop-envs", action="store_true", help="remove each release's environment once it is "
                         "measured (kept and reused otherwise; $GSC_ENV_CACHE, ~1 GB per TensorFlow release)")
 

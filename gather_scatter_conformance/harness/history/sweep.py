@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gather_scatter_conformance import resources
 from gather_scatter_conformance.harness.history import envs, pins, store
 from gather_scatter_conformance.harness.run.records import read
 
-ROOT = Path(__file__).resolve().parents[2]
 # The default cases: every probe (one per behaviour dimension and API) and the seed cases (the worked examples of
-# the specs and docs), both found by tag in the checkout's cases/.
+# the specs and docs), both found by tag in the shipped corpus.
 DEFAULT_TAGS = ("probe", "seed")
 RUN_TIMEOUT = 3600  # seconds for one release's run (TensorFlow's XLA variants compile per shape)
 
@@ -84,16 +84,17 @@ def failed(framework: str, release: str, status: str, reason: str, packages: dic
 def run_cases(framework: str, python: str, cases: Sequence[str], tags: Sequence[str], results: Path,
               env: dict[str, str], timeout: float = RUN_TIMEOUT) -> subprocess.CompletedProcess[str]:
     """Run ``cases`` (only those tagged ``tags``, when given) on ``framework`` in the interpreter ``python``, with
-    this checkout's plugin; results go to ``results``. Probe labels are not checked against any baseline."""
+    this interpreter's plugin; results go to ``results``. Probe labels are not checked against any baseline. The
+    run reads no ini file; user case files are named relative to the current directory (the shipped corpus's as
+    ``cases/...`` wherever it lies)."""
     empty = Path(tempfile.mkdtemp(prefix="gsc-no-baselines-"))
     cmd = [sys.executable, "-m", "pytest", *cases, "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-           "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"), "--tb=no", "-rN",
-           "--framework", framework, "--framework-python", f"{framework}={python}",
-           "--results", str(results), "--baseline-dir", str(empty)]
+           "--rootdir", os.getcwd(), "-c", os.devnull, "--tb=no", "-rN",
+           "--gsc-framework", framework, "--gsc-framework-python", f"{framework}={python}",
+           "--gsc-results", str(results), "--gsc-baseline-dir", str(empty)]
     if tags:
-        cmd += ["--case-tags", ",".join(tags)]
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **env})
+        cmd += ["--gsc-case-tags", ",".join(tags)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **env})
 
 
 def sweep_release(framework: str, release: str, cases: Sequence[str] = (), root: Path | None = None) -> ReleaseResult:
@@ -107,7 +108,7 @@ def sweep_release(framework: str, release: str, cases: Sequence[str] = (), root:
         return ReleaseResult(release, [failed(framework, release, status, exc.reason)], status,
                              env_s=time.perf_counter() - start)
     env_s = environment.created_s
-    paths = list(cases) or [str(ROOT / "cases")]
+    paths = list(cases) or [str(resources.cases_dir().resolve())]
     with tempfile.TemporaryDirectory(prefix="gsc-sweep-") as tmp:
         results = Path(tmp) / "results.jsonl"
         began = time.perf_counter()

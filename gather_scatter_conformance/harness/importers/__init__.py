@@ -5,7 +5,3 @@ Everything here writes deterministic text, so generated files can be committed a
 """
 
 from __future__ import annotations
-
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from gather_scatter_conformance.harness.importers import ROOT, yamltext
+from gather_scatter_conformance.harness.importers import yamltext
 from gather_scatter_conformance.vocab import ops
 
 # ONNX op type -> the harness operator its cases belong to.
@@ -237,7 +237,7 @@ def cli_main(args: argparse.Namespace) -> int:
 
     Returns 0 when the files were written or are up to date, 1 when ``--check`` finds them stale.
     """
-    out = Path(args.out) if args.out else ROOT / "cases" / "imported"
+    out = Path(args.out or "cases/imported")  # relative to the current directory
     if out.suffix in (".yaml", ".yml"):
         # A case file holds one operator, so the import writes one file per operator into a directory.
         print(f"--out {out}: give a directory; the import writes onnx_node_<op>.yaml, one file per operator",

@@ -7,9 +7,12 @@ in the case's ``measured`` list (``<framework> <version> <device>``) and regener
 the case files. ``tests/test_regression_cases.py`` measures again and fails when a recorded status no longer
 holds, so an upgrade that fixes (or brings back) a bug is noticed.
 
-    python -m gather_scatter_conformance.harness.importers.regression            # measure and print; changes nothing
-    python -m harness.importers.regression --write    # record into the case files, regenerate the docs
-    python -m harness.importers.regression --docs     # regenerate docs/regression.md from the case files only
+    python -m gather_scatter_conformance.harness.importers.regression          # measure, print; changes nothing
+    python -m gather_scatter_conformance.harness.importers.regression --write  # record into the cases, write docs
+    python -m gather_scatter_conformance.harness.importers.regression --docs   # write docs/regression.md only
+
+Run from a checkout's root: the case files and the page are ``./cases/regression`` and ``./docs/regression.md``
+(``--dir``, ``--docs-out``).
 """
 
 from __future__ import annotations
@@ -23,17 +26,17 @@ from typing import Any
 
 import numpy as np
 
-from gather_scatter_conformance import adapters
+from gather_scatter_conformance import adapters, resources
 from gather_scatter_conformance.harness.cases import yamlsrc
 from gather_scatter_conformance.harness.cases.errors import CaseFileError
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.cases.schema import BugSpec, Measured, Symptom
-from gather_scatter_conformance.harness.importers import ROOT, yamltext
+from gather_scatter_conformance.harness.importers import yamltext
 from gather_scatter_conformance.harness.importers.regression_docs import render
 from gather_scatter_conformance.vocab import dtypes, wire
 
-REGRESSION_DIR = ROOT / "cases" / "regression"
-DOCS = ROOT / "docs" / "regression.md"
+# What tests read: the shipped regression cases. The command reads and writes --dir (a checkout's, by default).
+REGRESSION_DIR = resources.cases_dir() / "regression"
 
 
 @dataclass
@@ -56,7 +59,7 @@ def regression_cases(directory: Path = REGRESSION_DIR) -> list[Case]:
     that does not load cannot be measured."""
     out: list[Case] = []
     for path in sorted(directory.glob("*.yaml")):
-        for entry in load_file(path, path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)):
+        for entry in load_file(path, resources.corpus_id(path) or path.as_posix()):
             if isinstance(entry, CaseFileError):
                 raise entry
             out.append(entry)
@@ -148,7 +151,7 @@ def measure(case: Case, executor: Any, pythons: dict[str, str] | None = None) ->
     bug = case.spec.bug
     if bug is None:
         raise ValueError(f"{case.nodeid} has no bug block")
-    why_not = runnable(bug, adapters.venv_pythons(ROOT) if pythons is None else pythons)
+    why_not = runnable(bug, adapters.venv_pythons(Path.cwd()) if pythons is None else pythons)
     if why_not:
         return Measurement(case, None, None, why_not)
     variant = bug.variant or adapters.get(bug.framework).variants(case.op)[0]
@@ -228,18 +231,25 @@ def main(argv: list[str] | None = None) -> int:
     regenerates the docs; ``--docs`` only regenerates the docs. Returns 1 when a recorded status changed."""
     from gather_scatter_conformance.harness.run.isolation import Isolated
 
-    parser = argparse.ArgumentParser(prog="python -m harness.importers.regression", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="python -m gather_scatter_conformance.harness.importers.regression",
+                                     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", action="store_true", help="record the measurements and regenerate the docs")
     parser.add_argument("--docs", action="store_true", help="only regenerate docs/regression.md from the cases")
     parser.add_argument("--case", action="append", default=[], help="case id to measure (repeatable)")
+    parser.add_argument("--dir", default="cases/regression", help="the regression case files --write records into "
+                        "(default: ./cases/regression; run from a checkout's root)")
+    parser.add_argument("--docs-out", default="docs/regression.md", help="the page --write and --docs write")
     args = parser.parse_args(argv)
+    directory, docs = Path(args.dir), Path(args.docs_out)
+    if not directory.is_dir():
+        print(f"--dir {directory}: no such directory (run from a checkout's root, or give --dir)", file=sys.stderr)
+        return 2
     if not args.docs:
-        pythons = adapters.venv_pythons(ROOT)
+        pythons = adapters.venv_pythons(Path.cwd())
         executor = Isolated(pythons, timeout=180.0)
         changed = 0
         try:
-            for case in regression_cases():
+            for case in regression_cases(directory):
                 if args.case and case.id not in args.case:
                     continue
                 m = measure(case, executor, pythons)
@@ -251,12 +261,12 @@ def main(argv: list[str] | None = None) -> int:
                 state = {True: "reproduces", False: "does not reproduce", None: "not run"}[m.reproduces]
                 print(f"{bug.issue:<22} {case.id:<58} {state:<19} {m.installed or ''}: {m.observed}{mark}")
                 if args.write and m.installed is not None:
-                    write_measured(ROOT / case.file, case, merged(bug, m.entry()))
+                    write_measured(directory / Path(case.file).name, case, merged(bug, m.entry()))
         finally:
             executor.close()
     if args.write or args.docs:
-        DOCS.write_text(render(regression_cases()), encoding="utf-8")
-        print(f"wrote {DOCS}")
+        docs.write_text(render(regression_cases(directory)), encoding="utf-8")
+        print(f"wrote {docs}")
     return 1 if not args.docs and changed else 0
 
 

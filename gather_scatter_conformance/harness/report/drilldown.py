@@ -15,10 +15,10 @@ from typing import Any
 
 from markupsafe import Markup
 
+from gather_scatter_conformance import resources
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.report.repro import script_body, script_head, snippet
 
-ROOT = Path(__file__).resolve().parents[2]
 PAGE_SCRIPT_ELEMENTS = 20_000  # input elements of a case up to which the page carries its repro scripts' inputs
 MAX_TEXT = 4000  # characters of an error message or reason kept in the page
 
@@ -47,18 +47,18 @@ def embed_json(obj: Any) -> Markup:
 
 
 class CaseIndex:
-    """Cases by node id (``file::id``), cached. Case ids are relative to the directory the run was invoked in: the
-    file is looked up from the current directory, then from this checkout's root (whose cases' ids are relative
-    to it)."""
+    """Cases by node id (``file::id``), cached. A user's case files are named relative to the run's rootdir: the
+    file is looked up from ``roots`` (default: the current directory), then in the shipped corpus (``cases/...``,
+    the same ids from any directory)."""
 
     def __init__(self, *roots: Path) -> None:
-        self.roots = roots or (Path.cwd(), ROOT)
+        self.roots = roots or (Path.cwd(),)
         self._files: dict[str, dict[str, Case]] = {}
 
     def get(self, nodeid: str) -> Case | None:
         file, _, cid = nodeid.partition("::")
         if file not in self._files:
-            path = next((p for p in (r / file for r in self.roots) if p.is_file()), None)
+            path = next((p for p in (r / file for r in self.roots) if p.is_file()), None) or resources.corpus_file(file)
             cases = load_file(path, file) if path else []
             self._files[file] = {c.id: c for c in cases if isinstance(c, Case)}
         return self._files[file].get(cid)

@@ -13,19 +13,21 @@ PYTEST_ARGS ?=
 # The main environment is about 5.5 GB installed (TensorFlow, torch, JAX, OpenVINO, paddle, TVM, the converters),
 # and pip unpacks each wheel beside it: a full disk otherwise ends the build minutes in with a pip traceback.
 NEED_GB ?= 8
-$(VENV)/.installed: pyproject.toml
+# The releases measured (constraints/pins.txt) are what the environments get; the extras themselves state ranges.
+PINS := constraints/pins.txt
+$(VENV)/.installed: pyproject.toml $(PINS)
 	@free=$$(df -Pk . | awk 'NR==2 {print int($$4 / 1048576)}'); if [ "$$free" -lt $(NEED_GB) ]; then \
 	echo "error: $$free GB free on this disk; building $(VENV) needs about $(NEED_GB) GB (free some, or NEED_GB=0)" >&2; \
 	exit 1; fi
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[cpu]'
+	$(PY) -m pip install -q -c $(PINS) -e '.[cpu]'
 	touch $@
 
-$(MXVENV)/.installed: pyproject.toml
+$(MXVENV)/.installed: pyproject.toml $(PINS)
 	$(PYTHON) -m venv $(MXVENV)
 	$(MXVENV)/bin/python -m pip install -q --upgrade pip
-	$(MXVENV)/bin/python -m pip install -q 'mxnet==1.9.1' 'numpy<1.24' 'ml_dtypes<0.5'
+	$(MXVENV)/bin/python -m pip install -q -c $(PINS) mxnet 'numpy<1.24' 'ml_dtypes<0.5'
 	touch $@
 
 mxnet-env: $(MXVENV)/.installed

@@ -1,0 +1,62 @@
+"""The extras state ranges, so that the harness installs beside a user's releases; the releases measured are pinned
+in constraints/pins.txt, which `make` and tox install through. Each pin must lie inside its extras' ranges (else
+the pinned environments could not be built), and every package an extra names is pinned there."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
+
+ROOT = Path(__file__).resolve().parents[1]
+PINS = ROOT / "constraints" / "pins.txt"
+
+
+def _extras() -> dict[str, list[Requirement]]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return {name: [Requirement(r) for r in reqs] for name, reqs in project["optional-dependencies"].items()}
+
+
+def _pins() -> dict[str, str]:
+    out = {}
+    for line in PINS.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, sep, version = line.partition("==")
+            assert sep and re.fullmatch(r"[\w.]+", version), f"{PINS.name}: not NAME==VERSION: {line!r}"
+            out[canonicalize_name(name)] = version
+    return out
+
+
+def test_extras_state_ranges_not_pins() -> None:
+    pinned = [f"{extra}: {req}" for extra, reqs in _extras().items() for req in reqs
+              if any(s.operator in ("==", "===") for s in req.specifier)]
+    assert not pinned, f"extras must state ranges (the pins live in {PINS.name}): {pinned}"
+
+
+def test_each_pin_lies_in_its_extras_ranges_and_each_framework_is_pinned() -> None:
+    pins = _pins()
+    own = canonicalize_name("gather-scatter-conformance")
+    for extra, reqs in _extras().items():
+        for req in reqs:
+            name = canonicalize_name(req.name)
+            if name == own or extra in ("report", "dev"):  # the groups of extras; tools stay unpinned
+                continue
+            if not any(s.operator in (">=", ">", "~=") for s in req.specifier):
+                continue  # a limit another package needs (mxnet's numpy<1.24), not a release measured
+            assert name in pins, f"[{extra}] {req.name} has no pin in {PINS.name}"
+            assert req.specifier.contains(pins[name], prereleases=True), \
+                f"{PINS.name} pins {req.name}=={pins[name]}, outside [{extra}]'s {req.specifier}"
+
+
+def test_make_and_tox_install_through_the_pins() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"pip install .*-c \$\(PINS\) -e '\.\[cpu\]'", makefile)
+    assert "PINS := constraints/pins.txt" in makefile
+    tox = (ROOT / "tox.ini").read_text()
+    assert re.search(r"^\[testenv\]\n(?:[^\[].*\n)*constraints = \{toxinidir\}/constraints/pins\.txt$", tox, re.M)

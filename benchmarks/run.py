@@ -1,6 +1,6 @@
 """The harness's cost, measured side by side with calling the frameworks directly; prints ratios (issue #9).
 
-    .venv/bin/python benchmarks/run.py              # overhead, collection, reference, onnx-runner (minutes)
+    .venv/bin/python benchmarks/run.py              # overhead, collection, reference, onnx-runner, plugin (minutes)
     .venv/bin/python benchmarks/run.py --quick      # fewer cases and repetitions (a smoke run)
     .venv/bin/python benchmarks/run.py --matrix     # also the full CPU matrix, serial and -n 2 (about an hour)
     .venv/bin/python benchmarks/run.py --only collection,reference
@@ -13,6 +13,7 @@ Parts (benchmarks/README.md has the method and the latest results):
   onnx-runner onnx.backend.test's runner on the gather/scatter node tests vs this harness on the same cases
   history     a release sweep vs (its environment from a warm cache + the same cases), and the full onnxruntime sweep
   report      the report page of a full run: size, elements and load time in headless Chromium, now vs --report-ref
+  plugin      an unrelated one-test pytest run with the plugin loaded vs without it: seconds added
 
 Exit status 0 whatever the ratios are: a benchmark reports; it does not gate.
 """
@@ -30,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import Row, print_rows
 
-PARTS = ("overhead", "collection", "reference", "onnx-runner", "history", "report", "matrix")
-DEFAULT_PARTS = ("overhead", "collection", "reference", "onnx-runner")
+PARTS = ("overhead", "collection", "reference", "onnx-runner", "history", "report", "plugin", "matrix")
+DEFAULT_PARTS = ("overhead", "collection", "reference", "onnx-runner", "plugin")
 
 
 def _part(name: str, args: argparse.Namespace) -> list[Row]:
@@ -60,6 +61,10 @@ def _part(name: str, args: argparse.Namespace) -> list[Row]:
         from benchmarks import report
 
         return report.run(reps=3 if args.quick else 5, ref=args.report_ref)
+    if name == "plugin":
+        from benchmarks import plugin_load
+
+        return plugin_load.run(reps=7 if args.quick else 31)
     from benchmarks import matrix
 
     return matrix.run(workers=(1, 2), frameworks=args.framework)

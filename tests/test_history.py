@@ -17,6 +17,7 @@ from gather_scatter_conformance.harness.history.sweep import fold
 from gather_scatter_conformance.harness.judge import baseline
 
 ROOT = Path(__file__).resolve().parent.parent
+GSC = [sys.executable, "-m", "gather_scatter_conformance"]
 AVAILABLE = ("1.15.0", "1.16.0", "1.16.3", "1.17.0", "1.17.1", "1.17.3", "1.18.0", "1.20.1", "1.20.0")
 
 
@@ -134,7 +135,7 @@ def test_a_real_two_release_sweep_of_onnxruntime(tmp_path: Path) -> None:
     """Two onnxruntime releases, each installed into its own environment and run on the Gather probes."""
     pytest.importorskip("onnx")
     history = tmp_path / "history"
-    cmd = [sys.executable, "-m", "harness", "history", "onnxruntime", "--releases", "1.16.3,1.31.1",
+    cmd = [*GSC, "history", "onnxruntime", "--releases", "1.16.3,1.31.1",
            "--cases", str(PROBES), "--dir", str(history)]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -149,7 +150,7 @@ def test_a_real_two_release_sweep_of_onnxruntime(tmp_path: Path) -> None:
     assert old[("Gather", "Gather-13", "cpu", "negative-indices")]["packages"]["numpy"].startswith("1.")
     # 1.16 has no bfloat16 Gather kernel; 1.31 has one: the change --diff must print.
     assert old[("Gather", "Gather-13", "cpu", "data-dtype:bfloat16")]["label"] == "error"
-    diff = subprocess.run([sys.executable, "-m", "harness", "history", "--diff", "onnxruntime", "1.16.3", "1.31.1",
+    diff = subprocess.run([*GSC, "history", "--diff", "onnxruntime", "1.16.3", "1.31.1",
                            "--dir", str(history)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert diff.returncode == 0, diff.stderr
     assert "Gather Gather-13 data-dtype:bfloat16: error -> ok" in diff.stdout
@@ -168,7 +169,7 @@ def test_drop_removes_a_release_environment_and_says_what_it_freed(tmp_path: Pat
 def test_a_sweep_with_drop_envs_keeps_the_records_and_no_environment(tmp_path: Path) -> None:
     pytest.importorskip("onnx")
     history, cache = tmp_path / "history", tmp_path / "envs"
-    cmd = [sys.executable, "-m", "harness", "history", "onnxruntime", "--releases", "1.31.1", "--cases", str(PROBES),
+    cmd = [*GSC, "history", "onnxruntime", "--releases", "1.31.1", "--cases", str(PROBES),
            "--dir", str(history), "--drop-envs"]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1200,
                           env={**os.environ, envs.CACHE_ENV: str(cache)})

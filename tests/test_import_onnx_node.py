@@ -1,4 +1,4 @@
-"""`python -m harness import onnx-node`: the committed cases/imported files are exactly a fresh import of ONNX's
+"""`gsc import onnx-node`: the committed cases/imported files are exactly a fresh import of ONNX's
 node tests, and every imported case holds ONNX's inputs and output bit for bit."""
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ def loaded() -> dict[str, Case]:
 def test_committed_files_equal_a_fresh_import() -> None:
     # --check in a separate interpreter: the committed bytes equal what a fresh import writes, so the import
     # depends on nothing in this process (and the files must be regenerated when ONNX's tests change).
-    check = subprocess.run([sys.executable, "-m", "harness", "import", "onnx-node", "--check"],
+    check = subprocess.run([sys.executable, "-m", "gather_scatter_conformance", "import", "onnx-node", "--check"],
                            cwd=ROOT, capture_output=True, text=True, timeout=300)
-    hint = f"re-run `python -m harness import onnx-node` (onnx {onnx.__version__})"
+    hint = f"re-run `gsc import onnx-node` (onnx {onnx.__version__})"
     assert check.returncode == 0, f"{hint}:\n{check.stdout}"
     assert sorted(p.name for p in IMPORTED.glob("*.yaml")) == sorted(
         onnx_node.file_name(op) for op in ("Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND"))

@@ -76,7 +76,8 @@ def test_symptoms_both_reproduce_and_not() -> None:
 
 def test_docs_page_is_rendered_from_the_cases() -> None:
     page = (ROOT / "docs" / "regression.md").read_text(encoding="utf-8")
-    assert page == render(CASES), "docs/regression.md is stale: run `python -m harness.importers.regression --docs`"
+    assert page == render(CASES), ("docs/regression.md is stale: run "
+                                   "`python -m gather_scatter_conformance.harness.importers.regression --docs`")
     for case in CASES:
         assert case.spec.bug.issue in page
 

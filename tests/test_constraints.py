@@ -4,7 +4,11 @@ the pinned environments could not be built), and every package an extra names is
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,3 +64,23 @@ def test_make_and_tox_install_through_the_pins() -> None:
     assert "PINS := constraints/pins.txt" in makefile
     tox = (ROOT / "tox.ini").read_text()
     assert re.search(r"^\[testenv\]\n(?:[^\[].*\n)*constraints = \{toxinidir\}/constraints/pins\.txt$", tox, re.M)
+
+
+@pytest.mark.slow
+def test_the_makefiles_install_resolves_to_the_pins(tmp_path: Path) -> None:
+    # What `make` runs, resolved by pip without installing (--dry-run --report), in a venv of its own: every pinned
+    # package the cpu extra asks for comes out at its pin (torch as the pin's CPU build where pip finds one).
+    src = tmp_path / "src"  # a copy: resolving builds the package's metadata in its tree
+    shutil.copytree(ROOT, src, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", ".venv*", ".tox", "build", "*.egg-info", "results", "reports", "__pycache__", ".hypothesis"))
+    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True, timeout=300)
+    report = tmp_path / "report.json"
+    proc = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-m", "pip", "install", "-q", "--dry-run",
+                           "--ignore-installed", "--report", str(report), "-c", str(PINS), f"{src}[cpu]"],
+                          capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = {canonicalize_name(i["metadata"]["name"]): i["metadata"]["version"]
+           for i in json.loads(report.read_text())["install"]}
+    wrong = {n: (v, got[n]) for n, v in _pins().items() if n in got and got[n].split("+")[0] != v}
+    assert not wrong, f"pin, resolved: {wrong}"
+    assert {"onnx", "onnxruntime", "openvino", "tensorflow", "torch", "jax", "paddlepaddle"} <= set(got)

@@ -16,7 +16,7 @@ from typing import Any
 from markupsafe import Markup
 
 from gather_scatter_conformance.harness.cases.load import Case, load_file
-from gather_scatter_conformance.harness.report.repro import script_body, script_head, snippet
+from gather_scatter_conformance.harness.report.repro import baseline_label, script_body, script_head, snippet
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE_SCRIPT_ELEMENTS = 20_000  # input elements of a case up to which the page carries its repro scripts' inputs
@@ -70,7 +70,7 @@ def _script_body(case: Case | None, rec: dict[str, Any]) -> str | None:
     if case is None or not rec.get("native"):
         return None
     try:
-        return script_body(case, rec)
+        return script_body(case, rec, baseline_label(rec))
     except Exception:  # a case that no longer builds still shows its record
         return None
 

@@ -182,9 +182,11 @@ class Record(BaseModel):
         return cls.model_validate({**_LEGACY, **obj})
 
 
-# What an earlier harness's record means by leaving a field out (every field but the result's identity and verdict).
+# What an earlier harness's (or a hand-written) record means by leaving a field out: every field but the result's
+# identity (case, framework) and its outcome and verdict.
 _LEGACY: dict[str, Any] = {
-    "schema_version": 0, "harness_version": "", "case_file": "", "case_id": "", "tags": [], "framework_version": "",
+    "schema_version": 0, "harness_version": "", "case_file": "", "case_id": "", "op": "", "tags": [],
+    "framework_version": "",
     "variant": "", "api": "", "device": "cpu", "device_name": None, "error_type": None, "error_message": None,
     "signal": None, "duration_s": 0.0, "distinct_outputs": None, "expected": None, "python": "", "host": "",
     "time": "", "spec": "inside", "reason": "",

@@ -247,3 +247,10 @@ def test_a_framework_in_its_own_interpreter_is_not_checked_here(project: pytest.
                                           "--collect-only", "-q")
     assert result.ret == pytest.ExitCode.OK, result.stderr.str()
     assert "2 tests collected" in result.stdout.str()
+
+
+def test_resuming_from_a_file_that_is_not_results_is_a_usage_error(project: pytest.Pytester) -> None:
+    (project.path / "r.jsonl").write_text((project.path / "cases" / "gather.yaml").read_text())
+    result = project.runpytest_subprocess("cases", "--framework", "numpy", "--results", "r.jsonl", "--resume")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--resume: r.jsonl: not a results file (it looks like YAML" in result.stderr.str()

@@ -24,7 +24,7 @@ from gather_scatter_conformance import adapters
 from gather_scatter_conformance.harness.cases.errors import CaseFileError
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.report.repro import failure_message
-from gather_scatter_conformance.harness.run.records import ResultsWriter, read, record_key
+from gather_scatter_conformance.harness.run.records import NotResultsFile, ResultsWriter, read, record_key
 
 DEFAULT_GLOB = "*.yaml *.yml"
 # A case file's top level holds `op:` and `cases:` at the start of a line (comments and other keys may come first).
@@ -113,7 +113,10 @@ class _State:
         self.writer = ResultsWriter(path) if path else None
         self.done: set[tuple[str, str, str, str]] = set()
         if path and resume and Path(path).exists():
-            self.done = {record_key(r) for r in read([path])}
+            try:
+                self.done = {record_key(r) for r in read([path])}
+            except NotResultsFile as exc:
+                raise pytest.UsageError(f"--resume: {exc}") from None
         self.counts: Counter[tuple[str, str]] = Counter()
         self.executor: Any = None
         self.update_baseline = config.getoption("update_baseline")

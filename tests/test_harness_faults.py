@@ -254,3 +254,16 @@ def test_resuming_from_a_file_that_is_not_results_is_a_usage_error(project: pyte
     result = project.runpytest_subprocess("cases", "--framework", "numpy", "--results", "r.jsonl", "--resume")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--resume: r.jsonl: not a results file (it looks like YAML" in result.stderr.str()
+
+
+def test_a_failure_to_judge_a_result_is_a_harness_fault(broken: dict[str, Case],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from gather_scatter_conformance.harness.judge import classify
+
+    def broken_label(*args: Any) -> str:
+        return {}["a label the classifier lacks"]
+
+    monkeypatch.setattr(classify, "label", broken_label)
+    record = execute(broken["probe-negative"], "numpy", "take", InProcess())
+    assert record["outcome"] == "harness-error" and record["verdict"] == "n/a" and record["fault"]["phase"] == "judge"
+    assert record["api"] == "np.take(data, indices, axis=0)" and "broken_label" in record["fault"]["traceback"]

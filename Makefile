@@ -68,6 +68,7 @@ lint: $(VENV)/.installed
 
 schema: $(VENV)/.installed
 	$(PY) -m gather_scatter_conformance schema --out cases/schema.json
+	$(PY) -m gather_scatter_conformance schema --records --out gather_scatter_conformance/schemas/record.schema.json
 
 clean:
 	rm -rf $(VENV) $(MXVENV) results .tox

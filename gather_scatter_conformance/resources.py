@@ -1,5 +1,5 @@
-"""Where the harness's own data lives: the case corpus, baselines, documented claims, known deviations and the
-case-file JSON Schema.
+"""Where the harness's own data lives: the case corpus, baselines, documented claims, known deviations, the
+case-file JSON Schema and the result records' one.
 
 In a checkout they are the top-level ``cases/`` (the corpus, with ``schema.json``), ``baselines/``, ``claims/`` and
 ``known/``; ``gather_scatter_conformance/data/`` links to them, and a wheel carries them there as package data, so
@@ -33,6 +33,11 @@ def known_dir() -> Path:
 def schema_path() -> Path:
     """The case-file JSON Schema (``cases/schema.json`` in a checkout)."""
     return DATA / "cases" / "schema.json"
+
+
+def record_schema_path() -> Path:
+    """The JSON Schema of result records (``gsc schema --records`` writes it; vocab.record.Record is its source)."""
+    return Path(__file__).resolve().parent / "schemas" / "record.schema.json"
 
 
 def cases_dir() -> Path:

@@ -100,11 +100,14 @@ def test_baseline_from_results_file(tmp_path: Path) -> None:
                 "framework_version": "2.4",
                 "variant": "take",
                 "device": "cpu",
+                "outcome": "ok",
+                "verdict": "conforms",
                 "label": "wrap",
             }
         )
         + "\n"
-        + json.dumps({"case": "cases/p.yaml::plain", "framework": "numpy", "variant": "take"})
+        + json.dumps({"case": "cases/p.yaml::plain", "framework": "numpy", "variant": "take", "outcome": "ok",
+                      "verdict": "conforms"})
         + "\n"
     )
     assert main(["baseline", str(results), "--dir", str(tmp_path / "b")]) == 0

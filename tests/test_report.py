@@ -104,6 +104,7 @@ def test_sections_and_files(report: dict[str, Any]) -> None:
     for section in ("findings", "run", "legend", "behaviour", "conformance", "dtypes", "agreement", "changes"):
         assert f'<section id="{section}"' in html
     assert 'id="no-changes"' in html and 'id="changed-labels"' not in html  # changes only with --baseline
+    assert 'id="harness-faults"' not in html  # listed only where the harness failed
     assert 'id="beh-Gather"' in html  # one behaviour table per operator (the probes here are Gather's)
     assert "testhost" in html and "2.13.0" in html and "3.11.7" in html  # header: machine, versions, Python
     rows = json.loads(report["paths"]["behaviour.json"].read_text())
@@ -117,6 +118,25 @@ def test_sections_and_files(report: dict[str, Any]) -> None:
     assert re.search(cell.format(cls="sev-unsafe", sym="⚠", text=r"Crash \(SIGFPE\)"), html)
     assert "What happens to an index &gt;= s?" in html  # the dimension's question, escaped
     assert re.search(r'<td class="sev-alt" data-bl="\d+"[^>]*>◇</td>', html)  # dtype matrix: no API runs it
+
+
+def test_harness_faults_are_listed_apart(tmp_path: Path) -> None:
+    fault = {"phase": "prepare", "where": "/site/gather_scatter_conformance/adapters/paddle.py:12", "traceback": "…"}
+    faults = [rec(case, op, "paddle", "gather", "harness-error", "n/a", error_type="NameError",
+                  error_message="name 'sorce' is not defined", reason="harness fault (prepare)", fault=fault)
+              for case, op in ((GATHER6, "Gather"), (GATHERND1, "GatherND"))]
+    paths = generate([write(tmp_path / "r.jsonl", [*sample_records(), *faults])], tmp_path / "out",
+                     claims_dir=NO_CLAIMS)
+    html = paths["index.html"].read_text(encoding="utf-8")
+    section = html[html.index('<section id="harness-faults"'):]
+    section = section[:section.index("</section>")]
+    assert "<td>paddle:gather</td><td>prepare</td>" in section
+    assert "gather_scatter_conformance/adapters/paddle.py:12" in section and "/site/" not in section
+    assert "NameError: name &#39;sorce&#39; is not defined" in section and '<td class="num">2</td>' in section
+    findings = html[html.index('<section id="findings"'):]
+    assert "paddle" not in findings[:findings.index("</section>")]  # no finding
+    rows = list(csv.DictReader(paths["matrix.csv"].open()))
+    assert {r["paddle:gather"] for r in rows if r.get("paddle:gather")} == {"n/a"}
 
 
 def test_matrix_csv_and_counts(report: dict[str, Any]) -> None:

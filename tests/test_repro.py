@@ -1,15 +1,19 @@
-"""A deviation's failure message carries the smallest repro: inputs, attributes, the native call, both results."""
+"""A deviation's failure message carries the smallest repro: inputs, attributes, the native call, both results; and
+repro scripts assert what was observed: a value where the spec raises, the class of an unchecked read, string data."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.judge.verdict import judge
-from gather_scatter_conformance.harness.report.repro import failure_message
-from gather_scatter_conformance.harness.run.runner import execute
+from gather_scatter_conformance.harness.report.repro import failure_message, script
+from gather_scatter_conformance.harness.run.runner import InProcess, execute
 from gather_scatter_conformance.vocab import wire
 
 
@@ -46,9 +50,82 @@ def test_message_for_an_error(tmp_path: Path) -> None:
 
 
 def test_execute_in_process_numpy(tmp_path: Path) -> None:
-    from gather_scatter_conformance.harness.run.runner import InProcess
-
     record = execute(_case(tmp_path), "numpy", "take", InProcess())
     assert record["verdict"] == "conforms"
     assert record["observed"] == [3.0]
     assert record["framework_version"] == np.__version__
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _probe(nodeid: str) -> Case:
+    file, _, cid = nodeid.partition("::")
+    return next(c for c in load_file(ROOT / file, file) if isinstance(c, Case) and c.id == cid)
+
+
+def _run_script(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, cwd=path.parent)
+
+
+def test_a_value_where_the_spec_raises_is_kept_and_its_repro_asserts_it(tmp_path: Path) -> None:
+    # jax.numpy indexing clamps an index past the end: a value where canonical semantics raise.
+    case = _probe("cases/probes/gather.yaml::probe-oob-positive")
+    record = execute(case, "jax", "indexing", InProcess())
+    assert record["verdict"] == "deviates" and record["deviation"] == "no-error" and record["label"] == "clamp"
+    assert record["observed"] == [50.0, 20.0] and record["observed_dtype"] == "float32"
+    assert "observed: [50.0, 20.0] dtype=float32" in failure_message(case, record)
+    path = tmp_path / "repro.py"
+    path.write_text(script(case, record))
+    assert "observed = np.asarray(json.loads(" in path.read_text()
+    ran = _run_script(path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    # The script asserts the value: another one fails it.
+    path.write_text(path.read_text().replace("[50.0, 20.0]", "[30.0, 20.0]"))
+    assert _run_script(path).returncode != 0
+
+
+def test_an_unchecked_read_asserts_its_class_not_its_bytes(tmp_path: Path) -> None:
+    from gather_scatter_conformance.harness.run.isolation import Isolated
+
+    # OpenVINO's GatherND reads past its buffer for an index past the end (risky: run in a worker).
+    case = _probe("cases/probes/gather_nd.yaml::probe-oob-positive")
+    executor = Isolated(timeout=120.0)
+    try:
+        record = execute(case, "openvino", "GatherND-8", executor)
+    finally:
+        executor.close()
+    if record.get("label") != "garbage":  # its baseline label; a run reading zeros here would be a `zero` probe
+        pytest.skip(f"GatherND-8 read {record.get('label')} this time, not garbage")
+    text = script(case, record)
+    # No valid result exists (canonical semantics raise): a value of the observed shape is the class.
+    assert "VALID = []  # canonical semantics: an error" in text and "observed = np.asarray" not in text
+    assert "assert list(result.shape) == [2]" in text
+    path = tmp_path / "repro.py"
+    path.write_text(text)
+    ran = _run_script(path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "no valid result: an unchecked read" in ran.stdout
+    # A probe that read zeros once: its bytes are asserted, unless its baseline names alternatives (zero|garbage).
+    zero = {**record, "label": "zero", "observed": [0.0, 5.0]}
+    assert "observed = np.asarray" in script(case, zero)
+    assert "VALID = []" in script(case, zero, accept="zero|garbage")
+
+
+def test_openvino_repro_scripts_run_on_string_data(tmp_path: Path) -> None:
+    from gather_scatter_conformance.adapters.openvino import ADAPTER
+    from gather_scatter_conformance.harness.run.runner import payload
+    from gather_scatter_conformance.harness.run.worker import _case_data
+
+    case = _probe("cases/probes/gather.yaml::probe-data-dtype-string")
+    ran = {}
+    for variant in ADAPTER.variants("Gather"):
+        record = execute(case, "openvino", variant, InProcess())
+        assert record["outcome"] == "ok" and record["observed_dtype"] == "string", record
+        # The script of this (conforming) call, made as a finding's is: the native call's own source.
+        _api, source = ADAPTER.describe(_case_data(payload(case)), variant)
+        path = tmp_path / f"{variant}.py"
+        path.write_text(script(case, {**record, "native": source}))
+        done = _run_script(path)
+        ran[variant] = "ok" if done.returncode == 0 else done.stderr[-300:]
+    assert set(ran.values()) == {"ok"}, ran

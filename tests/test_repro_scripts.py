@@ -3,7 +3,9 @@ standalone script written (harness.report.repro.script) and run in that framewor
 0, i.e. the recorded behaviour reproduced. MXNet's scripts run in .venv-mxnet.
 
 The findings are probes whose baseline label differs from the canonical one (baselines/<framework>.yaml): one per
-variant, measured again here, so a script is judged against what the harness observes today.
+variant, measured again here, so a script is judged against what the harness observes today. A baseline label that
+names alternatives (``zero|garbage``: an unchecked read) is passed to the script, which then asserts the class of
+what it sees, not its bytes.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from gather_scatter_conformance.harness.run.runner import execute
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHONS = adapters.venv_pythons(ROOT)
+GSC = [sys.executable, "-m", "gather_scatter_conformance"]
 
 
 def _frameworks() -> list[str]:
@@ -45,8 +48,8 @@ def _probes() -> dict[str, Case]:
 
 def _candidates(known: dict, probes: dict[str, Case]) -> dict[str, list[str]]:
     """variant -> probe node ids whose label in the baseline ``known`` is not canonical (and not a hang), in file
-    order. A label naming alternatives (``zero|garbage``) is left out: the harness measured that probe's values
-    differ from run to run (an unchecked read), so no script can assert the ones it saw."""
+    order. A label naming alternatives (``zero|garbage``: the harness measured that probe's values differ from run
+    to run, an unchecked read) is kept: its script asserts their class."""
     from gather_scatter_conformance.harness.judge.dimensions import conforms
 
     out: dict[str, list[str]] = defaultdict(list)
@@ -54,7 +57,7 @@ def _candidates(known: dict, probes: dict[str, Case]) -> dict[str, list[str]]:
         nodeid, _, variant = key.partition("[")
         variant = variant.rstrip("]")
         case = probes.get(nodeid)
-        if case is None or "@" in variant or label in ("unsupported", "timeout") or "|" in label:
+        if case is None or "@" in variant or label == "unsupported" or "timeout" in label.split("|"):
             continue
         if not conforms(case.op, case.spec.dimension, label):
             out[variant].append(nodeid)
@@ -77,9 +80,11 @@ def test_a_repro_of_a_finding_runs_for_every_variant(framework: str, tmp_path: P
                 if baseline.check(known, baseline.item_key(nodeid, variant), record.get("label") or "",
                                   record.get("framework_version", "")):
                     continue  # not its baseline label: an unchecked read found other bytes (garbage read as NaN)
+                key = baseline.item_key(nodeid, variant)
+                alternatives = baseline.label_at(known, key, record.get("framework_version"))
                 path = tmp_path / f"{variant.replace('/', '_')}.py"
-                path.write_text(script(probes[nodeid], record))
-                written[str(path)] = f"{variant}: {nodeid} ({record['outcome']}, {record.get('label')})"
+                path.write_text(script(probes[nodeid], record, alternatives if "|" in (alternatives or "") else None))
+                written[str(path)] = f"{variant}: {nodeid} ({record['outcome']}, {record.get('label')}; {alternatives})"
                 break
     finally:
         executor.close()
@@ -94,7 +99,8 @@ def test_a_repro_of_a_finding_runs_for_every_variant(framework: str, tmp_path: P
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = dict(zip(written, pool.map(run, written), strict=True))
     failed = {written[p]: r for p, r in results.items() if r != "ok"}
-    print(f"{framework}: {len(results)} repro script(s) ran, {len(results) - len(failed)} reproduced")
+    print(f"{framework}: {len(results)} repro script(s) ran, {len(results) - len(failed)} reproduced:",
+          *written.values(), sep="\n  ")
     assert not failed, failed
 
 
@@ -116,20 +122,20 @@ def test_harness_repro_writes_a_script_that_reproduces_the_finding(tmp_path: Pat
 
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "probe.yaml").write_text(DEFAULT_AXIS_PROBE)
-    run = subprocess.run([sys.executable, "-m", "harness", "run", "mine", "--framework", "numpy,onnx-reference",
-                          "--results", "r.jsonl"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    run = subprocess.run([*GSC, "run", "mine", "--framework", "numpy,onnx-reference", "--results", "r.jsonl"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     out = tmp_path / "repro.py"
-    made = subprocess.run([sys.executable, "-m", "harness", "repro", "r.jsonl", "--case", "ge-default-axis",
-                           "--framework", "numpy", "--out", str(out)], cwd=tmp_path, capture_output=True, text=True)
+    made = subprocess.run([*GSC, "repro", "r.jsonl", "--case", "ge-default-axis", "--framework", "numpy", "--out",
+                           str(out)], cwd=tmp_path, capture_output=True, text=True)
     assert made.returncode == 0, made.stderr
     text = out.read_text()
     assert "np.take_along_axis(data, indices)" in text and "label default-axis = last" in text
     ran = subprocess.run([sys.executable, str(out)], capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     # A conforming record has nothing to reproduce: said, with a non-zero status.
-    none = subprocess.run([sys.executable, "-m", "harness", "repro", "r.jsonl", "--case", "ge-default-axis",
-                           "--framework", "onnx-reference"], cwd=tmp_path, capture_output=True, text=True)
+    none = subprocess.run([*GSC, "repro", "r.jsonl", "--case", "ge-default-axis", "--framework", "onnx-reference"],
+                          cwd=tmp_path, capture_output=True, text=True)
     assert none.returncode == 2 and "findings only" in none.stderr
     # The report's drill-down carries the same script for the finding.
     import os
@@ -153,4 +159,4 @@ def test_a_page_names_inputs_too_large_to_carry(tmp_path: Path) -> None:
     (case,) = load_file(tmp_path / "big.yaml")
     assert "np.frombuffer(base64.b64decode(" in script_head(case)  # the full script has every element
     page = script_head(case, max_elements=1000)
-    assert "data = ...  # float32 array of shape [300, 100]" in page and "python -m harness repro" in page
+    assert "data = ...  # float32 array of shape [300, 100]" in page and "gsc repro" in page

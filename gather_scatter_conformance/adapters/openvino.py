@@ -233,7 +233,8 @@ def native_spec(case: CaseData, variant: str) -> NodeSpec:
 
 
 # The conversions a repro script needs, as this module runs them: the functions' own source.
-_TENSOR_SOURCE = ["import openvino as ov", "from typing import Any", inspect.getsource(to_tensor),
+_TENSOR_SOURCE = ["import openvino as ov", "from typing import Any", inspect.getsource(_string_type),
+                  inspect.getsource(to_tensor),
                   inspect.getsource(from_tensor)]
 
 

@@ -70,10 +70,15 @@ def summary_text(paths: list[str]) -> str:
         versions[fw] = rec.get("framework_version", "")
         counts[(fw, rec["verdict"])] += 1
         counts[(fw, rec["outcome"])] += 1
-    cols = ("conforms", "deviates", "n/a", "ok", "error", "crash", "timeout")
-    lines = [f"{'framework':<16}{'version':<14}" + "".join(f"{c:>10}" for c in cols)]
+    # A harness fault (verdict n/a) is counted apart: the harness failed there, the framework gave no result.
+    cols = ("conforms", "deviates", "n/a", "ok", "error", "crash", "timeout", "harness-error")
+    lines = [f"{'framework':<16}{'version':<14}" + "".join(f"{c:>10}" for c in cols[:-1]) + f"{cols[-1]:>15}"]
     for fw in sorted(versions):
-        lines.append(f"{fw:<16}{versions[fw][:13]:<14}" + "".join(f"{counts[(fw, c)]:>10}" for c in cols))
+        lines.append(f"{fw:<16}{versions[fw][:13]:<14}" + "".join(f"{counts[(fw, c)]:>10}" for c in cols[:-1])
+                     + f"{counts[(fw, cols[-1])]:>15}")
+    faults = sum(counts[(fw, "harness-error")] for fw in versions)
+    if faults:
+        lines.append(f"{faults} harness fault(s): the harness or an adapter failed, not the framework (no result)")
     return "\n".join(lines)
 
 
@@ -102,7 +107,10 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _schema(args: argparse.Namespace) -> int:
-    from gather_scatter_conformance.harness.cases.schema import json_schema
+    if args.records:
+        from gather_scatter_conformance.vocab.record import json_schema
+    else:
+        from gather_scatter_conformance.harness.cases.schema import json_schema
 
     text = json.dumps(json_schema(), indent=2) + "\n"
     if args.out:
@@ -167,7 +175,7 @@ def _diff(args: argparse.Namespace) -> int:
 def _repro(args: argparse.Namespace) -> int:
     from gather_scatter_conformance.harness.judge.verdict import is_finding
     from gather_scatter_conformance.harness.report.drilldown import CaseIndex
-    from gather_scatter_conformance.harness.report.repro import script
+    from gather_scatter_conformance.harness.report.repro import baseline_label, script
     from gather_scatter_conformance.harness.run.records import read
 
     framework, _, variant = args.framework.partition(":")
@@ -189,7 +197,7 @@ def _repro(args: argparse.Namespace) -> int:
         print(f"case {record['case']} not found (run from the directory the run was made in)", file=sys.stderr)
         return 2
     try:
-        text = script(case, record)
+        text = script(case, record, baseline_label(record, Path(args.baseline_dir) if args.baseline_dir else None))
     except ValueError as exc:
         print(f"{exc} (results written before repro scripts existed: run the case again)", file=sys.stderr)
         return 2
@@ -218,8 +226,10 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--resume", action="store_true")
     val = sub.add_parser("validate", help="check case files (default: the shipped corpus); one line per problem")
     val.add_argument("files", nargs="*")
-    sch = sub.add_parser("schema", help="print (or write) the case-file JSON Schema")
+    sch = sub.add_parser("schema", help="print (or write) the case-file JSON Schema, or the result records' one")
     sch.add_argument("--out", default="")
+    sch.add_argument("--records", action="store_true", help="the JSON Schema of result records (shipped as "
+                     "gather_scatter_conformance/schemas/record.schema.json) instead of case files'")
     mer = sub.add_parser("merge", help="merge results files (later records win)")
     mer.add_argument("files", nargs="+")
     mer.add_argument("--out", required=True)
@@ -248,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     rpr.add_argument("--framework", required=True, help="NAME or NAME:VARIANT (default: its first finding)")
     rpr.add_argument("--device", default="cpu")
     rpr.add_argument("--out", default="", help="write the script here (default: standard output)")
+    rpr.add_argument("--baseline-dir", default="", help="baselines whose alternatives (zero|garbage: an unchecked "
+                     "read) the script accepts (default: ./baselines if present, else the shipped ones)")
     bas = sub.add_parser("baseline", help="write baselines/<framework>.yaml from the probe labels in results files")
     bas.add_argument("files", nargs="+")
     bas.add_argument("--dir", default="baselines", help="where to write (default: ./baselines, which runs from this "
@@ -284,4 +296,23 @@ def main(argv: list[str] | None = None) -> int:
         "fuzz": fuzz.main,
         "history": history.main,
     }
-    return commands[args.cmd](args)
+    from gather_scatter_conformance.harness.run.records import NotResultsFile
+
+    try:
+        return commands[args.cmd](args)
+    except NotResultsFile as exc:  # a history file, a YAML file, garbage: say what was expected, in one line
+        print(f"gsc {args.cmd}: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        extra = _EXTRA_OF.get((exc.name or "").partition(".")[0])
+        if extra is None:
+            raise
+        from gather_scatter_conformance.adapters import DISTRIBUTION
+
+        print(f"gsc {args.cmd} needs {exc.name}, which is not installed: pip install '{DISTRIBUTION}[{extra}]'",
+              file=sys.stderr)
+        return 2
+
+
+# Optional packages the commands import, and the extra that installs each (pyproject.toml).
+_EXTRA_OF = {"jinja2": "report", "pandas": "report", "markupsafe": "report"}

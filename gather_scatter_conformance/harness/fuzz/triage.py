@@ -226,7 +226,7 @@ def assess(gc: GenCase, case: Case, record: dict[str, Any], observed: np.ndarray
     if record["verdict"] == "conforms":
         return Verdict("agree")
     outcome = record["outcome"]
-    if outcome == "unsupported":
+    if outcome in ("unsupported", "harness-error"):  # the API cannot express it, or the harness failed: no result
         return Verdict("n/a", note=record.get("reason", ""))
     dims = touched(gc)
     context = describe_labels(have, dims)

@@ -65,11 +65,18 @@ def _index_label(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, Any], 
     return "garbage"
 
 
+def single_orders(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, Any]) -> list[tuple[str, Any]]:
+    """A scatter's output under each single order of its duplicate writes, labelled: ``last-wins``,
+    ``first-wins``, ``accumulate`` (None where the engine cannot compute one)."""
+    return [(label, _try(op, inputs, attrs, Policy(duplicates=policy)))
+            for policy, label in (("last", "last-wins"), ("first", "first-wins"), ("accumulate", "accumulate"))]
+
+
 def _duplicates_label(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, Any], observed: np.ndarray) -> str:
     if attrs.get("reduction", "none") != "none":
         return "reduce-all" if _same(observed, _try(op, inputs, attrs)) else "garbage"
-    for policy, label in (("last", "last-wins"), ("first", "first-wins"), ("accumulate", "accumulate")):
-        if _same(observed, _try(op, inputs, attrs, Policy(duplicates=policy))):
+    for label, output in single_orders(op, inputs, attrs):
+        if _same(observed, output):
             return label
     allowed = _try(op, inputs, attrs)
     if isinstance(allowed, AllowedOutputs) and allowed.contains(observed).all():

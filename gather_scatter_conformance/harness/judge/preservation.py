@@ -11,6 +11,7 @@ death it was.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -18,31 +19,31 @@ import numpy as np
 from gather_scatter_conformance.harness.cases.load import Case
 from gather_scatter_conformance.harness.judge.compare import compare
 from gather_scatter_conformance.harness.judge.verdict import judge, stored
-from gather_scatter_conformance.vocab import wire
+from gather_scatter_conformance.vocab.record import Result
 
 PRESERVATION = ("preserved", "changed", "conversion-failed", "unknown")
 
 
-def side_label(case: Case, res: dict[str, Any], expected: Any) -> str:
+def side_label(case: Case, res: Result | Mapping[str, Any], expected: Any) -> str:
     """The label of one side's outcome: a probe's behaviour label; for other cases ``ok`` (conforms), ``wrong``
     (a value the canonical semantics do not give), ``error``, ``crash:<SIGNAL>``, ``timeout``, ``unsupported``."""
-    outcome = res["outcome"]
+    res = Result.of(res)
+    outcome = res.outcome
     if outcome == "crash":
-        return f"crash:{res.get('signal') or 'exit'}"
+        return f"crash:{res.signal or 'exit'}"
     if outcome in ("timeout", "unsupported") or (outcome == "error" and not case.spec.dimension):
         return outcome
     verdict = judge(case, res, expected)
     if case.spec.dimension:
         from gather_scatter_conformance.harness.judge.classify import label
 
-        observed = wire.decode(res["value"]) if outcome == "ok" else None
-        return label(case.spec.dimension, case.op, case.inputs(), case.attrs, {**res, **verdict}, observed)
+        return label(case.spec.dimension, case.op, case.inputs(), case.attrs, {**res.raw, **verdict}, res.observed)
     return "ok" if verdict["verdict"] == "conforms" else "wrong"
 
 
-def _same(a: np.ndarray | None, b: np.ndarray | None, source: dict[str, Any], target: dict[str, Any]) -> bool:
+def _same(a: np.ndarray | None, b: np.ndarray | None, source: Result, target: Result) -> bool:
     """Both sides did the same: the same outcome, and for values the same dtype, shape and elements."""
-    if source["outcome"] != target["outcome"]:
+    if source.outcome != target.outcome:
         return False
     if a is None or b is None:
         return True
@@ -54,23 +55,26 @@ def _same(a: np.ndarray | None, b: np.ndarray | None, source: dict[str, Any], ta
         return False
 
 
-def account(case: Case, description: dict[str, Any], res: dict[str, Any], record: dict[str, Any],
+def account(case: Case, description: dict[str, Any], res: Result | Mapping[str, Any], record: Mapping[str, Any],
             expected: Any) -> dict[str, Any]:
     """The ``conversion`` field of a path's record: the path (``description``, the adapter's static one, is used
     when the run died before reporting), versions, options, stage reached, both sides' labels and values, and the
     preservation verdict with a one-line ``summary`` (``changed: wrap -> zero``)."""
+    res = Result.of(res)
     conv = dict(res.get("conversion") or description)
     source = conv.pop("source_result", None)
+    if source is not None:
+        source = Result.of(source)
     target_label = record.get("label") or side_label(case, res, expected)
     conv["target_label"] = target_label
-    a = wire.decode(source["value"]) if source is not None and source["outcome"] == "ok" else None
-    b = wire.decode(res["value"]) if res["outcome"] == "ok" else None
+    a = source.observed if source is not None else None
+    b = res.observed
     if source is not None:  # what the source did natively, whatever became of the conversion
         conv["source_label"] = side_label(case, source, expected)
         if a is not None:
             conv.update(source_value=stored(a), source_dtype=str(a.dtype), source_shape=list(a.shape))
         else:
-            conv["source_error"] = f"{source.get('error_type', '')}: {source.get('error_message', '')}".strip(": ")
+            conv["source_error"] = f"{source.error_type or ''}: {source.error_message or ''}".strip(": ")
     died = record["outcome"] in ("crash", "timeout")
     ending = f"crashed ({record.get('signal') or 'exit'})" if record["outcome"] == "crash" else "hung (timeout)"
     if died and conv.get("stage") == "convert":  # the converter itself took the process down

@@ -6,6 +6,7 @@ them a refusal conforms and the reference's value is an extension; inside them o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,8 @@ from gather_scatter_conformance.harness.cases.load import Case, ExpectedError
 from gather_scatter_conformance.harness.judge.compare import compare, reduction_atol
 from gather_scatter_conformance.harness.reference import AllowedOutputs, compute, constraints
 from gather_scatter_conformance.harness.reference.constraints import Outside
-from gather_scatter_conformance.vocab import dtypes, wire
+from gather_scatter_conformance.vocab import dtypes
+from gather_scatter_conformance.vocab.record import HARNESS_ERROR, Result
 
 SMALL = 64  # arrays with at most this many elements are stored whole in records (for the report's drill-down)
 
@@ -92,51 +94,55 @@ def _exercises_types(case: Case) -> bool:
             or _dtype_name(inputs["indices"].dtype) != dtypes.DEFAULT_INDEX_DTYPE)
 
 
-def judge(case: Case, res: dict[str, Any], expected: Any) -> dict[str, Any]:
-    """Verdict fields for a worker result: conforms | deviates | n/a, with error size and a short reason.
+def judge(case: Case, res: Result | Mapping[str, Any], expected: Any) -> dict[str, Any]:
+    """Verdict fields for a worker result (a :class:`Result`, or the worker's dict, decoded here): conforms |
+    deviates | n/a, with the observed value, error size and a short reason.
 
     Besides ``verdict`` and ``reason`` the fields always hold ``spec`` (``inside``, or ``outside (<why>)`` when the
     case's element types break the canonical type constraints, harness.reference.constraints). Outside the spec a
     refusal conforms, the reference's value conforms as an ``extension`` (e.g. ``int32-indices``), and only another
     value, a crash or a hang deviates. A deviation also says its kind in ``deviation``: value, output-dtype, dtype (a
     type the spec allows was refused), error (raised where a value is due), no-error (a value where the spec
-    raises), crash or timeout.
+    raises), crash or timeout. Every value returned is kept (``observed``, its dtype and shape), a value where
+    the spec raises included. A harness fault (outcome ``harness-error``) is no answer of the framework: n/a.
     """
     outside = outside_spec(case)
     scope = {"spec": "inside" if outside is None else f"outside ({outside.reason})"}
-    fields = _judge(case, res, expected, outside)
+    fields = _judge(case, Result.of(res), expected, outside)
     if fields["verdict"] == "deviates" and "deviation" not in fields:
         fields["deviation"] = "value"
     return {**scope, **fields}
 
 
-def _judge(case: Case, res: dict[str, Any], expected: Any, outside: Outside | None) -> dict[str, Any]:
-    outcome = res["outcome"]
+def _judge(case: Case, res: Result, expected: Any, outside: Outside | None) -> dict[str, Any]:
+    outcome = res.outcome
+    if outcome == HARNESS_ERROR:
+        phase = (res.get("fault") or {}).get("phase", "")
+        return {"verdict": "n/a", "reason": f"harness fault ({phase}): {res.error_type}: {res.error_message}"}
     if outcome == "unsupported":
-        return {"verdict": "n/a", "reason": res.get("reason", "")}
+        return {"verdict": "n/a", "reason": res.reason}
     if outcome in ("crash", "timeout"):
         return {"verdict": "deviates", "deviation": outcome,
-                "reason": f"{outcome}: {res.get('error_message', '')}".strip()}
-    if isinstance(expected, ExpectedError):
-        if outcome == "error":
-            return {"verdict": "conforms", "reason": "raised, as canonical semantics require"}
-        return {
-            "verdict": "deviates", "deviation": "no-error",
-            "reason": f"returned a value where canonical semantics raise ({expected.reason})",
-        }
+                "reason": f"{outcome}: {res.error_message or ''}".strip()}
     if outcome == "error":
+        if isinstance(expected, ExpectedError):
+            return {"verdict": "conforms", "reason": "raised, as canonical semantics require"}
         if outside is not None:
             return {"verdict": "conforms", "reason": f"refused an input outside the spec: {outside.reason}"}
         kind = "dtype" if _exercises_types(case) else "error"
         what = "a type the spec allows" if kind == "dtype" else "an input"
         return {"verdict": "deviates", "deviation": kind,
-                "reason": f"refused {what}, where canonical semantics give a value: {res['error_type']}"}
-    observed = wire.decode(res["value"])
+                "reason": f"refused {what}, where canonical semantics give a value: {res.error_type}"}
+    observed = res.observed
+    assert observed is not None, "an ok result carries its value"
     fields: dict[str, Any] = {
         "observed": stored(observed),
         "observed_dtype": _dtype_name(observed.dtype),
         "observed_shape": list(observed.shape),
     }
+    if isinstance(expected, ExpectedError):  # the value is the finding: kept, so the report and repro show it
+        return {**fields, "verdict": "deviates", "deviation": "no-error",
+                "reason": f"returned a value where canonical semantics raise ({expected.reason})"}
     conforming = {"verdict": "conforms", "reason": ""}
     if outside is not None:
         conforming = {"verdict": "conforms", "extension": outside.extension,
@@ -168,8 +174,9 @@ def expected_field(case: Case, expected: Any) -> Any:
 def is_finding(record: dict[str, Any]) -> bool:
     """True for a record that is not a plain conformance: it deviates (crashes and hangs included), or its
     behaviour label differs from the canonical one. Such a record carries its repro. An API that cannot express
-    the case (unsupported, an axis it requires) made no call: nothing to reproduce."""
-    if record["outcome"] == "unsupported":
+    the case (unsupported, an axis it requires) made no call, and a harness fault is no behaviour: nothing to
+    reproduce."""
+    if record["outcome"] in ("unsupported", HARNESS_ERROR):
         return False
     if record["verdict"] == "deviates":
         return True

@@ -124,7 +124,7 @@ def _details(by_cell: dict[tuple[str, str], list[dict[str, Any]]], paths: list[s
                     # One script per cell is written into the page (each carries its case's inputs: all of them
                     # would weigh megabytes); every other one is a command away.
                     "repro": _repro(r, cases) if not scripts else None,
-                    "command": f"python -m harness repro RESULTS --case {r['case']} --framework "
+                    "command": f"gsc repro RESULTS --case {r['case']} --framework "
                                f"{r['framework']}:{r.get('variant', '')} --out repro.py" if r.get("native") else None,
                 })
                 scripts += items[-1]["repro"] is not None

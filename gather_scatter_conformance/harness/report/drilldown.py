@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from gather_scatter_conformance import resources
 from gather_scatter_conformance.harness.cases.load import Case, load_file
-from gather_scatter_conformance.harness.report.repro import script_body, script_head, snippet
+from gather_scatter_conformance.harness.report.repro import baseline_label, script_body, script_head, snippet
 
 PAGE_SCRIPT_ELEMENTS = 20_000  # input elements of a case up to which the page carries its repro scripts' inputs
 MAX_TEXT = 4000  # characters of an error message or reason kept in the page
@@ -70,7 +70,7 @@ def _script_body(case: Case | None, rec: dict[str, Any]) -> str | None:
     if case is None or not rec.get("native"):
         return None
     try:
-        return script_body(case, rec)
+        return script_body(case, rec, baseline_label(rec))
     except Exception:  # a case that no longer builds still shows its record
         return None
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from gather_scatter_conformance.harness.report import severity
 from gather_scatter_conformance.harness.report.build import column, shown_label, status, words
+from gather_scatter_conformance.vocab.record import HARNESS_ERROR
 
 SHOWN_PER_FRAMEWORK = 6  # items of a framework's line shown before "N more"
 
@@ -59,7 +60,8 @@ def findings(records: list[dict[str, Any]], rows: list[dict[str, Any]], sevs: li
     differs = [b for b in measured if sev_of[b] in ("unsafe", "wrong", "alt")]
     results: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for rec in records:
-        results[rec["framework"]][status(rec)] += 1
+        if rec.get("outcome") != HARNESS_ERROR:  # the harness failed there: no result (listed apart, report.faults)
+            results[rec["framework"]][status(rec)] += 1
     per_fw = []
     by_fw = {g["framework"]: g["entries"] for g in _grouped(rows, differs, sev_of)}
     versions = {r["framework"]: r.get("framework_version", "") for r in records}

@@ -4,7 +4,7 @@ A repro is one standalone Python script: the imports, the inputs as literals, th
 statements (``Call.source``: the conversion to the framework's tensors or the model built with onnx.helper /
 OpenVINO opsets, and the exact call), a print of the result and an ``assert`` of the observed behaviour: the
 values, the error type, or, for a crash, the signal of a child process that makes the call. It exits 0 when the
-behaviour reproduced. ``python -m harness repro RESULTS --case CASE --framework NAME[:VARIANT]`` writes one.
+behaviour reproduced. ``gsc repro RESULTS --case CASE --framework NAME[:VARIANT]`` writes one.
 """
 
 from __future__ import annotations
@@ -12,10 +12,13 @@ from __future__ import annotations
 import base64
 import json
 import textwrap
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from gather_scatter_conformance import resources
 from gather_scatter_conformance.harness.cases.load import Case, ExpectedError
 from gather_scatter_conformance.harness.reference import AllowedOutputs
 from gather_scatter_conformance.vocab import dtypes
@@ -56,8 +59,9 @@ def _expected_text(expected: Any) -> str:
     return f"an array of shape {list(arr.shape)}"
 
 
-def _check(record: dict[str, Any], expected: Any) -> list[str]:
-    """The lines that run the call and assert what the record observed."""
+def _check(case: Case, record: dict[str, Any], expected: Any, accept: str | None = None) -> list[str]:
+    """The lines that run the call and assert what the record observed (``accept``: the labels that reproduce
+    it, ``a|b`` as a baseline writes them; by default the record's own)."""
     outcome = record["outcome"]
     if outcome in ("crash", "timeout"):
         sig = record.get("signal")
@@ -101,12 +105,20 @@ def _check(record: dict[str, Any], expected: Any) -> list[str]:
                 f"    raise AssertionError('returned a value: the {short} did not reproduce')"]
     lines = ["result = run(**INPUTS)", "print(result)"]
     observed = record.get("observed")
-    if observed is not None and record.get("label") not in _UNSTABLE:
+    labels = (accept or record.get("label") or "").split("|")
+    if record.get("dimension") and ("garbage" in labels or len(labels) > 1):
+        # an unchecked read: its bytes are whatever lay there, so the script asserts their class
+        lines += _class_check(_valid_results(case, expected), record, expected)
+    elif observed is not None and record.get("label") not in _UNSTABLE:
         dt = record.get("observed_dtype") or "float64"
         cast = "ml_dtypes.bfloat16" if dt == "bfloat16" else "object" if dt == "string" else f"np.{dt}"
         lines += [f"observed = np.asarray(json.loads({json.dumps(json.dumps(observed))}), dtype={cast})",
                   "assert result.shape == observed.shape and np.array_equal(result, observed, "
                   "equal_nan=result.dtype.kind in 'fc'), f'observed {observed}, got {result}'"]
+    elif isinstance(expected, ExpectedError) and record.get("observed_shape") is not None:
+        # A value where canonical semantics raise, too large to be kept: returning one of its shape reproduces it.
+        lines += [f"assert list(result.shape) == {record['observed_shape']!r}, "
+                  f"f'expected a value of shape {record['observed_shape']}, got {{result.shape}}'"]
     elif isinstance(expected, np.ndarray):
         lines += [f"canonical = {literal(expected)}",
                   "assert result.shape != canonical.shape or not np.array_equal(result.astype(canonical.dtype), "
@@ -114,25 +126,90 @@ def _check(record: dict[str, Any], expected: Any) -> list[str]:
     return lines
 
 
-def script(case: Case, record: dict[str, Any]) -> str:
+def _valid_results(case: Case, expected: Any) -> list[np.ndarray]:
+    """The results canonical semantics allow for ``case``: the reference's value; for duplicate scatter targets
+    each single order of the writes (harness.judge.classify.single_orders); none where they raise."""
+    if isinstance(expected, np.ndarray):
+        return [expected]
+    if isinstance(expected, AllowedOutputs):
+        from gather_scatter_conformance.harness.judge.classify import single_orders
+
+        return [out for _, out in single_orders(case.op, case.inputs(), case.attrs) if isinstance(out, np.ndarray)]
+    return []
+
+
+def _class_check(valid: list[np.ndarray], record: dict[str, Any], expected: Any) -> list[str]:
+    """Lines that assert an unchecked read's class: a value of the observed shape that is no valid result (none
+    exists where canonical semantics raise), or else a value that differs on a second run."""
+    shape = record.get("observed_shape")
+    return [
+        "# An unchecked read returns whatever lies in memory (here it was seen to differ from run to run), so the",
+        "# script asserts the class of the result, not its bytes: no valid result, or not the same twice.",
+        f"VALID = [{', '.join(literal(arr) for arr in valid)}]  # canonical semantics: {_expected_text(expected)}",
+        "",
+        "",
+        "def same(a, b):",
+        "    try:",
+        "        return a.shape == b.shape and np.array_equal(np.asarray(a).astype(b.dtype), b, "
+        "equal_nan=b.dtype.kind in 'fc')",
+        "    except (TypeError, ValueError):",
+        "        return False",
+        "",
+        "",
+        *([f"assert list(result.shape) == {shape!r}, f'expected a value of shape {shape}, got {{result.shape}}'"]
+          if shape is not None else []),
+        "if any(same(result, valid) for valid in VALID):",
+        "    again = run(**INPUTS)",
+        "    assert not same(again, result), 'a valid result, the same on two runs: the unchecked read did not "
+        "reproduce'",
+        "    print('another run read other bytes: an unchecked read')",
+        "else:",
+        "    print('no valid result: an unchecked read')",
+    ]
+
+
+def script(case: Case, record: dict[str, Any], accept: str | None = None) -> str:
     """The standalone repro script of ``record`` (a finding on ``case``): :func:`script_head` then
     :func:`script_body`. Raises ValueError without a native call to write (an adapter with no source, such as
-    TensorRT's and DirectML's here)."""
-    return script_head(case) + script_body(case, record)
+    TensorRT's and DirectML's here). ``accept``: the labels that reproduce a probe's finding, as its baseline
+    gives them (``zero|garbage``: an unchecked read; :func:`baseline_label`); by default the record's label."""
+    return script_head(case) + script_body(case, record, accept)
+
+
+def baseline_label(record: dict[str, Any], root: Path | None = None) -> str | None:
+    """The label ``record``'s probe has in its framework's baseline (``root``: ./baselines where there is one,
+    else the shipped baselines), where it names alternatives that include the record's label (``zero|garbage``);
+    else None. What :func:`script` accepts for it."""
+    if not record.get("label"):
+        return None
+    from gather_scatter_conformance.harness.judge import baseline
+
+    root = root or (Path("baselines") if Path("baselines").is_dir() else resources.baselines_dir())
+    known = _baseline(root.resolve(), record["framework"])
+    key = baseline.item_key(record["case"], record.get("variant", ""), record.get("device", "cpu"))
+    label = baseline.label_at(known, key, record.get("framework_version"))
+    return label if label and "|" in label and record["label"] in label.split("|") else None
+
+
+@cache
+def _baseline(root: Path, framework: str) -> dict[str, Any]:
+    from gather_scatter_conformance.harness.judge import baseline
+
+    return baseline.load(root, framework)
 
 
 def script_head(case: Case, max_elements: int | None = None) -> str:
     """The part of a repro every finding on ``case`` shares: imports and the inputs as exact literals.
 
     With ``max_elements``, inputs larger than that together are named instead (for a page that shows many
-    scripts): ``python -m harness repro`` writes them in full.
+    scripts): ``gsc repro`` writes them in full.
     """
     inputs = case.inputs()
     if max_elements is not None and sum(a.size for a in inputs.values()) > max_elements:
         return "\n".join([
             "#!/usr/bin/env python3",
             f"# Repro of {case.nodeid}: its inputs are too large for this page; write the full script with",
-            f"#   python -m harness repro RESULTS --case {case.nodeid} --framework NAME:VARIANT --out repro.py",
+            f"#   gsc repro RESULTS --case {case.nodeid} --framework NAME:VARIANT --out repro.py",
             "import numpy as np",
             *(f"{n} = ...  # {dtypes.name_of(a.dtype)} array of shape {list(a.shape)}" for n, a in inputs.items()),
             f"INPUTS = {{{', '.join(f'{n!r}: {n}' for n in inputs)}}}",
@@ -140,7 +217,7 @@ def script_head(case: Case, max_elements: int | None = None) -> str:
         ])
     return "\n".join([
         "#!/usr/bin/env python3",
-        f"# Repro of {case.nodeid}: written by `python -m harness repro`; it exits 0 when the behaviour reproduces.",
+        f"# Repro of {case.nodeid}: written by `gsc repro`; it exits 0 when the behaviour reproduces.",
         "import base64",
         "import json",
         "import sys",
@@ -158,13 +235,16 @@ def script_head(case: Case, max_elements: int | None = None) -> str:
     ])
 
 
-def script_body(case: Case, record: dict[str, Any]) -> str:
-    """The part of a repro that is the finding's own: what was observed, the native call, the check."""
+def script_body(case: Case, record: dict[str, Any], accept: str | None = None) -> str:
+    """The part of a repro that is the finding's own: what was observed, the native call, the check (``accept``:
+    as :func:`script` takes it)."""
     source = record.get("native") or ""
     if not source:
         raise ValueError(f"{record['framework']}:{record.get('variant')} recorded no native call for {case.nodeid}")
     expected = case.reference()
     label = f", label {record['dimension']} = {record['label']}" if record.get("label") else ""
+    if accept and accept != record.get("label"):
+        label += f" (its baseline: {accept})"
     about = [f"{record['framework']} {record.get('framework_version', '')} ({record.get('variant', '')}, "
              f"{record.get('device', 'cpu')})",
              f"Observed: {record['outcome']}{label}. {record.get('reason') or ''}".rstrip(),
@@ -177,7 +257,7 @@ def script_body(case: Case, record: dict[str, Any]) -> str:
              "    return result",
              "",
              "",
-             *_check(record, expected), ""]
+             *_check(case, record, expected, accept), ""]
     return "\n".join(lines)
 
 
@@ -219,7 +299,7 @@ def failure_message(case: Case, record: dict[str, Any]) -> str:
         )
     try:
         text = script(case, record)
-        lines.append("  repro (a standalone script; python -m harness repro writes it to a file):")
+        lines.append("  repro (a standalone script; gsc repro writes it to a file):")
     except ValueError:
         text = snippet(case, record.get("api", ""))
         lines.append("  repro:")
@@ -251,7 +331,7 @@ def preservation_message(case: Case, record: dict[str, Any]) -> str:
     if not changed:  # nothing to reproduce: the message reports a verdict that differs from the baseline's
         return "\n".join(lines)
     try:
-        lines += ["  repro (converts and runs; python -m harness repro writes it to a file):",
+        lines += ["  repro (converts and runs; gsc repro writes it to a file):",
                   textwrap.indent(script(case, record), "    ")]
     except ValueError as exc:
         lines.append(f"  (no repro script: {exc})")

@@ -44,6 +44,7 @@ sys.modules[_spec.name] = _module = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_module)
 from gather_scatter_conformance import adapters
 adapters.use(__TABLE__)
+from gather_scatter_conformance.harness.run.faults import fault
 from gather_scatter_conformance.harness.run.worker import (describe, prepare_call, run_case, run_forked,
                                                            start_template, stop_templates)
 try:  # the channel's own descriptors: forked templates close them, so this worker's end stays visible
@@ -68,11 +69,12 @@ while True:
             if len(args) > 1 and args[1]:
                 result["forks"] = start_template(args[0], _FDS)
     except BaseException as exc:  # the worker must answer every message, or the channel dies with it
-        result = {"outcome": "error", "error_type": type(exc).__name__, "error_message": str(exc)[:2000]}
+        result = fault(exc, "worker")  # its own failure (warming a framework up included): no result of a case
     try:
         channel.send(pickle.dumps(result, 5))
     except Exception as exc:  # an adapter returned something pickle cannot carry
-        channel.send({"outcome": "error", "error_type": "WorkerError", "error_message": "unsendable result: %r" % exc})
+        channel.send({"outcome": "harness-error", "error_type": "WorkerError",
+                      "error_message": "unsendable result: %r" % exc, "fault": {"phase": "encode"}})
 stop_templates()
 """
 STARTUP_TIMEOUT = 600.0  # importing a framework (TensorFlow, torch) takes seconds; it is not part of a case's time
@@ -235,7 +237,7 @@ class Isolated:
                 # the template for risky cases is forked right then, before the worker runs any case.
                 worker.channel.send(("warm", _blob((framework, self.fork))))
                 info = _unblob(worker.channel.receive(timeout=STARTUP_TIMEOUT))
-                if info.get("outcome") == "error":
+                if info.get("outcome") == "harness-error":  # the framework could not be set up in its worker
                     return {**info, "duration_s": 0.0}
                 worker.warm.add(framework)
                 self._versions[framework] = info.get("framework_version", "")
@@ -254,9 +256,10 @@ class Isolated:
             worker.kill()
             self._workers.pop(framework, None)
             return {
-                "outcome": "error",
+                "outcome": "harness-error",
                 "error_type": "RemoteError",
                 "error_message": str(exc).strip()[-2000:],
+                "fault": {"phase": "worker", "traceback": str(exc).strip()[-4000:]},
                 "duration_s": time.perf_counter() - start,
             }
         except (EOFError, OSError, execnet.gateway_base.GatewayReceivedTerminate) as exc:

@@ -89,7 +89,7 @@ class _State:
 
     def __init__(self, config: pytest.Config) -> None:
         from gather_scatter_conformance import adapters, resources
-        from gather_scatter_conformance.harness.run.records import ResultsWriter, read, record_key
+        from gather_scatter_conformance.harness.run.records import NotResultsFile, ResultsWriter, read, record_key
 
         requested = [f.strip() for f in config.getoption("gsc_framework").split(",") if f.strip()]
         self.pythons = _pythons(config)
@@ -103,6 +103,9 @@ class _State:
         unknown = [f for f in requested if f not in adapters.table()]
         if unknown:
             raise pytest.UsageError(f"--framework: unknown {', '.join(unknown)}; known: {', '.join(adapters.names())}")
+        absent = [why for why in (_not_installed(f) for f in requested if f not in self.pythons) if why]
+        if absent:  # a run of it would record the harness's failure to import it, not the framework's behaviour
+            raise pytest.UsageError(f"--framework: {'; '.join(absent)}")
         self.frameworks = requested or [n for n in adapters.names() if adapters.is_available(n) or n in self.pythons]
         self.isolation = config.getoption("gsc_isolation")
         self.timeout = config.getoption("gsc_case_timeout")
@@ -117,7 +120,10 @@ class _State:
         self.writer = ResultsWriter(path) if path else None
         self.done: set[tuple[str, str, str, str]] = set()
         if path and resume and Path(path).exists():
-            self.done = {record_key(r) for r in read([path])}
+            try:
+                self.done = {record_key(r) for r in read([path])}
+            except NotResultsFile as exc:
+                raise pytest.UsageError(f"--resume: {exc}") from None
         self.counts: Counter[tuple[str, str]] = Counter()
         self.executor: Any = None
         self.update_baseline = config.getoption("gsc_update_baseline")
@@ -154,6 +160,20 @@ class _State:
 
                 self.executor = Isolated(self.pythons, self.timeout)
         return self.executor
+
+
+def _not_installed(name: str) -> str | None:
+    """Why the framework ``name`` cannot run in this interpreter, with how to install it; None when it can."""
+    from gather_scatter_conformance import adapters
+
+    try:
+        lacking = adapters.missing(name)
+    except Exception as exc:  # a registration that does not load: its module is broken or missing
+        return f"{name}'s adapter ({adapters.table()[name]}) cannot be loaded: {type(exc).__name__}: {exc}"
+    if not lacking:
+        return None
+    return (f"{name} is not installed here (no {', '.join(lacking)}): {adapters.install_hint(name)}, or run it in "
+            f"another interpreter with --gsc-framework-python {name}=PYTHON")
 
 
 def _devices(option: str) -> list[str]:
@@ -314,6 +334,12 @@ class Deviation(AssertionError):
     """A framework's result differs from canonical semantics; the message is the full repro."""
 
 
+class HarnessFault(pytest.fail.Exception):  # type: ignore[name-defined,misc]
+    """The harness or the adapter failed on a case, not the framework: raised while the item sets up, so pytest
+    counts the test as an error, not a failure. Its message (shown without pytest's own traceback) names the phase,
+    the exception and the traceback that matters, the worker's."""
+
+
 class CaseErrorItem(pytest.Item):
     """A malformed case or file: fails with one line naming file, line and field — no traceback."""
 
@@ -344,9 +370,10 @@ class CaseItem(pytest.Item):
         self.device = device
         self.record: dict[str, Any] | None = None
 
-    def runtest(self) -> None:
+    def setup(self) -> None:
+        """Run the case and record it; the test (runtest) then judges the record. Running it here makes a harness
+        fault fail the setup: pytest reports an error, which a deviation (a failed test) never is."""
         from gather_scatter_conformance import adapters
-        from gather_scatter_conformance.harness.report.repro import failure_message
         from gather_scatter_conformance.harness.run.runner import execute
 
         state = self.config.stash[_KEY]
@@ -363,6 +390,18 @@ class CaseItem(pytest.Item):
         if state.writer:
             state.writer.write(record)
         state.counts[(self.framework, record["outcome"] if record["verdict"] != "deviates" else "deviates")] += 1
+        if record["outcome"] == "harness-error":
+            fault = record.get("fault") or {}
+            raise HarnessFault(f"{self.case.nodeid} [{self.framework}:{self.variant}]: harness fault, not a result "
+                               f"({fault.get('phase', '')}): {record.get('error_type')}: {record.get('error_message')}"
+                               f"\n{fault.get('traceback', '')}".rstrip(), pytrace=False)
+
+    def runtest(self) -> None:
+        from gather_scatter_conformance.harness.report.repro import failure_message
+
+        state = self.config.stash[_KEY]
+        record = self.record
+        assert record is not None, "setup() ran the case"
         if record.get("conversion"):
             self._check_preservation(state, record)
             return
@@ -440,8 +479,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     tr = terminalreporter
     tr.section("conformance summary")
-    kinds = ("ok", "error", "deviates", "unsupported", "crash", "timeout")
-    tr.write_line(f"{'framework':<16}" + "".join(f"{k:>12}" for k in kinds))
+    kinds = ("ok", "error", "deviates", "unsupported", "crash", "timeout", "harness-error")
+    tr.write_line(f"{'framework':<16}" + "".join(f"{k:>14}" for k in kinds))
     for fw in sorted({f for f, _ in state.counts}):
-        tr.write_line(f"{fw:<16}" + "".join(f"{state.counts[(fw, k)]:>12}" for k in kinds))
-    tr.write_line("(ok/error: conforming results by outcome; deviates: differs from canonical ONNX semantics)")
+        tr.write_line(f"{fw:<16}" + "".join(f"{state.counts[(fw, k)]:>14}" for k in kinds))
+    tr.write_line("(ok/error: conforming results by outcome; deviates: differs from canonical ONNX semantics; "
+                  "harness-error: the harness failed, not the framework: no result)")

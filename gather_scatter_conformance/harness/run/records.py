@@ -10,8 +10,14 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-OUTCOMES = ("ok", "error", "unsupported", "crash", "timeout")
+OUTCOMES = ("ok", "error", "unsupported", "crash", "timeout", "harness-error")  # = vocab.record.OUTCOMES (a test)
 VERDICTS = ("conforms", "deviates", "n/a")
+EXPECTED = "the JSON lines of result records a run writes (gsc run --results FILE, pytest --results FILE)"
+
+
+class NotResultsFile(ValueError):
+    """A file given as results that is not a results file; the message is one line: the file, what was expected,
+    and what the file seems to be."""
 
 
 def record_key(rec: dict[str, Any]) -> tuple[str, str, str, str]:
@@ -54,17 +60,63 @@ class ResultsWriter:
 
 
 def read(paths: Iterable[str | os.PathLike[str]]) -> Iterator[dict[str, Any]]:
-    """Yield records from JSON Lines files; a torn last line (from a killed writer) is skipped, not fatal."""
+    """Yield records from JSON Lines files of result records; a torn last line (from a killed writer) is skipped.
+
+    Raises :class:`NotResultsFile` for a file that is not one (absent, unreadable, not JSON lines, or JSON lines of
+    another kind, such as a release sweep's): its first line must be a result record (vocab.record.Record.read).
+    """
     for path in paths:
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError:
-                    continue
+        try:
+            fh = open(path, encoding="utf-8")
+        except OSError as exc:
+            raise NotResultsFile(f"{path}: cannot be read ({exc.strerror or exc}); expected {EXPECTED}") from None
+        with fh:
+            first = True
+            try:
+                for line in fh:
+                    line = line.strip()
+                    if not line:
+                        continue
+                    try:
+                        rec = json.loads(line)
+                    except json.JSONDecodeError:
+                        if first and not line.startswith("{"):  # not a record torn by a killed writer
+                            raise NotResultsFile(f"{path}: not a results file ({_kind_of_text(line)}); expected "
+                                                 f"{EXPECTED}") from None
+                        continue
+                    if first:
+                        _check_first(path, rec)
+                        first = False
+                    yield rec
+            except UnicodeDecodeError:
+                raise NotResultsFile(f"{path}: not a results file (not UTF-8 text); expected {EXPECTED}") from None
+
+
+def _check_first(path: str | os.PathLike[str], rec: Any) -> None:
+    """Raise NotResultsFile unless ``rec``, a file's first line, is a result record (of this version or older)."""
+    from pydantic import ValidationError
+
+    from gather_scatter_conformance.vocab.record import Record
+
+    if isinstance(rec, dict) and "release" in rec and "labels" in rec:
+        what = "a release sweep's labels, as in history/<framework>.jsonl: give it to gsc report --history"
+    elif not isinstance(rec, dict):
+        what = f"its first line is a JSON {type(rec).__name__}, not a record"
+    else:
+        try:
+            Record.read(rec)
+            return
+        except ValidationError as exc:
+            fields = sorted({str(e["loc"][0]) for e in exc.errors() if e["loc"]})
+            what = f"its first line is not a result record: {', '.join(fields) or 'its fields'} missing or invalid"
+    raise NotResultsFile(f"{path}: not a results file ({what}); expected {EXPECTED}")
+
+
+def _kind_of_text(line: str) -> str:
+    """What a first line that is not JSON suggests the file is."""
+    if line.startswith(("op:", "cases:", "---", "#")) or (":" in line and not line.startswith(("{", "["))):
+        return "it looks like YAML: a case, baseline or known file?"
+    return "its first line is not JSON"
 
 
 def merge(paths: Iterable[str | os.PathLike[str]], out: str | os.PathLike[str]) -> int:

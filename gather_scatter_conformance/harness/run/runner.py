@@ -16,6 +16,14 @@ from gather_scatter_conformance.harness.judge import known
 from gather_scatter_conformance.harness.judge.verdict import expected_field, is_finding, judge
 from gather_scatter_conformance.harness.run.isolation import is_risky
 from gather_scatter_conformance.vocab import wire
+from gather_scatter_conformance.vocab.record import (
+    HARNESS_ERROR,
+    SCHEMA_VERSION,
+    Fault,
+    Record,
+    Result,
+    harness_version,
+)
 
 
 class Executor(Protocol):
@@ -73,9 +81,11 @@ def _run_path(executor: Executor, framework: str, variant: str, job: dict[str, A
 
 
 def execute(case: Case, framework: str, variant: str, executor: Executor, device: str = "cpu") -> dict[str, Any]:
-    """Run ``case`` on ``framework``/``variant`` on ``device`` through ``executor``; return the full result record.
+    """Run ``case`` on ``framework``/``variant`` on ``device`` through ``executor``; return the full result record
+    (a :class:`~gather_scatter_conformance.vocab.record.Record`, as its JSON line holds it).
 
     Where the device is absent here the record is only ``{"outcome": "skipped", "reason": ...}``: not a result.
+    The worker's value is decoded once, here, for the verdict, the label and a converter path's account.
     """
     expected = case.reference()
     if adapters.is_path(framework):
@@ -84,58 +94,73 @@ def execute(case: Case, framework: str, variant: str, executor: Executor, device
         res = executor.run(framework, variant, payload(case, device))
     if res["outcome"] == "skipped":
         return {"outcome": "skipped", "reason": res.get("reason", ""), "device": device}
-    record: dict[str, Any] = {
-        "case": case.nodeid,
-        "case_file": case.file,
-        "case_id": case.id,
-        "op": case.op,
-        "tags": case.tags,
-        "framework": framework,
-        "framework_version": res.get("framework_version", ""),
-        "variant": variant,
-        "api": res.get("api", ""),
-        "device": res.get("device", "cpu"),
-        "device_name": res.get("device_name") or None,
-        "outcome": res["outcome"],
-        "error_type": res.get("error_type"),
-        "error_message": res.get("error_message"),
-        "signal": res.get("signal"),
-        "duration_s": round(float(res.get("duration_s", 0.0)), 6),
-        "distinct_outputs": res.get("distinct_outputs"),
-        "expected": expected_field(case, expected),
-        "python": res.get("python") or platform.python_version(),
-        "host": platform.node(),
-        "time": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-    }
+    try:
+        return _record(case, framework, variant, res, expected)
+    except Exception as exc:  # judging it failed: the harness's fault, recorded as such (no verdict on the framework)
+        from gather_scatter_conformance.harness.run.faults import fault
+
+        kept = {k: v for k, v in res.items() if k in ("framework_version", "api", "device", "python", "duration_s")}
+        return _record(case, framework, variant, {**kept, **fault(exc, "judge")}, expected)
+
+
+def _record(case: Case, framework: str, variant: str, res: dict[str, Any], expected: Any) -> dict[str, Any]:
+    """The record of worker answer ``res`` on ``case``: made, judged, labelled, accounted (a path) and annotated."""
+    result = Result.of(res)
+    record = Record(
+        schema_version=SCHEMA_VERSION,
+        harness_version=harness_version(),
+        case=case.nodeid,
+        case_file=case.file,
+        case_id=case.id,
+        op=case.op,
+        tags=case.tags,
+        framework=framework,
+        framework_version=res.get("framework_version", ""),
+        variant=variant,
+        api=res.get("api", ""),
+        device=res.get("device", "cpu"),
+        device_name=res.get("device_name") or None,
+        outcome=result.outcome,
+        error_type=result.error_type,
+        error_message=result.error_message,
+        signal=result.signal,
+        duration_s=round(float(res.get("duration_s", 0.0)), 6),
+        distinct_outputs=result.distinct_outputs,
+        expected=expected_field(case, expected),
+        python=res.get("python") or platform.python_version(),
+        host=platform.node(),
+        time=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        **judge(case, result, expected),
+    )
     if res.get("ops"):  # the executed graph's operators, where the adapter compiles or converts a model
-        record["ops"] = res["ops"]
-    record.update(judge(case, res, expected))
+        record.ops = res["ops"]
+    if result.outcome == HARNESS_ERROR:  # no answer of the framework: nothing to label, account or reproduce
+        record.fault = Fault(**res.get("fault") or {"phase": "worker"})
+        return record.dump()
     if case.spec.dimension:
         from gather_scatter_conformance.harness.judge.classify import label
 
-        observed = wire.decode(res["value"]) if res["outcome"] == "ok" else None
-        record["dimension"] = case.spec.dimension
-        record["label"] = label(case.spec.dimension, case.op, case.inputs(), case.attrs, record, observed)
+        record.dimension = case.spec.dimension
+        record.label = label(case.spec.dimension, case.op, case.inputs(), case.attrs, record.dump(), result.observed)
     # A converter path: did the converted model do what the source did natively?
-    if adapters.is_path(framework) and record["outcome"] != "unsupported":
+    if adapters.is_path(framework) and record.outcome != "unsupported":
         from gather_scatter_conformance.harness.judge.preservation import account
 
         description = adapters.get(framework).describe_path()  # type: ignore[attr-defined]
-        record["conversion"] = account(case, description, res, record, expected)
-        if record["conversion"]["preservation"] == "conversion-failed":
+        record.conversion = account(case, description, result, record.dump(), expected)
+        if record.conversion["preservation"] == "conversion-failed":
             # The path cannot express the case (as an API that cannot): a result, not a deviation.
-            record.pop("deviation", None)
-            record.update(verdict="n/a", reason=record["conversion"]["summary"])
-        elif record["conversion"]["preservation"] != "preserved":
+            record.unset("deviation")
+            record.verdict, record.reason = "n/a", record.conversion["summary"]
+        elif record.conversion["preservation"] != "preserved":
             reason = known.lookup(framework, case.nodeid, variant)  # known/<path>.yaml: changes it explains
             if reason:
-                record["known_change"] = reason
-    changed = record.get("conversion", {}).get("preservation") in ("changed", "unknown")
-    if is_finding(record) or changed:  # its repro script is made from the native call's source (harness.report.repro)
-        record["native"] = res.get("source") or ""
-    if record["verdict"] == "deviates" and not adapters.is_path(framework):  # an annotation only
+                record.known_change = reason
+    changed = (record.conversion or {}).get("preservation") in ("changed", "unknown")
+    if is_finding(record.dump()) or changed:  # its repro script is made from the native call (harness.report.repro)
+        record.native = res.get("source") or ""
+    if record.verdict == "deviates" and not adapters.is_path(framework):  # an annotation only
         reason = known.lookup(framework, case.nodeid, variant)
         if reason:
-            record["known_deviation"] = reason
-    return record
-
+            record.known_deviation = reason
+    return record.dump()

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
 import time
 import traceback
 from typing import Any
 
+from gather_scatter_conformance.harness.run import faults
 from gather_scatter_conformance.vocab import wire
 
 _VERSIONS: dict[str, str] = {}  # adapter -> framework version: asked once per process, not once per case
@@ -104,17 +106,111 @@ def release(adapter_name: str) -> None:
 
 
 def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """Run one case through one adapter variant; never raises for framework errors, it reports them.
+    """Run one case through one adapter variant; never raises: it reports what happened.
 
-    Returns a dict of builtins: outcome (ok | error | unsupported | skipped), api, device, framework_version,
-    duration_s, and either ``value`` (an encoded array) or ``error_type``/``error_message``. ``skipped`` (with a
-    ``reason``) means the requested device is absent here: no result at all, not a framework's answer.
+    Returns a dict of builtins: outcome (ok | error | unsupported | skipped | harness-error), api, device,
+    framework_version, duration_s, and either ``value`` (an encoded array) or ``error_type``/``error_message``.
+    ``skipped`` (with a ``reason``) means the requested device is absent here: no result at all, not a framework's
+    answer. ``harness-error`` (with a ``fault``: phase, where, traceback) means the harness or the adapter failed,
+    not the framework (harness.run.faults draws that line): no result either.
     """
+    from gather_scatter_conformance.adapters.base import NoDevice, Unsupported
+
+    result: dict[str, Any] = {"api": "", "device": payload.get("device") or "cpu",
+                              "python": platform.python_version()}
+    phase = "decode"
+    try:
+        case = _case_data(payload)
+        phase = "lookup"
+        adapter = _adapter(adapter_name)
+        result["framework_version"] = _version(adapter_name)
+    except Exception as exc:
+        return {**result, **faults.fault(exc, phase), "duration_s": 0.0}
+    own = _OWN[adapter_name]
+
+    def attempt(phase: str, fn: Any, *args: Any) -> Any:
+        """``fn(*args)``; an exception that is the harness's fault becomes a _Fault, the others pass as they are."""
+        try:
+            return fn(*args)
+        except (NoDevice, Unsupported):
+            raise
+        except Exception as exc:
+            if faults.is_harness_fault(exc, phase, own):
+                raise _Fault(phase) from exc
+            raise
+
+    if case.device not in adapter.devices:
+        return {**result, "outcome": "skipped", "reason": f"{adapter_name} has no {case.device} path"}
+    try:
+        call = attempt("prepare", adapter.prepare, case, variant)
+    except NoDevice as exc:
+        return {**result, "outcome": "skipped", "reason": str(exc)}
+    except Unsupported as exc:
+        return {**result, "outcome": "unsupported", "reason": str(exc), "duration_s": 0.0}
+    except _Fault as fault:
+        return {**result, **fault.answer(), **_described(adapter, case, variant), "duration_s": 0.0}
+    except Exception as exc:  # a framework that rejects the case while building it: a result, not a crash
+        return {**result, **_error(exc), **_described(adapter, case, variant), "duration_s": 0.0}
+    result.update(api=call.api, device=call.device, device_name=call.device_name, source=call.source)
+    start = time.perf_counter()
+    distinct = 1
+    try:
+        value = attempt("to_numpy", adapter.to_numpy, attempt("run", call.run))
+        repeat = int(payload.get("repeat") or 1)
+        if repeat > 1:
+            # Repeated runs compared bitwise: a scatter with duplicate targets may answer differently each time.
+            seen = {attempt("encode", _digest, value)}
+            for _ in range(repeat - 1):
+                seen.add(attempt("encode", _digest, attempt("to_numpy", adapter.to_numpy, attempt("run", call.run))))
+            distinct = len(seen)
+    except NoDevice as exc:
+        return {**result, "outcome": "skipped", "reason": str(exc)}
+    except Unsupported as exc:
+        return {**result, **call.facts, "outcome": "unsupported", "reason": str(exc),
+                "duration_s": time.perf_counter() - start}
+    except _Fault as fault:
+        return {**result, **call.facts, **fault.answer(), "duration_s": time.perf_counter() - start}
+    except Exception as exc:
+        return {**result, **call.facts, **_error(exc), "duration_s": time.perf_counter() - start}
+    result.update(call.facts)
+    elapsed = time.perf_counter() - start
+    try:
+        encoded = wire.encode(value)
+    except Exception as exc:  # a value the wire cannot carry: the harness cannot judge it
+        return {**result, **faults.fault(exc, "encode"), "duration_s": elapsed}
+    return {**result, "outcome": "ok", "value": encoded, "duration_s": elapsed, "distinct_outputs": distinct}
+
+
+class _Fault(Exception):
+    """A harness fault in ``phase``; the exception is its ``__cause__``."""
+
+    def __init__(self, phase: str) -> None:
+        super().__init__(phase)
+        self.phase = phase
+
+    def answer(self) -> dict[str, Any]:
+        assert self.__cause__ is not None
+        return faults.fault(self.__cause__, self.phase)
+
+
+_OWN: dict[str, frozenset[str]] = {}  # adapter -> the source files that are its own code (harness.run.faults)
+
+
+def _adapter(adapter_name: str) -> Any:
+    """The adapter registered as ``adapter_name``, with the files of its own code noted once."""
     from gather_scatter_conformance import adapters
-    from gather_scatter_conformance.adapters.base import CaseData, NoDevice, Unsupported
 
     adapter = adapters.get(adapter_name)
-    case = CaseData(
+    if adapter_name not in _OWN:
+        module = sys.modules.get(type(adapter).__module__)
+        _OWN[adapter_name] = faults.own_files(adapter, *([module] if module else []))
+    return adapter
+
+
+def _case_data(payload: dict[str, Any]) -> Any:
+    from gather_scatter_conformance.adapters.base import CaseData
+
+    return CaseData(
         op=payload["op"],
         inputs={k: wire.decode(v) for k, v in payload["inputs"].items()},
         attrs=payload["attrs"],
@@ -123,45 +219,6 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
         device=payload.get("device") or "cpu",
         progress=payload.get("progress"),
     )
-    result: dict[str, Any] = {
-        "api": "",
-        "device": case.device,
-        "framework_version": _version(adapter_name),
-        "python": platform.python_version(),
-    }
-    if case.device not in adapter.devices:
-        return {**result, "outcome": "skipped", "reason": f"{adapter_name} has no {case.device} path"}
-    try:
-        call = adapter.prepare(case, variant)
-    except NoDevice as exc:
-        return {**result, "outcome": "skipped", "reason": str(exc)}
-    except Unsupported as exc:
-        return {**result, "outcome": "unsupported", "reason": str(exc), "duration_s": 0.0}
-    except Exception as exc:  # a framework that rejects the case while building it: a result, not a crash
-        return {**result, **_error(exc), **_described(adapter, case, variant), "duration_s": 0.0}
-    result.update(api=call.api, device=call.device, device_name=call.device_name, source=call.source)
-    start = time.perf_counter()
-    distinct = 1
-    try:
-        raw = call.run()
-        value = adapter.to_numpy(raw)
-        repeat = int(payload.get("repeat") or 1)
-        if repeat > 1:
-            # Repeated runs compared bitwise: a scatter with duplicate targets may answer differently each time.
-            seen = {_digest(value)}
-            for _ in range(repeat - 1):
-                seen.add(_digest(adapter.to_numpy(call.run())))
-            distinct = len(seen)
-    except NoDevice as exc:
-        return {**result, "outcome": "skipped", "reason": str(exc)}
-    except Unsupported as exc:
-        return {**result, **call.facts, "outcome": "unsupported", "reason": str(exc),
-                "duration_s": time.perf_counter() - start}
-    except Exception as exc:
-        return {**result, **call.facts, **_error(exc), "duration_s": time.perf_counter() - start}
-    result.update(call.facts)
-    elapsed = time.perf_counter() - start
-    return {**result, "outcome": "ok", "value": wire.encode(value), "duration_s": elapsed, "distinct_outputs": distinct}
 
 
 def _described(adapter: Any, case: Any, variant: str) -> dict[str, str]:
@@ -179,13 +236,9 @@ def prepare_call(adapter_name: str, variant: str, payload: dict[str, Any]) -> di
     For a case whose run killed its process: the record still names the call that did it, and its repro runs it.
     """
     from gather_scatter_conformance import adapters
-    from gather_scatter_conformance.adapters.base import CaseData
 
-    case = CaseData(op=payload["op"], inputs={k: wire.decode(v) for k, v in payload["inputs"].items()},
-                    attrs=payload["attrs"], opset=payload.get("opset"), omit=tuple(payload.get("omit") or ()),
-                    device=payload.get("device") or "cpu")
     try:
-        api, source = adapters.get(adapter_name).describe(case, variant)
+        api, source = adapters.get(adapter_name).describe(_case_data(payload), variant)
     except Exception:  # Unsupported, NoDevice or a framework that rejects the case while building it
         return {"api": "", "source": ""}
     return {"api": api, "source": source}

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -60,14 +58,8 @@ def test_variants_are_the_jnp_api_then_its_jit_default_first() -> None:
             "Take": "take"}
     for op, api in apis.items():
         assert ADAPTER.variants(op) == [api, f"{api}/jit"]
-    with pytest.raises(ValueError, match="unknown variant"):
+    with pytest.raises(ValueError, match="jax has no variant"):
         ADAPTER.prepare(_case("Take", data=DATA, indices=[0]), "indexing")
-
-
-def test_variants_import_no_framework() -> None:
-    code = ("import sys; import adapters; a = adapters.get('jax'); "
-            "[a.variants(op) for op in ('Gather', 'Take', 'ScatterND')]; assert 'jax' not in sys.modules")
-    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
 def test_device_and_version() -> None:

@@ -310,6 +310,8 @@ class OpenVinoAdapter(Adapter):
     name = "openvino"
     requires = ("openvino",)
     extra = "openvino"
+    VARIANTS = _VARIANTS
+    mapping = "docs/mapping/openvino.md"
     # NumPy 2 from 2024.3; its ONNX frontend reads IR 10 models in every release swept here. Its top-level API
     # (ov.Core, ov.__version__), which the adapter calls, exists from 2023.1 on.
     releases = ReleaseRules("openvino", "openvino", extra=("onnx==1.23.2",), numpy2_since="2024.3.0",
@@ -329,9 +331,6 @@ class OpenVinoAdapter(Adapter):
         case, and no forked child, pays for it."""
         _ = self.core
         onnx_graph.preload()
-
-    def variants(self, op: str) -> list[str]:
-        return list(_VARIANTS[op])
 
     @property
     def core(self) -> Any:

@@ -100,12 +100,11 @@ class PaddleAdapter(Adapter):
     name = "paddle"
     requires = ("paddle",)
     extra = "paddle"
+    VARIANTS = VARIANTS  # paddle_calls: paddle2onnx converts the dynamic-graph ones
+    mapping = "docs/mapping/paddle.md"
 
     def version(self) -> str:
         return str(_paddle().__version__)
-
-    def variants(self, op: str) -> list[str]:
-        return list(VARIANTS[op])
 
     def prepare(self, case: CaseData, variant: str) -> Call:
         if case.device != "cpu":

@@ -64,6 +64,8 @@ def tf_module() -> Any:
         tf.get_logger().setLevel("ERROR")  # tf.function retracing warnings: one trace per shape is intended
         _tf = tf
     return _tf
+# Every API in every mode, the first the default (the converter paths convert the /function ones).
+_VARIANTS = {op: [variants.join(api, mode) for api in apis for mode in MODES] for op, apis in APIS.items()}
 
 
 def split_variant(variant: str) -> tuple[str, str]:
@@ -131,18 +133,16 @@ class TensorFlowAdapter(Adapter):
     # tensorflow-cpu is the CPU-only wheel of the same release; NumPy 2 from 2.18.
     releases = ReleaseRules("tensorflow-cpu", "tensorflow", numpy2_since="2.18.0")
     devices = ("cpu", "gpu")
+    VARIANTS = _VARIANTS
+    mapping = "docs/mapping/tensorflow.md"
 
     def version(self) -> str:
         return tf_module().__version__
 
-    def variants(self, op: str) -> list[str]:
-        return [variants.join(api, mode) for api in APIS[op] for mode in MODES]
-
     def prepare(self, case: CaseData, variant: str) -> Call:
         """Build the native call; raises Unsupported where the TensorFlow API has no way to write the case."""
+        self.check_variant(case.op, variant)
         api, mode = split_variant(variant)
-        if api not in APIS[case.op]:
-            raise ValueError(f"{case.op} has no TensorFlow API {api!r}; variants: {', '.join(self.variants(case.op))}")
         tf = tf_module()
         spec = build_spec(tf, case, api)
         text = render(spec, mode)

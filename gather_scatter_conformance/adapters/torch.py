@@ -119,6 +119,8 @@ class TorchAdapter(Adapter):
     name = "torch"
     requires = ("torch",)
     extra = "torch"
+    VARIANTS = VARIANTS  # torch_calls: the converter paths convert the eager ones
+    mapping = "docs/mapping/torch.md"
     # From the package index torch is a CUDA build of several GB; only the pinned CPU wheel is on this disk.
     # torch.compile's inductor builds its kernels with setuptools' compiler helpers, which uv environments lack
     # (2.9: "No module named 'setuptools'").
@@ -130,15 +132,11 @@ class TorchAdapter(Adapter):
     def version(self) -> str:
         return _torch().__version__
 
-    def variants(self, op: str) -> list[str]:
-        return list(VARIANTS[op])
-
     def is_slow(self, variant: str) -> bool:
         return variants.mode(variant) == COMPILE  # inductor compiles each new shape: 1.5-5 s per case here
 
     def prepare(self, case: CaseData, variant: str) -> Call:
-        if variant not in VARIANTS[case.op]:
-            raise ValueError(f"torch has no variant {variant!r} for {case.op}; known: {', '.join(VARIANTS[case.op])}")
+        self.check_variant(case.op, variant)
         base, mode = variants.split(variant)
         compiled = mode == COMPILE
         names = ("data", "indices", "updates") if "updates" in case.inputs else ("data", "indices")

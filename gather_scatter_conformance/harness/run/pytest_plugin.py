@@ -253,6 +253,8 @@ class CaseFile(pytest.File):
     """One YAML case file: yields an item per case × framework × variant, or an error item per bad case."""
 
     def collect(self):  # type: ignore[override]
+        from gather_scatter_conformance.adapters.base import NOT_MAPPED
+
         state = self.config.stash[_KEY]
         for entry in load_file(self.path, case_file_id(self.path, state.invocation_dir)):
             if isinstance(entry, CaseFileError):
@@ -264,7 +266,9 @@ class CaseFile(pytest.File):
             focus = entry.dimension is not None or bool(_FOCUS_TAGS & set(entry.tags))
             for framework in state.frameworks:
                 adapter = adapters.get(framework)
-                variants = adapter.variants(entry.op)
+                # An operator the adapter does not map still gets one item (variant ""): the worker records it as
+                # unsupported, "not mapped", so the gap shows in the report instead of silently missing.
+                variants = adapter.variants(entry.op) or [NOT_MAPPED]
                 # A GPU-only system (TensorRT, DirectML) runs on its device whatever --device says: where that
                 # device is absent, its tests are skipped with the reason instead of silently missing.
                 devices = [d for d in state.devices if d in adapter.devices] or (

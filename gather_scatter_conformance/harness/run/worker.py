@@ -111,7 +111,7 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
     ``reason``) means the requested device is absent here: no result at all, not a framework's answer.
     """
     from gather_scatter_conformance import adapters
-    from gather_scatter_conformance.adapters.base import CaseData, NoDevice, Unsupported
+    from gather_scatter_conformance.adapters.base import NOT_MAPPED, CaseData, NoDevice, Unsupported, not_mapped
 
     adapter = adapters.get(adapter_name)
     case = CaseData(
@@ -131,6 +131,8 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
     }
     if case.device not in adapter.devices:
         return {**result, "outcome": "skipped", "reason": f"{adapter_name} has no {case.device} path"}
+    if variant == NOT_MAPPED and not adapter.variants(case.op):
+        return {**result, "outcome": "unsupported", "reason": not_mapped(adapter_name, case.op), "duration_s": 0.0}
     try:
         call = adapter.prepare(case, variant)
     except NoDevice as exc:

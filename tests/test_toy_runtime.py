@@ -8,6 +8,7 @@ outside this repository does (docs/adapter-api.md).
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -47,16 +48,31 @@ def _run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProc
     return subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=900)
 
 
+def _copy(source: Path, names: tuple[str, ...], to: Path) -> Path:
+    """``names`` of ``source`` copied to ``to`` (links kept: the package's data/ links to the corpus): a build
+    writes build/ and *.egg-info beside its pyproject.toml, and must not write them into this checkout."""
+    to.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        if (source / name).is_dir():
+            shutil.copytree(source / name, to / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source / name, to / name)
+    return to
+
+
 @pytest.mark.slow
 def test_the_toy_runtime_is_found_by_its_entry_point_and_its_bug_is_a_deviation(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
-    built = _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", dist, ROOT)
+    harness = _copy(ROOT, ("pyproject.toml", "README.md", "gather_scatter_conformance", "cases", "baselines", "claims",
+                           "known"), tmp_path / "harness")
+    built = _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", dist, harness)
     assert built.returncode == 0, built.stderr
     wheel = next(dist.glob("gather_scatter_conformance-*.whl"))
     env = tmp_path / "venv"
     venv.create(env, with_pip=True, clear=True)
     python = env / "bin" / "python"
-    for args in ([wheel], ["--no-deps", TOY]):  # the harness with its dependencies; the plug-in on its own
+    toy = _copy(TOY.parent, (TOY.name,), tmp_path) / TOY.name
+    for args in ([wheel], ["--no-deps", toy]):  # the harness with its dependencies; the plug-in on its own
         installed = _run(python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *args)
         assert installed.returncode == 0, installed.stderr
     project = tmp_path / "project"

@@ -16,7 +16,7 @@ from gather_scatter_conformance import adapters
 from gather_scatter_conformance.adapters.convert import path as convert_path
 from gather_scatter_conformance.adapters.convert import torch_onnx
 from gather_scatter_conformance.harness.cases.load import Case, load_file
-from gather_scatter_conformance.harness.report.repro import script
+from gather_scatter_conformance.harness.run.repro import script
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -159,7 +159,7 @@ def test_injection_is_text(report: dict[str, Any], tmp_path: Path) -> None:
 
 def test_drilldown_evidence(report: dict[str, Any]) -> None:
     from gather_scatter_conformance.harness.cases.load import Case, load_file
-    from gather_scatter_conformance.harness.report.repro import snippet
+    from gather_scatter_conformance.harness.run.repro import snippet
 
     data = blob(report["html"])
     cases = {c["id"]: c for c in data["cases"]}
@@ -169,7 +169,7 @@ def test_drilldown_evidence(report: dict[str, Any]) -> None:
     case = next(c for c in load_file(Path("cases/gather.yaml"), "cases/gather.yaml")
                 if isinstance(c, Case) and c.id == "ov-gather8-example-6")
     api = "torch.index_select(data, 0, indices)"
-    assert g["repro"] + "\n" + api == snippet(case, api)  # the page's join equals harness.report.repro.snippet
+    assert g["repro"] + "\n" + api == snippet(case, api)  # the page's join equals harness.run.repro.snippet
     assert "missing" in cases[PROBE]  # a case the checkout lacks still shows its record
     dev = next(r for r in data["recs"] if r["s"] == "deviates" and data["cols"][r["k"]] == "torch:index_select")
     assert dev["fm"][0] == {"index": [1], "expected": 4.0, "observed": 0.0} and dev["obs"] == [1.0, 0.0, 0.0]

@@ -8,7 +8,7 @@ import numpy as np
 
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.judge.verdict import judge
-from gather_scatter_conformance.harness.report.repro import failure_message
+from gather_scatter_conformance.harness.run.repro import failure_message
 from gather_scatter_conformance.harness.run.runner import execute
 from gather_scatter_conformance.vocab import wire
 

@@ -59,7 +59,7 @@ class Call:
     """A prepared native call: ``api`` is the exact call as a user would type it; ``run`` performs it.
 
     ``device`` is where it runs ("cpu" or "gpu"); ``device_name`` says which one (e.g. the GPU's model).
-    ``source`` is the same call as standalone Python statements for a repro script (harness.report.repro): given NumPy
+    ``source`` is the same call as standalone Python statements for a repro script (harness.run.repro): given NumPy
     arrays named ``data``, ``indices`` (and ``updates``) and ``np``, they import the framework, convert the inputs
     to its own tensors (or build its model), make the call and assign the output, as a NumPy array, to ``result``.
     It is written next to the code that runs the call, so the two say the same thing.

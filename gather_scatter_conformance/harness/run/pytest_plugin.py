@@ -23,8 +23,8 @@ import pytest
 from gather_scatter_conformance import adapters
 from gather_scatter_conformance.harness.cases.errors import CaseFileError
 from gather_scatter_conformance.harness.cases.load import Case, load_file
-from gather_scatter_conformance.harness.report.repro import failure_message
 from gather_scatter_conformance.harness.run.records import ResultsWriter, read, record_key
+from gather_scatter_conformance.harness.run.repro import failure_message
 
 DEFAULT_GLOB = "*.yaml *.yml"
 # A case file's top level holds `op:` and `cases:` at the start of a line (comments and other keys may come first).
@@ -356,7 +356,7 @@ class CaseItem(pytest.Item):
         that changes one fails, either way). A change fails unless known/<path>.yaml explains it or the baseline
         records it (both xfail); a conversion the converter could not make is skipped."""
         from gather_scatter_conformance.harness.judge import baseline
-        from gather_scatter_conformance.harness.report.repro import preservation_message
+        from gather_scatter_conformance.harness.run.repro import preservation_message
 
         if self._check_label(state, record):
             return  # recorded as the new baseline
@@ -378,7 +378,7 @@ class CaseItem(pytest.Item):
         baseline.record_label) is not the one its baseline file gives; with --update-baseline, record it instead
         and return True (nothing was checked)."""
         from gather_scatter_conformance.harness.judge import baseline
-        from gather_scatter_conformance.harness.report.repro import preservation_message
+        from gather_scatter_conformance.harness.run.repro import preservation_message
 
         label = baseline.record_label(record)
         key = baseline.item_key(self.case.nodeid, self.variant, record.get("device", "cpu"))

@@ -131,7 +131,7 @@ def execute(case: Case, framework: str, variant: str, executor: Executor, device
             if reason:
                 record["known_change"] = reason
     changed = record.get("conversion", {}).get("preservation") in ("changed", "unknown")
-    if is_finding(record) or changed:  # its repro script is made from the native call's source (harness.report.repro)
+    if is_finding(record) or changed:  # its repro script is made from the native call's source (harness.run.repro)
         record["native"] = res.get("source") or ""
     if record["verdict"] == "deviates" and not adapters.is_path(framework):  # an annotation only
         reason = known.lookup(framework, case.nodeid, variant)

@@ -15,8 +15,8 @@ import ml_dtypes
 from gather_scatter_conformance.adapters import jax as jax_adapter
 from gather_scatter_conformance.adapters.attrs import InvalidAttribute
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
-from gather_scatter_conformance.harness.judge.compare import compare
 from gather_scatter_conformance.harness.reference import compute
+from gather_scatter_conformance.harness.reference.compare import compare
 from gather_scatter_conformance.harness.run.worker import run_case
 from gather_scatter_conformance.vocab import wire
 from gather_scatter_conformance.vocab.ops import with_defaults

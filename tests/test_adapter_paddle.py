@@ -21,8 +21,8 @@ from gather_scatter_conformance.adapters.paddle import ADAPTER
 from gather_scatter_conformance.adapters.paddle_calls import expression
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.judge import known
-from gather_scatter_conformance.harness.judge.compare import compare
 from gather_scatter_conformance.harness.reference import compute
+from gather_scatter_conformance.harness.reference.compare import compare
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
 from gather_scatter_conformance.vocab.ops import with_defaults
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -34,6 +34,9 @@ from gather_scatter_conformance.harness.judge.dimensions import (
     kind,
 )
 from gather_scatter_conformance.vocab.ops import OPS
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.harness.judge.known import ClaimRef
 
 DOC_ONLY_LABELS = ("unspecified", "undefined")
 LABELS_BY_KIND: dict[str, tuple[str, ...]] = {
@@ -339,6 +342,15 @@ def lookup(
     found = lookup_all(claims, framework, op, dimension, api, device=device, mode=mode, about=about,
                        unversioned=unversioned)
     return found[0] if found else None
+
+
+def referenced(ref: ClaimRef, framework: str, claims_dir: Path) -> list[Claim]:
+    """The claims in ``claims_dir/<file>.yaml`` that a known deviation's claim reference points at: those with
+    every field the reference names (empty when none: a dangling reference)."""
+    path = claims_dir / f"{ref.file or framework}.yaml"
+    wanted = ref.model_dump(exclude={"file"}, exclude_none=True)
+    found = load_claim_file(path)[0] if path.exists() else []
+    return [c for c in found if all(getattr(c, name) == value for name, value in wanted.items())]
 
 
 def agrees(claim: Claim | None, measured: Iterable[str]) -> bool | None:

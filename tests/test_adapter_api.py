@@ -85,6 +85,10 @@ CASES = {
             source: test
             inputs: {data: [1, 2, 3], indices: [[0]], updates: [9]}
             expected: [9, 2, 3]
+          - id: unmapped-probe
+            source: test
+            dimension: negative-indices
+            inputs: {data: [1, 2, 3], indices: [[-1]], updates: [9]}
         """,
 }
 
@@ -98,10 +102,11 @@ def test_an_unmapped_operator_is_recorded_as_unsupported_not_mapped(pytester: py
         (folder / name).write_text(textwrap.dedent(text))
     result = pytester.runpytest_subprocess("cases", "--framework", "partial", "--results", "r.jsonl", "-v", "-rs",
                                            "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1, skipped=1)
+    result.assert_outcomes(passed=1, skipped=2)  # a probe too: no label of an operator that is not mapped
     result.stdout.fnmatch_lines(["*cases/scatter_nd.yaml::unmapped[[]partial[]] SKIPPED*",
                                  "*not mapped: partial declares no variant for ScatterND*"])
     records = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
-    unmapped = next(r for r in records if r["case_id"] == "unmapped")
-    assert (unmapped["outcome"], unmapped["verdict"], unmapped["variant"]) == ("unsupported", "n/a", "")
-    assert unmapped["reason"] == "not mapped: partial declares no variant for ScatterND"
+    unmapped = [r for r in records if r["case_id"].startswith("unmapped")]
+    assert {(r["outcome"], r["verdict"], r["variant"], r["reason"]) for r in unmapped} == {
+        ("unsupported", "n/a", "", "not mapped: partial declares no variant for ScatterND")}
+    assert len(unmapped) == 2

@@ -11,17 +11,16 @@ imports NumPy and the adapter base, never a framework, the harness or pytest.
 
 from __future__ import annotations
 
-from gather_scatter_conformance.adapters.base import (
-    API_VERSION,
-    ENTRY_POINT_GROUP,
-    Adapter,
-    Call,
-    CaseData,
-    NoDevice,
-    ReleaseRules,
-    Unsupported,
-    fmt_attrs,
-)
+# "name as name": the explicit re-export of a typed package (PEP 484), so type checkers see each as public here.
+from gather_scatter_conformance.adapters.base import API_VERSION as API_VERSION
+from gather_scatter_conformance.adapters.base import ENTRY_POINT_GROUP as ENTRY_POINT_GROUP
+from gather_scatter_conformance.adapters.base import Adapter as Adapter
+from gather_scatter_conformance.adapters.base import Call as Call
+from gather_scatter_conformance.adapters.base import CaseData as CaseData
+from gather_scatter_conformance.adapters.base import NoDevice as NoDevice
+from gather_scatter_conformance.adapters.base import ReleaseRules as ReleaseRules
+from gather_scatter_conformance.adapters.base import Unsupported as Unsupported
+from gather_scatter_conformance.adapters.base import fmt_attrs as fmt_attrs
 
 __all__ = [
     "API_VERSION",

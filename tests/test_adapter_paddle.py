@@ -19,12 +19,10 @@ from gather_scatter_conformance.adapters import paddle_calls
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
 from gather_scatter_conformance.adapters.paddle import ADAPTER
 from gather_scatter_conformance.adapters.paddle_calls import expression
-from gather_scatter_conformance.harness.cases.load import Case, load_file
-from gather_scatter_conformance.harness.judge import known
 from gather_scatter_conformance.harness.reference import compute
 from gather_scatter_conformance.harness.reference.compare import compare
-from gather_scatter_conformance.harness.run.runner import InProcess, execute
 from gather_scatter_conformance.vocab.ops import with_defaults
+from tests._shipped import run_against_known, seed_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 F = np.arange(12, dtype=np.float32).reshape(3, 4)
@@ -79,31 +77,10 @@ def test_version_and_registry() -> None:
 # --- every shipped seed case on every variant -------------------------------------------------------------------
 
 
-def _seed_cases() -> list[Case]:
-    out: list[Case] = []
-    for path in sorted((ROOT / "cases").glob("*.yaml")):
-        out += [e for e in load_file(path, path.relative_to(ROOT).as_posix()) if isinstance(e, Case)]
-    return out
-
-
 def test_every_seed_case_on_every_variant_conforms_or_is_a_known_deviation() -> None:
-    listed = known.load_file(ROOT / "known" / "paddle.yaml")
-    executor = InProcess()
-    unlisted, stale, ran = [], [], 0
-    for case in _seed_cases():
-        for variant in ADAPTER.variants(case.op):
-            record = execute(case, "paddle", variant, executor)
-            if record["verdict"] == "n/a":
-                continue
-            ran += 1
-            is_listed = (case.nodeid, variant) in listed
-            if record["verdict"] == "deviates" and not is_listed:
-                unlisted.append(f"{case.nodeid}[{variant}]: {record.get('reason')}")
-            elif record["verdict"] == "conforms" and is_listed:
-                stale.append(f"{case.nodeid}[{variant}]")
-    assert ran > 500
-    assert not unlisted, "deviations not in known/paddle.yaml:\n" + "\n".join(unlisted)
-    assert not stale, "known/paddle.yaml lists conforming pairs:\n" + "\n".join(stale)
+    ran, problems = run_against_known("paddle", seed_cases())
+    assert len(ran) > 500
+    assert not problems, "\n".join(problems)
 
 
 # --- the translation, per API -----------------------------------------------------------------------------------

@@ -18,13 +18,13 @@ pytest.importorskip("tvm")
 from gather_scatter_conformance.adapters import onnx_graph
 from gather_scatter_conformance.adapters import tvm as tvm_adapter
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
-from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.cases.load import Case
 from gather_scatter_conformance.harness.judge import known
 from gather_scatter_conformance.harness.reference import compute
-from gather_scatter_conformance.harness.run.runner import InProcess, execute
 from gather_scatter_conformance.harness.run.worker import run_case
 from gather_scatter_conformance.vocab import wire
 from gather_scatter_conformance.vocab.ops import with_defaults
+from tests._shipped import run_against_known, seed_cases
 
 ADAPTER = tvm_adapter.ADAPTER
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,13 +80,6 @@ FRONTEND_TAGS = {"negative-indices", "out-of-bounds", "reduction", "index-dtype"
                  "scalar-indices", "empty", "default-axis", "spec", "seed"}
 
 
-def _seed_cases() -> list[Case]:
-    """The cases of cases/*.yaml (not probes, imported or regression ones), less those that damage a process."""
-    return [c for path in sorted((ROOT / "cases").glob("*.yaml"))
-            for c in load_file(path, path.relative_to(ROOT).as_posix())
-            if isinstance(c, Case) and not {"crash", "memory-unsafe"} & set(c.tags)]
-
-
 def _runs_here(case: Case, variant: str) -> bool:
     return variant != ONNX or (bool(FRONTEND_TAGS & set(case.tags)) and "generated" not in case.tags)
 
@@ -118,18 +111,11 @@ def test_every_seed_case_conforms_or_is_a_known_deviation() -> None:
     (Unsupported), or is listed in known/tvm.yaml. Listed pairs and scatters outside the output are not run here;
     tests/test_known_deviations.py runs every pair in isolation (listed ones must still deviate)."""
     listed = known.entries("tvm")
-    executor, bad, ran = InProcess(), [], 0
-    for case in _seed_cases():
-        for variant in ADAPTER.variants(case.op):
-            if (case.nodeid, variant) in listed or writes_outside(case, variant) or not _runs_here(case, variant):
-                continue
-            record = execute(case, "tvm", variant, executor)
-            ran += 1
-            if record["verdict"] == "deviates" or (record["verdict"] == "n/a" and not record.get("reason")):
-                bad.append(f"{case.nodeid} [{variant}]: {record['outcome']} {record.get('reason') or ''}"
-                           f" {record.get('error_message') or ''}"[:300])
-    assert ran > 350
-    assert not bad, "\n".join(bad)
+    ran, problems = run_against_known(
+        "tvm", [c for c in seed_cases() if not {"crash", "memory-unsafe"} & set(c.tags)],
+        skip=lambda c, v: (c.nodeid, v) in listed or writes_outside(c, v) or not _runs_here(c, v))
+    assert len(ran) > 350
+    assert not problems, "\n".join(problems)
 
 
 # --- Relax op lists (facts["ops"]) -----------------------------------------------------------------------------

@@ -171,11 +171,11 @@ class JaxAdapter(Adapter):
     name = "jax"
     requires = ("jax",)
     extra = "jax"
-    VARIANTS = _VARIANTS
-    mapping = "docs/mapping/jax.md"
     # jax's [cpu] extra brings the jaxlib of the same release; NumPy 2 from 0.4.27.
     releases = ReleaseRules("jax", "jax", numpy2_since="0.4.27", requirement="jax[cpu]=={release}")
     devices = ("cpu", "gpu")
+    VARIANTS = _VARIANTS
+    mapping = "docs/mapping/jax.md"
 
     def version(self) -> str:
         jax, _ = _jax()

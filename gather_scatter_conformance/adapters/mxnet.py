@@ -126,12 +126,12 @@ class MxnetAdapter(Adapter):
     name = "mxnet"
     requires = ("mxnet",)
     extra = "mxnet"
-    VARIANTS = _VARIANTS
-    mapping = "docs/mapping/mxnet.md"
     # MXNet 1.x never moved past NumPy 1.23 (np.bool and friends were removed in 1.24).
     releases = ReleaseRules("mxnet", "mxnet", pinned=("numpy<1.24",))
     # A forked child of a worker that ran cases runs cases (checked on the pinned release).
     fork_after_run = True
+    VARIANTS = _VARIANTS
+    mapping = "docs/mapping/mxnet.md"
 
     def version(self) -> str:
         return str(_mx().__version__)

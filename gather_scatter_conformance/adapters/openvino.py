@@ -310,12 +310,12 @@ class OpenVinoAdapter(Adapter):
     name = "openvino"
     requires = ("openvino",)
     extra = "openvino"
-    VARIANTS = _VARIANTS
-    mapping = "docs/mapping/openvino.md"
     # NumPy 2 from 2024.3; its ONNX frontend reads IR 10 models in every release swept here. Its top-level API
     # (ov.Core, ov.__version__), which the adapter calls, exists from 2023.1 on.
     releases = ReleaseRules("openvino", "openvino", extra=("onnx==1.23.2",), numpy2_since="2024.3.0",
                             check="openvino.Core; openvino.__version__")
+    VARIANTS = _VARIANTS
+    mapping = "docs/mapping/openvino.md"
 
     def __init__(self) -> None:
         self._core: Any = None

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from gather_scatter_conformance.adapters import source
 from gather_scatter_conformance.adapters import tensorflow_calls as calls
 from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, NoDevice, ReleaseRules
 from gather_scatter_conformance.vocab import variants
@@ -176,21 +177,16 @@ def _placement(tf: Any, device: str) -> tuple[str, str]:
 
 def _source(spec: calls.Spec, mode: str, inputs: list[np.ndarray], place: str) -> str:
     """The call as standalone statements (Call.source): tf.constant inputs, the same body, eager or tf.function."""
-    lines = ["import tensorflow as tf"]
-    for name, arr in zip(spec.args, inputs, strict=True):
-        typed = ", dtype=tf.string" if arr.dtype == object else ""
-        lines.append(f"{name} = tf.constant({name}{typed})")
-    args = ", ".join(spec.args)
-    lines.append(f"def f({args}):")
-    if spec.prelude:
-        lines.append(f"    {spec.prelude}")
-    lines.append(f"    return {spec.body}")
     call = {"eager": "f", "function": "tf.function(f)", "xla": "tf.function(f, jit_compile=True)"}[mode]
-    lines.append(f"with tf.device({place!r}):")
-    lines.append(f"    out = {call}({args}).numpy()")
-    lines.append("result = np.vectorize(lambda b: b.decode('utf-8'), otypes=[object])(out) "
-                 "if out.dtype.kind in 'OS' and out.size else np.asarray(out)")
-    return "\n".join(lines)
+    return "\n".join([
+        "import tensorflow as tf",
+        *source.tensors(spec.args, inputs, "tf.constant({name})", string="tf.constant({name}, dtype=tf.string)"),
+        *source.function("f", spec.args, [spec.prelude, spec.body] if spec.prelude else [spec.body]),
+        f"with tf.device({place!r}):",
+        f"    out = {call}({', '.join(spec.args)}).numpy()",
+        "result = np.vectorize(lambda b: b.decode('utf-8'), otypes=[object])(out) "
+        "if out.dtype.kind in 'OS' and out.size else np.asarray(out)",
+    ])
 
 
 ADAPTER = TensorFlowAdapter()

@@ -144,9 +144,9 @@ class TensorRTAdapter(Adapter):
     name = "tensorrt"
     requires = ("tensorrt",)
     extra = "tensorrt"
+    devices = ("gpu",)
     VARIANTS = _VARIANTS
     mapping = "docs/mapping/tensorrt.md"
-    devices = ("gpu",)
 
     def __init__(self) -> None:
         self._runner: Any = None

@@ -208,10 +208,10 @@ class TvmAdapter(Adapter):
     name = "tvm"
     requires = ("tvm",)
     extra = "tvm"
-    VARIANTS = _VARIANTS
-    mapping = "docs/mapping/tvm.md"
     # 0.27, one runtime thread: 25 of 25 children of a parent that had built and run both variants ran.
     fork_after_run = True
+    VARIANTS = _VARIANTS
+    mapping = "docs/mapping/tvm.md"
 
     def __init__(self) -> None:
         # (ops, VirtualMachine) keyed by variant and the module text / model bytes; a failed build caches nothing.

@@ -315,18 +315,8 @@ def lookup_all(
     return found
 
 
-def lookup(
-    claims: Iterable[Claim],
-    framework: str,
-    op: str,
-    dimension: str,
-    api: str | None = None,
-    *,
-    device: str | None = None,
-    mode: str | None = None,
-    about: str | None = None,
-    unversioned: bool = False,
-) -> Claim | None:
+def lookup(claims: Iterable[Claim], framework: str, op: str, dimension: str, api: str | None = None,
+           **where: Any) -> Claim | None:
     """The documented claim for (framework, op, dimension), or None when the documentation has none.
 
     * ``api``: only claims about that API (or about no particular API). A record's API string such as
@@ -338,9 +328,10 @@ def lookup(
       written ``"blog-2020:tensorflow"``.
     * ``unversioned`` (without ``api``): only claims that name no operator version (a claim about ``Gather-8`` must
       not stand for ``Gather-1``).
+
+    ``where`` takes :func:`lookup_all`'s keywords (``device``, ``mode``, ``about``, ``unversioned``).
     """
-    found = lookup_all(claims, framework, op, dimension, api, device=device, mode=mode, about=about,
-                       unversioned=unversioned)
+    found = lookup_all(claims, framework, op, dimension, api, **where)
     return found[0] if found else None
 
 

@@ -110,3 +110,10 @@ def test_an_unmapped_operator_is_recorded_as_unsupported_not_mapped(pytester: py
     assert {(r["outcome"], r["verdict"], r["variant"], r["reason"]) for r in unmapped} == {
         ("unsupported", "n/a", "", "not mapped: partial declares no variant for ScatterND")}
     assert len(unmapped) == 2
+
+
+def test_the_documented_example_is_the_toy_runtimes_adapter() -> None:
+    """docs/adapter-api.md shows examples/toy-runtime's adapter whole; the slow tests/test_toy_runtime.py runs it."""
+    doc = (ROOT / "docs" / "adapter-api.md").read_text()
+    shown = next(block for block in doc.split("```python\n")[1:] if "class ToyAdapter" in block).split("```")[0]
+    assert shown.strip() in (ROOT / "examples" / "toy-runtime" / "toy_runtime" / "adapter.py").read_text()

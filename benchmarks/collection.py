@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from benchmarks.common import FRAMEWORK_MODULES, ROOT, Row, interleaved, median
+from benchmarks.common import ROOT, Row, interleaved, median
 
 LIMIT = 1.5
 COMMAND = [sys.executable, "-m", "pytest", "cases", "--collect-only", "-q", "-p", "no:cacheprovider"]
@@ -57,7 +57,10 @@ def _run(env: dict[str, str]) -> tuple[float, int]:
 
 def imported(env: dict[str, str]) -> dict[str, object]:
     """What a collection imports: the framework modules (should be none), and whether YAML/pydantic were needed."""
-    args = [sys.executable, "-c", _PROBE, json.dumps(FRAMEWORK_MODULES), *COMMAND[3:]]
+    from gather_scatter_conformance import adapters
+
+    # Every registered adapter's framework modules (numpy is the harness's own dependency, not one of them).
+    args = [sys.executable, "-c", _PROBE, json.dumps(adapters.framework_modules()), *COMMAND[3:]]
     proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     return json.loads(proc.stderr.strip().splitlines()[-1])
 

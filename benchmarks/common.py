@@ -19,8 +19,6 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-# Frameworks whose import a collection must not pay for (numpy is the harness's own dependency, not one of them).
-FRAMEWORK_MODULES = ("onnx", "onnxruntime", "openvino", "tensorflow", "torch", "jax", "jaxlib", "mxnet")
 
 
 @dataclass

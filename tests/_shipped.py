@@ -3,9 +3,14 @@ probes), as the adapter tests run them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
+from gather_scatter_conformance import adapters
 from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.judge import known
+from gather_scatter_conformance.harness.run.runner import InProcess, execute
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,6 +26,41 @@ REGRESSION_GATHER_OOB = (
 REGRESSION_GATHER_NEG = (
     "onnxruntime-1533-gather-negative-index", "jax-5766-take-negative-index", "jax-4795-take-negative-scalar-index",
 )
+
+
+def seed_cases() -> list[Case]:
+    """The cases of cases/*.yaml (not probes, imported or regression ones), in file order."""
+    cases = ROOT / "cases"
+    return [c for path in sorted(cases.glob("*.yaml")) for c in load_file(path, path.relative_to(ROOT).as_posix())
+            if isinstance(c, Case)]
+
+
+def run_against_known(framework: str, cases: Iterable[Case],
+                      skip: Callable[[Case, str], bool] = lambda case, variant: False) -> tuple[list[dict[str, Any]],
+                                                                                                list[str]]:
+    """Run every case on every variant of ``framework`` in this process (bar the pairs ``skip`` names): the records
+    of the calls the API could express, and one line per problem: a deviation known/<framework>.yaml does not
+    list, a listed pair that did not deviate, an unsupported case without its reason."""
+    listed = known.entries(framework)
+    ran, problems = [], []
+    for case in cases:
+        for variant in adapters.get(framework).variants(case.op):
+            if skip(case, variant):
+                continue
+            record = execute(case, framework, variant, InProcess())
+            key = f"{case.nodeid} [{variant}]"
+            if record["verdict"] == "n/a":
+                if not record.get("reason"):
+                    problems.append(f"{key}: {record['outcome']} without a reason")
+                continue
+            ran.append(record)
+            is_listed = (case.nodeid, variant) in listed
+            if record["verdict"] == "deviates" and not is_listed:
+                problems.append(f"{key}: deviates, not in known/{framework}.yaml: {record.get('reason')} "
+                                f"{record.get('error_message') or ''}"[:300])
+            elif record["verdict"] != "deviates" and is_listed:
+                problems.append(f"{key}: listed in known/{framework}.yaml, but {record['verdict']}")
+    return ran, problems
 
 
 def shipped_cases() -> list[Case]:

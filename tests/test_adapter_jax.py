@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +15,8 @@ import ml_dtypes
 from gather_scatter_conformance.adapters import jax as jax_adapter
 from gather_scatter_conformance.adapters.attrs import InvalidAttribute
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
-from gather_scatter_conformance.harness.judge.compare import compare
 from gather_scatter_conformance.harness.reference import compute
+from gather_scatter_conformance.harness.reference.compare import compare
 from gather_scatter_conformance.harness.run.worker import run_case
 from gather_scatter_conformance.vocab import wire
 from gather_scatter_conformance.vocab.ops import with_defaults
@@ -60,14 +58,8 @@ def test_variants_are_the_jnp_api_then_its_jit_default_first() -> None:
             "Take": "take"}
     for op, api in apis.items():
         assert ADAPTER.variants(op) == [api, f"{api}/jit"]
-    with pytest.raises(ValueError, match="unknown variant"):
+    with pytest.raises(ValueError, match="jax has no variant"):
         ADAPTER.prepare(_case("Take", data=DATA, indices=[0]), "indexing")
-
-
-def test_variants_import_no_framework() -> None:
-    code = ("import sys; import adapters; a = adapters.get('jax'); "
-            "[a.variants(op) for op in ('Gather', 'Take', 'ScatterND')]; assert 'jax' not in sys.modules")
-    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
 def test_device_and_version() -> None:

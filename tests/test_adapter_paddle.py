@@ -19,12 +19,10 @@ from gather_scatter_conformance.adapters import paddle_calls
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
 from gather_scatter_conformance.adapters.paddle import ADAPTER
 from gather_scatter_conformance.adapters.paddle_calls import expression
-from gather_scatter_conformance.harness.cases.load import Case, load_file
-from gather_scatter_conformance.harness.judge import known
-from gather_scatter_conformance.harness.judge.compare import compare
 from gather_scatter_conformance.harness.reference import compute
-from gather_scatter_conformance.harness.run.runner import InProcess, execute
+from gather_scatter_conformance.harness.reference.compare import compare
 from gather_scatter_conformance.vocab.ops import with_defaults
+from tests._shipped import run_against_known, seed_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 F = np.arange(12, dtype=np.float32).reshape(3, 4)
@@ -60,9 +58,9 @@ def test_variants_default_first_and_static_twins() -> None:
         ADAPTER.prepare(_case("Take", {"axis": None, "mode": "raise"}, data=F, indices=[0]), "index_select")
 
 
-def test_variants_and_translation_import_no_paddle() -> None:
-    code = ("import sys, adapters, adapters.paddle as m, adapters.paddle_calls as c; "
-            "[adapters.get('paddle').variants(op) for op in c.VARIANTS]; "
+def test_translation_imports_no_paddle() -> None:
+    # (adapters' variants and facts import no framework: tests/test_registry_lists.py, for every adapter)
+    code = ("import sys; from gather_scatter_conformance.adapters import paddle_calls as c; "
             "c.expression('Gather', 'gather', {'data': (2, 3), 'indices': (2,)}, {'axis': 1, 'batch_dims': 0}); "
             "assert 'paddle' not in sys.modules, 'paddle imported'")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
@@ -79,31 +77,10 @@ def test_version_and_registry() -> None:
 # --- every shipped seed case on every variant -------------------------------------------------------------------
 
 
-def _seed_cases() -> list[Case]:
-    out: list[Case] = []
-    for path in sorted((ROOT / "cases").glob("*.yaml")):
-        out += [e for e in load_file(path, path.relative_to(ROOT).as_posix()) if isinstance(e, Case)]
-    return out
-
-
 def test_every_seed_case_on_every_variant_conforms_or_is_a_known_deviation() -> None:
-    listed = known.load_file(ROOT / "known" / "paddle.yaml")
-    executor = InProcess()
-    unlisted, stale, ran = [], [], 0
-    for case in _seed_cases():
-        for variant in ADAPTER.variants(case.op):
-            record = execute(case, "paddle", variant, executor)
-            if record["verdict"] == "n/a":
-                continue
-            ran += 1
-            is_listed = (case.nodeid, variant) in listed
-            if record["verdict"] == "deviates" and not is_listed:
-                unlisted.append(f"{case.nodeid}[{variant}]: {record.get('reason')}")
-            elif record["verdict"] == "conforms" and is_listed:
-                stale.append(f"{case.nodeid}[{variant}]")
-    assert ran > 500
-    assert not unlisted, "deviations not in known/paddle.yaml:\n" + "\n".join(unlisted)
-    assert not stale, "known/paddle.yaml lists conforming pairs:\n" + "\n".join(stale)
+    ran, problems = run_against_known("paddle", seed_cases())
+    assert len(ran) > 500
+    assert not problems, "\n".join(problems)
 
 
 # --- the translation, per API -----------------------------------------------------------------------------------
@@ -369,11 +346,9 @@ print('child', os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 
 
 def test_paddle_forks_from_a_cold_template_only() -> None:
-    """Why paddle is not in worker.FORK_AFTER_RUN: a child forked after the parent ran a case hangs (here: killed
-    by its alarm), while a child of a parent that only imported paddle runs every Gather variant."""
-    from gather_scatter_conformance.harness.run.worker import FORK_AFTER_RUN
-
-    assert "paddle" not in FORK_AFTER_RUN
+    """Why paddle's fork_after_run is False: a child forked after the parent ran a case hangs (here: killed by its
+    alarm), while a child of a parent that only imported paddle runs every Gather variant."""
+    assert not ADAPTER.fork_after_run
     env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
     cold = subprocess.run([sys.executable, "-c", _FORK, "cold"], cwd=ROOT, env=env, capture_output=True)
     warm = subprocess.run([sys.executable, "-c", _FORK, "warm"], cwd=ROOT, env=env, capture_output=True)

@@ -18,13 +18,13 @@ pytest.importorskip("tvm")
 from gather_scatter_conformance.adapters import onnx_graph
 from gather_scatter_conformance.adapters import tvm as tvm_adapter
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
-from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.cases.load import Case
 from gather_scatter_conformance.harness.judge import known
 from gather_scatter_conformance.harness.reference import compute
-from gather_scatter_conformance.harness.run.runner import InProcess, execute
 from gather_scatter_conformance.harness.run.worker import run_case
 from gather_scatter_conformance.vocab import wire
 from gather_scatter_conformance.vocab.ops import with_defaults
+from tests._shipped import run_against_known, seed_cases
 
 ADAPTER = tvm_adapter.ADAPTER
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,14 +59,8 @@ def test_variants_are_the_relax_op_then_the_onnx_frontend() -> None:
         "Take": ["relax.op.take", "from_onnx"],
     }
     assert not any(ADAPTER.is_slow(v) for op in tvm_adapter.RELAX_OPS for v in ADAPTER.variants(op))
-    with pytest.raises(ValueError, match="unknown tvm variant"):
+    with pytest.raises(ValueError, match="tvm has no variant"):
         ADAPTER.prepare(_case("Gather", data=DATA, indices=[0]), "relax.op.gather_nd")
-
-
-def test_variants_import_no_framework() -> None:
-    code = ("import sys; import adapters; a = adapters.get('tvm'); "
-            "[a.variants(op) for op in ('Gather', 'Take', 'ScatterND')]; assert 'tvm' not in sys.modules")
-    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
 def test_version_and_one_thread() -> None:
@@ -84,13 +78,6 @@ def test_version_and_one_thread() -> None:
 # spec's and docs' examples; tests/test_known_deviations.py runs it on every shipped case.
 FRONTEND_TAGS = {"negative-indices", "out-of-bounds", "reduction", "index-dtype", "batch_dims", "negative-axis",
                  "scalar-indices", "empty", "default-axis", "spec", "seed"}
-
-
-def _seed_cases() -> list[Case]:
-    """The cases of cases/*.yaml (not probes, imported or regression ones), less those that damage a process."""
-    return [c for path in sorted((ROOT / "cases").glob("*.yaml"))
-            for c in load_file(path, path.relative_to(ROOT).as_posix())
-            if isinstance(c, Case) and not {"crash", "memory-unsafe"} & set(c.tags)]
 
 
 def _runs_here(case: Case, variant: str) -> bool:
@@ -124,18 +111,11 @@ def test_every_seed_case_conforms_or_is_a_known_deviation() -> None:
     (Unsupported), or is listed in known/tvm.yaml. Listed pairs and scatters outside the output are not run here;
     tests/test_known_deviations.py runs every pair in isolation (listed ones must still deviate)."""
     listed = known.entries("tvm")
-    executor, bad, ran = InProcess(), [], 0
-    for case in _seed_cases():
-        for variant in ADAPTER.variants(case.op):
-            if (case.nodeid, variant) in listed or writes_outside(case, variant) or not _runs_here(case, variant):
-                continue
-            record = execute(case, "tvm", variant, executor)
-            ran += 1
-            if record["verdict"] == "deviates" or (record["verdict"] == "n/a" and not record.get("reason")):
-                bad.append(f"{case.nodeid} [{variant}]: {record['outcome']} {record.get('reason') or ''}"
-                           f" {record.get('error_message') or ''}"[:300])
-    assert ran > 350
-    assert not bad, "\n".join(bad)
+    ran, problems = run_against_known(
+        "tvm", [c for c in seed_cases() if not {"crash", "memory-unsafe"} & set(c.tags)],
+        skip=lambda c, v: (c.nodeid, v) in listed or writes_outside(c, v) or not _runs_here(c, v))
+    assert len(ran) > 350
+    assert not problems, "\n".join(problems)
 
 
 # --- Relax op lists (facts["ops"]) -----------------------------------------------------------------------------
@@ -306,12 +286,10 @@ def test_from_onnx_entry_point_returns_a_runner_and_the_op_list() -> None:
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
 def test_a_forked_child_of_a_process_that_ran_cases_runs_cases() -> None:
-    """Why tvm is in harness.run.worker.FORK_AFTER_RUN: the template that runs risky cases is warmed up first."""
+    """Why tvm's fork_after_run is True: the template that runs risky cases is warmed up first."""
     import time
 
-    from gather_scatter_conformance.harness.run.worker import FORK_AFTER_RUN
-
-    assert "tvm" in FORK_AFTER_RUN
+    assert ADAPTER.fork_after_run
     warm = _case("Gather", {"axis": 0}, data=DATA, indices=[2])
     for kind in (RELAX, ONNX):
         _run(warm, kind)

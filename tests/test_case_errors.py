@@ -124,33 +124,22 @@ def test_good_file_has_no_errors(tmp_path: Path) -> None:
     assert case.inputs()["data"].dtype.name == "float32"
 
 
+def _filled(tmp_path: Path, fill: str) -> list[Case | CaseFileError]:
+    """A Gather case whose data is ``{fill: <fill>}`` (the fill's line is line 6)."""
+    return _load(tmp_path, f"op: Gather\ncases:\n  - id: f\n    source: test\n    inputs:\n"
+                           f"      data: {{fill: {fill}}}\n      indices: [0]\n")
+
+
 def test_a_fill_input_is_a_constant_array(tmp_path: Path) -> None:
-    entries = _load(tmp_path, """\
-        op: Gather
-        cases:
-          - id: ones
-            source: test
-            inputs:
-              data: {fill: {value: 1.5, shape: [2, 3], dtype: float16}}
-              indices: [1]
-            expected: [[1.5, 1.5, 1.5]]
-        """)
-    case = entries[0]
+    (case,) = _filled(tmp_path, "{value: 1.5, shape: [2, 3], dtype: float16}")
     assert isinstance(case, Case), case
     data = case.inputs()["data"]
     assert data.dtype == "float16" and data.shape == (2, 3) and (data == 1.5).all()
+    assert case.reference().tolist() == [[1.5, 1.5, 1.5]]
 
 
 def test_a_bad_fill_names_its_field(tmp_path: Path) -> None:
-    msg = _one_error(_load(tmp_path, """\
-        op: Gather
-        cases:
-          - id: bad
-            source: test
-            inputs:
-              data: {fill: {value: 1.0, shape: [-2]}}
-              indices: [0]
-        """))
+    msg = _one_error(_filled(tmp_path, "{value: 1.0, shape: [-2]}"))
     assert msg.startswith("cases/x.yaml:6: cases[0].inputs.data.fill.shape:"), msg
 
 

@@ -16,12 +16,20 @@ from gather_scatter_conformance import adapters
 from gather_scatter_conformance.adapters.convert import path as convert_path
 from gather_scatter_conformance.adapters.convert import torch_onnx
 from gather_scatter_conformance.harness.cases.load import Case, load_file
-from gather_scatter_conformance.harness.report.repro import script
+from gather_scatter_conformance.harness.run.repro import script
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
 
 ROOT = Path(__file__).resolve().parents[1]
 PATHS = [n for n in adapters.names() if adapters.is_path(n)]
 TORCH_PATHS = [n for n in PATHS if n.startswith("torch~") and adapters.is_available(n)]
+PYTORCH_61034 = "cases/regression/scatter_nd.yaml::pytorch-61034-onnx-export-index-put-accumulate"
+
+
+def needs(*paths: str) -> pytest.MarkDecorator:
+    """Skip unless every one of ``paths`` can run here (the reason names what the first missing one lacks)."""
+    missing = [p for p in paths if p not in TORCH_PATHS]
+    return pytest.mark.skipif(bool(missing), reason=f"{missing[0]} needs {', '.join(adapters.missing(missing[0]))}"
+                              if missing else "")
 # One seed example per operator: spec and documentation worked examples (cases/*.yaml).
 SEEDS = [
     "cases/gather.yaml::ov-gather8-example-1",
@@ -62,13 +70,6 @@ def test_every_path_is_named_source_converter_target_and_converts_source_variant
         assert path.focus_only and path.is_slow(path.variants("Gather")[0])
         for op in ("Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "Take"):
             assert set(path.variants(op)) <= set(adapters.get(path.source).variants(op)), (name, op)
-
-
-def test_looking_up_a_path_imports_no_framework() -> None:
-    code = ("import sys, adapters; [adapters.get(n).variants('Gather') for n in adapters.names()]; "
-            "bad = [m for m in ('torch', 'onnx', 'onnxruntime', 'openvino', 'tensorflow') if m in sys.modules]; "
-            "assert not bad, bad")
-    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
 # --- the torch paths on the seed examples ---------------------------------------------------------------------
@@ -115,9 +116,9 @@ def _seed_problems(nodeid: str, path: str, executor: Any) -> list[str]:
     return bad
 
 
-@pytest.mark.skipif("torch~onnx-dynamo~onnxruntime" not in TORCH_PATHS, reason="torch, onnxscript, onnxruntime")
+@needs("torch~onnx-dynamo~onnxruntime")
 def test_a_converted_graph_names_its_operators() -> None:
-    rec = _run(_case("cases/regression/scatter_nd.yaml::pytorch-61034-onnx-export-index-put-accumulate"),
+    rec = _run(_case(PYTORCH_61034),
                "torch~onnx-dynamo~onnxruntime")
     assert "ScatterND(reduction=add)" in rec["ops"]
     assert rec["conversion"]["opset"] >= 18 and rec["conversion"]["versions"]["source"].startswith("2.")
@@ -126,10 +127,9 @@ def test_a_converted_graph_names_its_operators() -> None:
 # --- one preservation verdict of each kind, measured ------------------------------------------------------------
 
 
-@pytest.mark.skipif("torch~onnx-torchscript~onnxruntime" not in TORCH_PATHS, reason="torch, onnx, onnxruntime")
+@needs("torch~onnx-torchscript~onnxruntime")
 def test_changed_pytorch_61034_the_torchscript_exporter_drops_duplicate_accumulations() -> None:
-    case = _case("cases/regression/scatter_nd.yaml::pytorch-61034-onnx-export-index-put-accumulate")
-    rec = _run(case, "torch~onnx-torchscript~onnxruntime")
+    rec = _run(_case(PYTORCH_61034), "torch~onnx-torchscript~onnxruntime")
     conv = rec["conversion"]
     assert conv["preservation"] == "changed" and conv["summary"] == "changed: ok -> wrong"
     assert conv["source_value"][2] == [3.0, 3.0, 3.0] and rec["observed"][2] == [2.0, 2.0, 2.0]
@@ -137,18 +137,16 @@ def test_changed_pytorch_61034_the_torchscript_exporter_drops_duplicate_accumula
     assert rec["verdict"] == "deviates" and rec["native"]
 
 
-@pytest.mark.skipif("torch~onnx-dynamo~onnxruntime" not in TORCH_PATHS, reason="torch, onnxscript, onnxruntime")
+@needs("torch~onnx-dynamo~onnxruntime")
 def test_preserved_the_dynamo_exporter_keeps_them() -> None:
-    case = _case("cases/regression/scatter_nd.yaml::pytorch-61034-onnx-export-index-put-accumulate")
-    rec = _run(case, "torch~onnx-dynamo~onnxruntime")
+    rec = _run(_case(PYTORCH_61034), "torch~onnx-dynamo~onnxruntime")
     assert rec["conversion"]["preservation"] == "preserved" and rec["verdict"] == "conforms"
     assert rec["conversion"]["source_label"] == rec["conversion"]["target_label"] == "ok"
 
 
-@pytest.mark.skipif("torch~ov-convert~openvino" not in TORCH_PATHS, reason="torch, openvino")
+@needs("torch~ov-convert~openvino")
 def test_conversion_failed_is_a_result_and_the_next_case_runs() -> None:
-    case = _case("cases/regression/scatter_nd.yaml::pytorch-61034-onnx-export-index-put-accumulate")
-    rec = _run(case, "torch~ov-convert~openvino")
+    rec = _run(_case(PYTORCH_61034), "torch~ov-convert~openvino")
     conv = rec["conversion"]
     assert conv["preservation"] == "conversion-failed" and conv["stage"] == "convert"
     assert "aten::index_put" in conv["summary"]  # OpenVINO's PyTorch frontend has no rule for it (2026.4.1)
@@ -157,7 +155,7 @@ def test_conversion_failed_is_a_result_and_the_next_case_runs() -> None:
     assert after["conversion"]["preservation"] == "preserved"
 
 
-@pytest.mark.skipif("torch~onnx-torchscript~onnxruntime" not in TORCH_PATHS, reason="torch, onnx, onnxruntime")
+@needs("torch~onnx-torchscript~onnxruntime")
 def test_a_probe_change_reads_source_label_to_target_label() -> None:
     # index_select refuses negative indices in eager torch; the exported Gather counts them from the end.
     case = _case("cases/probes/gather.yaml::probe-negative-indices")
@@ -179,7 +177,7 @@ class _Counting(torch_onnx.TorchOnnx):
         return super().convert(*args)
 
 
-@pytest.mark.skipif("torch~onnx-torchscript~onnxruntime" not in TORCH_PATHS, reason="torch, onnx, onnxruntime")
+@needs("torch~onnx-torchscript~onnxruntime")
 def test_conversions_are_cached_by_signature_in_memory_and_on_disk(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(convert_path.CACHE_ENV, str(tmp_path))  # empty: the first conversion is made here
@@ -200,9 +198,9 @@ def _data(case: Case) -> Any:
                     omit=tuple(case.spec.omit))
 
 
-@pytest.mark.skipif("torch~onnx-torchscript~onnxruntime" not in TORCH_PATHS, reason="torch, onnx, onnxruntime")
+@needs("torch~onnx-torchscript~onnxruntime")
 def test_the_repro_script_converts_runs_and_reproduces(tmp_path: Path) -> None:
-    case = _case("cases/regression/scatter_nd.yaml::pytorch-61034-onnx-export-index-put-accumulate")
+    case = _case(PYTORCH_61034)
     rec = _run(case, "torch~onnx-torchscript~onnxruntime")
     path = tmp_path / "repro.py"
     path.write_text(script(case, rec))
@@ -212,15 +210,14 @@ def test_the_repro_script_converts_runs_and_reproduces(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
 
 
-@pytest.mark.skipif(not {"torch~onnx-torchscript~onnxruntime", "torch~ov-convert~openvino"} <= set(TORCH_PATHS),
-                    reason="torch, onnx, onnxruntime, openvino")
+@needs("torch~onnx-torchscript~onnxruntime", "torch~ov-convert~openvino")
 def test_the_report_shows_each_kind_in_its_conversion_section(tmp_path: Path) -> None:
     pytest.importorskip("jinja2")
     import json
 
     from gather_scatter_conformance.harness.report.page import generate
 
-    case = _case("cases/regression/scatter_nd.yaml::pytorch-61034-onnx-export-index-put-accumulate")
+    case = _case(PYTORCH_61034)
     records = [_run(case, "torch~onnx-torchscript~onnxruntime"), _run(case, "torch~onnx-dynamo~onnxruntime"),
                _run(case, "torch~ov-convert~openvino"), _run(_case(SEEDS[0]), "numpy"),
                _run(_case("cases/probes/gather.yaml::probe-negative-indices"), "torch~onnx-torchscript~onnxruntime",
@@ -251,7 +248,7 @@ def _isolated(case: Case, path: str, variant: str) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif("torch~onnx-dynamo~openvino" not in TORCH_PATHS, reason="torch, onnxscript, openvino")
+@needs("torch~onnx-dynamo~openvino")
 def test_a_target_that_crashes_is_a_change_and_the_source_result_survives_it() -> None:
     # OpenVINO 2026.4.1's CPU Gather divides by an empty axis: SIGFPE where torch returns an empty tensor. The path
     # noted the source's result and the converted graph before running the target, so the record keeps both.
@@ -264,7 +261,7 @@ def test_a_target_that_crashes_is_a_change_and_the_source_result_survives_it() -
 
 
 @pytest.mark.slow
-@pytest.mark.skipif("torch~onnx-torchscript~onnxruntime" not in TORCH_PATHS, reason="torch, onnx, onnxruntime")
+@needs("torch~onnx-torchscript~onnxruntime")
 def test_a_converter_that_crashes_is_a_failed_conversion() -> None:
     # torch.onnx.export(dynamo=False) 2.13.0 dies of SIGFPE exporting torch.take on an empty tensor.
     rec = _isolated(_case("cases/probes/take.yaml::probe-empty-data"), "torch~onnx-torchscript~onnxruntime", "take")

@@ -18,8 +18,8 @@ from gather_scatter_conformance import adapters
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
 from gather_scatter_conformance.adapters.convert.path import ConversionFailed
 from gather_scatter_conformance.harness.cases.load import Case, ExpectedError, load_file
-from gather_scatter_conformance.harness.judge.compare import compare
 from gather_scatter_conformance.harness.reference import compute
+from gather_scatter_conformance.harness.reference.compare import compare
 from gather_scatter_conformance.vocab.ops import with_defaults
 
 ROOT = Path(__file__).resolve().parents[1]

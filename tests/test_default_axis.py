@@ -21,7 +21,9 @@ PROBES = [
     for case in load_file(path, path.relative_to(ROOT).as_posix())
     if isinstance(case, Case) and case.spec.dimension == "default-axis"
 ]
-# In-process frameworks (MXNet runs in its own interpreter: `pytest cases/probes --framework mxnet` covers it).
+# Frameworks that run together in one process (MXNet runs in its own interpreter; paddle segfaults in a process
+# that has run the others: `pytest cases/probes --framework NAME` covers those in isolation). A subset of the
+# registry: tests/test_registry_lists.py checks the names.
 FRAMEWORKS = ["numpy", "onnx-reference", "onnxruntime", "openvino", "tensorflow", "torch", "jax"]
 
 

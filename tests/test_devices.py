@@ -17,7 +17,8 @@ from gather_scatter_conformance import adapters
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
 from tests._shipped import shipped_cases
 
-GPU_FRAMEWORKS = ("torch", "tensorflow", "onnxruntime", "jax")
+# Every adapter that can run on either device (its own devices say so); GPU-only ones have their own tests.
+GPU_FRAMEWORKS = [n for n in adapters.names() if {"cpu", "gpu"} <= set(adapters.get(n).devices)]
 
 
 def _gather_case():

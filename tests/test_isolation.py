@@ -34,6 +34,13 @@ def _records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def _run_file(tmp_path: Path, name: str, text: str, *args: str) -> tuple[dict[str, dict], str]:
+    """Run one case file (``name``: ``text``) with ``args``: its records by case id, and pytest's output."""
+    project = _project(tmp_path, {name: text})
+    result = _pytest(project, *args, "--results", "r.jsonl")
+    return {r["case_id"]: r for r in _records(project / "r.jsonl")}, result.stdout
+
+
 def test_signal_name() -> None:
     assert signal_name(-8) == "SIGFPE"
     assert signal_name(-11) == "SIGSEGV"
@@ -43,10 +50,7 @@ def test_signal_name() -> None:
 def test_real_crash_is_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
     pytest.importorskip("openvino")
     # OpenVINO's Gather divides by the indices' element count: empty indices kill the process with SIGFPE.
-    project = _project(
-        tmp_path,
-        {
-            "gather.yaml": """\
+    records, out = _run_file(tmp_path, "gather.yaml", """\
         op: Gather
         cases:
           - id: a-empty-indices
@@ -55,14 +59,8 @@ def test_real_crash_is_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
           - id: b-after-the-crash
             source: test
             inputs: {data: [1, 2, 3, 4, 5], indices: [4, 0]}
-        """
-        },
-    )
-    result = _pytest(
-        project, "--framework", "openvino", "--variants", "default", "--results", "r.jsonl", "-p", "no:randomly"
-    )
-    records = {r["case_id"]: r for r in _records(project / "r.jsonl")}
-    assert records["a-empty-indices"]["outcome"] == "crash", result.stdout
+        """, "--framework", "openvino", "--variants", "default", "-p", "no:randomly")
+    assert records["a-empty-indices"]["outcome"] == "crash", out
     assert records["a-empty-indices"]["signal"] == "SIGFPE"
     assert records["b-after-the-crash"]["outcome"] == "ok"
     assert records["b-after-the-crash"]["verdict"] == "conforms"
@@ -72,10 +70,7 @@ def test_real_hang_is_recorded_as_timeout(tmp_path: Path) -> None:
     pytest.importorskip("onnx")
     # ONNX's Python reference on a 4*10^6-element ScatterElements: 1.4 s here with onnx 1.23.2 (16 s with older onnx),
     # far over a 0.25 s limit, while the 3-element case takes under a millisecond: the limit sits between the two.
-    project = _project(
-        tmp_path,
-        {
-            "scatter_elements.yaml": """\
+    records, _ = _run_file(tmp_path, "scatter_elements.yaml", """\
         op: ScatterElements
         cases:
           - id: a-slow
@@ -87,11 +82,7 @@ def test_real_hang_is_recorded_as_timeout(tmp_path: Path) -> None:
           - id: b-fast
             source: test
             inputs: {data: [0, 0, 0], indices: [2, 0], updates: [1, 2]}
-        """
-        },
-    )
-    _pytest(project, "--framework", "onnx-reference", "--case-timeout", "0.25", "--results", "r.jsonl")
-    records = {r["case_id"]: r for r in _records(project / "r.jsonl")}
+        """, "--framework", "onnx-reference", "--case-timeout", "0.25")
     assert records["a-slow"]["outcome"] == "timeout"
     assert records["a-slow"]["verdict"] == "deviates"
     assert records["b-fast"]["outcome"] == "ok"
@@ -165,7 +156,7 @@ def test_memory_corruption_that_kills_at_exit_is_charged_to_its_case(tmp_path: P
     pytest.importorskip("openvino")
     # ScatterElementsUpdate with an index below -dim writes before the buffer: the call returns, the process dies
     # later (at exit). Risky cases run in a worker of their own, whose exit status is checked.
-    project = _project(tmp_path, {"scatter_elements.yaml": """\
+    records, _ = _run_file(tmp_path, "scatter_elements.yaml", """\
         op: ScatterElements
         cases:
           - id: a-write-before-the-buffer
@@ -175,9 +166,7 @@ def test_memory_corruption_that_kills_at_exit_is_charged_to_its_case(tmp_path: P
           - id: b-innocent
             source: test
             inputs: {data: [1, 2, 3], indices: [0], updates: [9]}
-        """})
-    _pytest(project, "--framework", "openvino", "--variants", "default", "--results", "r.jsonl")
-    records = {r["case_id"]: r for r in _records(project / "r.jsonl")}
+        """, "--framework", "openvino", "--variants", "default")
     first = records["a-write-before-the-buffer"]
     assert first["outcome"] == "crash", first
     assert first["signal"] in ("SIGSEGV", "SIGABRT")

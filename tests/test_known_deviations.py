@@ -22,6 +22,7 @@ from _shipped import ROOT, shipped_cases
 from gather_scatter_conformance import adapters
 from gather_scatter_conformance.harness.cases.load import Case
 from gather_scatter_conformance.harness.judge import known
+from gather_scatter_conformance.harness.report import claims
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
 
 Key = tuple[str, str]
@@ -152,7 +153,7 @@ def test_known_file_names_existing_cases_variants_and_claims(framework: str) -> 
     dangling = [
         entry.claim.model_dump(exclude_none=True)
         for entry in parsed.deviations
-        if entry.claim and not known.resolve(entry.claim, framework, ROOT / "claims")
+        if entry.claim and not claims.referenced(entry.claim, framework, ROOT / "claims")
     ]
     assert not dangling, f"known/{framework}.yaml: claim references that match no claim: {dangling}"
 
@@ -219,5 +220,5 @@ def test_a_pair_listed_under_two_reasons_gets_both(tmp_path: Path) -> None:
 
 def test_a_claim_reference_resolves_only_to_matching_claims() -> None:
     ref = known.ClaimRef(api="Gather-7", dimension="negative-indices")
-    assert [c.label for c in known.resolve(ref, "openvino", ROOT / "claims")] == ["unspecified"]
-    assert known.resolve(ref.model_copy(update={"api": "Gather-99"}), "openvino", ROOT / "claims") == []
+    assert [c.label for c in claims.referenced(ref, "openvino", ROOT / "claims")] == ["unspecified"]
+    assert claims.referenced(ref.model_copy(update={"api": "Gather-99"}), "openvino", ROOT / "claims") == []

@@ -179,7 +179,7 @@ def test_injection_is_text(report: dict[str, Any], tmp_path: Path) -> None:
 
 def test_drilldown_evidence(report: dict[str, Any]) -> None:
     from gather_scatter_conformance.harness.cases.load import Case, load_file
-    from gather_scatter_conformance.harness.report.repro import snippet
+    from gather_scatter_conformance.harness.run.repro import snippet
 
     data = blob(report["html"])
     cases = {c["id"]: c for c in data["cases"]}
@@ -189,7 +189,7 @@ def test_drilldown_evidence(report: dict[str, Any]) -> None:
     case = next(c for c in load_file(Path("cases/gather.yaml"), "cases/gather.yaml")
                 if isinstance(c, Case) and c.id == "ov-gather8-example-6")
     api = "torch.index_select(data, 0, indices)"
-    assert g["repro"] + "\n" + api == snippet(case, api)  # the page's join equals harness.report.repro.snippet
+    assert g["repro"] + "\n" + api == snippet(case, api)  # the page's join equals harness.run.repro.snippet
     assert "missing" in cases[PROBE]  # a case the checkout lacks still shows its record
     dev = next(r for r in data["recs"] if r["s"] == "deviates" and data["cols"][r["k"]] == "torch:index_select")
     assert dev["fm"][0] == {"index": [1], "expected": 4.0, "observed": 0.0} and dev["obs"] == [1.0, 0.0, 0.0]
@@ -206,23 +206,32 @@ claims:
     text: "index <must> be in range"
     source: https://docs.pytorch.org/docs/stable/generated/torch.index_select.html
 """
-BLOG_CLAIMS = """\
-framework: blog-2020
-title: the 2020 blog
-defaults: {source: "https://www.pathpartnertech.com/gather-scatter-operation-in-deep-learning-framework/",
-           source_kind: secondary}
-claims:
-  - {op: Gather, dimension: oob-positive, label: wrap, text: "Supported with different modes", about: numpy}
-  - {op: Gather, dimension: oob-positive, label: wrap, text: "Supported", about: torch}
-"""
+
+
+def _blog(*claims: str) -> str:
+    """A claims file of the 2020 blog (a secondary source) holding ``claims``, one flow mapping each."""
+    return ("framework: blog-2020\ntitle: the 2020 blog\ndefaults: {source: "
+            '"https://www.pathpartnertech.com/gather-scatter-operation-in-deep-learning-framework/", '
+            "source_kind: secondary}\nclaims:\n" + "".join(f"  - {c}\n" for c in claims))
+
+
+def _generate_with_claims(tmp_path: Path, files: dict[str, str]) -> dict[str, Path]:
+    """The report of the sample records with ``files`` (name: text) as its claims directory."""
+    claims = tmp_path / "claims"
+    claims.mkdir()
+    for name, text in files.items():
+        (claims / name).write_text(text)
+    return generate([write(tmp_path / "r.jsonl", sample_records())], tmp_path / "out", claims_dir=claims)
+
+
+BLOG_CLAIMS = _blog(
+    '{op: Gather, dimension: oob-positive, label: wrap, text: "Supported with different modes", about: numpy}',
+    '{op: Gather, dimension: oob-positive, label: wrap, text: "Supported", about: torch}',
+)
 
 
 def test_documented_and_blog_marks(tmp_path: Path) -> None:
-    claims = tmp_path / "claims"
-    claims.mkdir()
-    (claims / "torch.yaml").write_text(TORCH_CLAIMS)
-    (claims / "blog-2020.yaml").write_text(BLOG_CLAIMS)
-    out = generate([write(tmp_path / "r.jsonl", sample_records())], tmp_path / "out", claims_dir=claims)
+    out = _generate_with_claims(tmp_path, {"torch.yaml": TORCH_CLAIMS, "blog-2020.yaml": BLOG_CLAIMS})
     html = out["index.html"].read_text()
     # torch measured wrap: contradicts its docs (error) but not the blog (wrap).
     sym = r'[^>]*><span class="sym">.</span> '
@@ -349,23 +358,12 @@ claims:
   - {op: Gather, api: tf.gather, dimension: oob-positive, label: zero, device: gpu, text: "a 0 is stored",
      source: "https://www.tensorflow.org/api_docs/python/tf/gather"}
 """
-BLOG_ON_CAFFE2 = """\
-framework: blog-2020
-title: the 2020 blog
-defaults: {source: "https://www.pathpartnertech.com/gather-scatter-operation-in-deep-learning-framework/",
-           source_kind: secondary}
-claims:
-  - {op: Gather, dimension: oob-positive, label: error, text: "Not Supported", about: caffe2}
-"""
+BLOG_ON_CAFFE2 = _blog('{op: Gather, dimension: oob-positive, label: error, text: "Not Supported", about: caffe2}')
 
 
 def test_documented_only_columns_are_marked_and_never_shadow_measurements(tmp_path: Path) -> None:
-    claims = tmp_path / "claims"
-    claims.mkdir()
-    (claims / "caffe2.yaml").write_text(CAFFE2_CLAIMS)
-    (claims / "tensorflow.yaml").write_text(TF_GPU_CLAIMS)
-    (claims / "blog-2020.yaml").write_text(BLOG_ON_CAFFE2)
-    out = generate([write(tmp_path / "r.jsonl", sample_records())], tmp_path / "out", claims_dir=claims)
+    out = _generate_with_claims(tmp_path, {"caffe2.yaml": CAFFE2_CLAIMS, "tensorflow.yaml": TF_GPU_CLAIMS,
+                                           "blog-2020.yaml": BLOG_ON_CAFFE2})
     html = out["index.html"].read_text()
     rows = json.loads(out["behaviour.json"].read_text())
     doc = {(r["framework"], r["variant"], r["device"], r["dimension"]): r for r in rows if r["measured"] is False}

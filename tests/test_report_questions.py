@@ -169,7 +169,7 @@ def test_q4_the_failing_input_and_a_repro(browser, page) -> None:
     assert "input data" in text and "input indices" in text and "Expected vs observed" in text
     case = browser.find_element(By.CSS_SELECTOR, "#panel h2").text
     repro = browser.find_element(By.CSS_SELECTOR, "#panel pre.repro").text
-    # The standalone script of harness.report.repro: the case's inputs, the native call, an assert of the finding.
+    # The standalone script of harness.run.repro: the case's inputs, the native call, an assert of the finding.
     assert repro.startswith("#!/usr/bin/env python3") and case in repro and "def run(" in repro
     compile(repro, "repro.py", "exec")
 

@@ -12,7 +12,7 @@ import pytest
 
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.judge.verdict import judge
-from gather_scatter_conformance.harness.report.repro import failure_message, script
+from gather_scatter_conformance.harness.run.repro import failure_message, script
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
 from gather_scatter_conformance.vocab import wire
 

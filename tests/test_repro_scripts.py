@@ -1,5 +1,5 @@
 """Every finding carries a repro that runs: for each adapter variant that runs here, a finding is measured anew, its
-standalone script written (harness.report.repro.script) and run in that framework's own interpreter, where it must exit
+standalone script written (harness.run.repro.script) and run in that framework's own interpreter, where it must exit
 0, i.e. the recorded behaviour reproduced. MXNet's scripts run in .venv-mxnet.
 
 The findings are probes whose baseline label differs from the canonical one (baselines/<framework>.yaml): one per
@@ -22,8 +22,8 @@ from gather_scatter_conformance import adapters, resources
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.judge import baseline
 from gather_scatter_conformance.harness.judge.verdict import is_finding
-from gather_scatter_conformance.harness.report.repro import script
 from gather_scatter_conformance.harness.run.isolation import Isolated
+from gather_scatter_conformance.harness.run.repro import script
 from gather_scatter_conformance.harness.run.runner import execute
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,7 +151,7 @@ def test_harness_repro_writes_a_script_that_reproduces_the_finding(tmp_path: Pat
 
 
 def test_a_page_names_inputs_too_large_to_carry(tmp_path: Path) -> None:
-    from gather_scatter_conformance.harness.report.repro import script_head
+    from gather_scatter_conformance.harness.run.repro import script_head
 
     (tmp_path / "big.yaml").write_text(
         "op: Gather\ncases:\n  - id: big\n    source: test\n"

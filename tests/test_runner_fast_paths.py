@@ -14,7 +14,7 @@ import pytest
 
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.judge import verdict
-from gather_scatter_conformance.harness.judge.compare import compare
+from gather_scatter_conformance.harness.reference.compare import compare
 from gather_scatter_conformance.harness.run import records, runner
 from gather_scatter_conformance.vocab import wire
 

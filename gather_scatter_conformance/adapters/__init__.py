@@ -85,6 +85,12 @@ def missing(name: str) -> list[str]:
     return out
 
 
+def framework_modules() -> list[str]:
+    """Every top-level module some registered adapter requires, bar NumPy (the harness's own dependency): the
+    modules that collecting cases must not import. Nothing is imported to find out."""
+    return sorted({m for name in names() for m in get(name).requires} - {"numpy"})
+
+
 def is_available(name: str) -> bool:
     """True when ``name`` is registered and its framework is installed in this interpreter (nothing imported)."""
     return name in table() and not missing(name)

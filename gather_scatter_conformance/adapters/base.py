@@ -27,6 +27,12 @@ class NoDevice(Exception):
 API_VERSION = "1"  # the version of this contract (docs/adapter-api.md); bumped on an incompatible change
 ENTRY_POINT_GROUP = "gather_scatter_conformance.adapters"  # where adapters register
 DEVICES = ("cpu", "gpu")  # what ``--device`` can ask for; a record's ``device`` is one of these
+NOT_MAPPED = ""  # the variant of a case whose operator the adapter does not map: recorded as unsupported
+
+
+def not_mapped(adapter: str, op: str) -> str:
+    """The reason recorded for a case whose operator ``adapter`` declares no variant for."""
+    return f"not mapped: {adapter} declares no variant for {op}"
 
 
 @dataclass
@@ -53,7 +59,7 @@ class Call:
     """A prepared native call: ``api`` is the exact call as a user would type it; ``run`` performs it.
 
     ``device`` is where it runs ("cpu" or "gpu"); ``device_name`` says which one (e.g. the GPU's model).
-    ``source`` is the same call as standalone Python statements for a repro script (harness.report.repro): given NumPy
+    ``source`` is the same call as standalone Python statements for a repro script (harness.run.repro): given NumPy
     arrays named ``data``, ``indices`` (and ``updates``) and ``np``, they import the framework, convert the inputs
     to its own tensors (or build its model), make the call and assign the output, as a NumPy array, to ``result``.
     It is written next to the code that runs the call, so the two say the same thing.
@@ -142,9 +148,17 @@ class Adapter:
         self.version()
 
     def variants(self, op: str) -> list[str]:
-        """The API variants this adapter has for ``op``, the first the default; [] where ``op`` is not mapped.
-        Must not import the framework."""
+        """The API variants this adapter has for ``op``, the first the default; [] where ``op`` is not mapped
+        (its cases are then recorded as unsupported, "not mapped"). Must not import the framework."""
         return list(self.VARIANTS.get(op, ()))
+
+    def check_variant(self, op: str, variant: str) -> None:
+        """Raise ValueError unless ``variant`` is one of ``variants(op)``: a caller's mistake, never the framework's
+        (the harness only asks for declared variants)."""
+        known = self.variants(op)
+        if variant not in known:
+            raise ValueError(f"{self.name} has no variant {variant!r} for {op}; "
+                             f"known: {', '.join(known) or 'none (not mapped)'}")
 
     def is_slow(self, variant: str) -> bool:
         """True for variants that compile per input shape (seconds per case); runs limit them to focus cases."""

@@ -69,6 +69,7 @@ class DirectMLAdapter(OnnxruntimeAdapter):
     name = "directml"
     requires = ("onnxruntime",)
     extra = "directml"
+    mapping = "docs/mapping/directml.md"
     distribution = DISTRIBUTION  # plain onnxruntime brings no DirectML column of skips
     devices = ("gpu",)  # DirectML runs on a Direct3D 12 GPU
 

@@ -174,17 +174,15 @@ class JaxAdapter(Adapter):
     # jax's [cpu] extra brings the jaxlib of the same release; NumPy 2 from 0.4.27.
     releases = ReleaseRules("jax", "jax", numpy2_since="0.4.27", requirement="jax[cpu]=={release}")
     devices = ("cpu", "gpu")
+    VARIANTS = _VARIANTS
+    mapping = "docs/mapping/jax.md"
 
     def version(self) -> str:
         jax, _ = _jax()
         return jax.__version__
 
-    def variants(self, op: str) -> list[str]:
-        return _VARIANTS[op]
-
     def prepare(self, case: CaseData, variant: str) -> Call:
-        if variant not in _VARIANTS[case.op]:
-            raise ValueError(f"unknown variant {variant!r} for {case.op}; expected {', '.join(_VARIANTS[case.op])}")
+        self.check_variant(case.op, variant)
         for name, arr in case.inputs.items():
             if arr.dtype == object or arr.dtype.kind in "US":
                 raise Unsupported(f"JAX has no string arrays ({name} is a string tensor)")

@@ -86,8 +86,7 @@ def take(tf: Any, attrs: dict[str, Any], omit: tuple[str, ...] = ()) -> calls.Sp
 
 def spec_for(tf: Any, case: CaseData, variant: str) -> calls.Spec:
     """The TensorFlow call (adapters/tensorflow_calls.Spec) whose converted model runs ``case`` in ``variant``."""
-    if variant not in _VARIANTS[case.op]:
-        raise ValueError(f"unknown litert variant {variant!r} for {case.op}; expected {', '.join(_VARIANTS[case.op])}")
+    ADAPTER.check_variant(case.op, variant)
     op, attrs, omit = case.op, case.attrs, case.omit
     if op == "Gather":
         return calls.gather(tf, attrs, omit)
@@ -139,6 +138,8 @@ class LitertAdapter(Adapter):
     name = "litert"
     requires = ("ai_edge_litert", "tensorflow")
     extra = "litert"
+    VARIANTS = _VARIANTS
+    mapping = "docs/mapping/litert.md"
 
     def __init__(self) -> None:
         # Converted models and their interpreters, keyed by everything that shapes one but not the input values.
@@ -151,9 +152,6 @@ class LitertAdapter(Adapter):
         import ai_edge_litert.interpreter  # noqa: F401  # the runtime, then TensorFlow (the converter)
 
         _tf()
-
-    def variants(self, op: str) -> list[str]:
-        return list(_VARIANTS[op])
 
     def describe(self, case: CaseData, variant: str) -> tuple[str, str]:
         """The call without converting it (the converter and the interpreter are what could crash)."""

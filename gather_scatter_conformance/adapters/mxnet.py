@@ -130,16 +130,14 @@ class MxnetAdapter(Adapter):
     releases = ReleaseRules("mxnet", "mxnet", pinned=("numpy<1.24",))
     # A forked child of a worker that ran cases runs cases (checked on the pinned release).
     fork_after_run = True
+    VARIANTS = _VARIANTS
+    mapping = "docs/mapping/mxnet.md"
 
     def version(self) -> str:
         return str(_mx().__version__)
 
-    def variants(self, op: str) -> list[str]:
-        return _VARIANTS[op]
-
     def prepare(self, case: CaseData, variant: str) -> Call:
-        if variant not in _VARIANTS[case.op]:
-            raise ValueError(f"unknown variant {variant!r} for {case.op}; expected {', '.join(_VARIANTS[case.op])}")
+        self.check_variant(case.op, variant)
         ns = "np" if variant.startswith("np.") else "nd"  # np.take, np.indexing, np.setitem
         pre, makers = plan_inputs(case, ns)
         api, body = getattr(self, "_" + case.op.lower())(case, variant)

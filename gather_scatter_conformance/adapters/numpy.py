@@ -48,12 +48,11 @@ class NumpyAdapter(Adapter):
     requires = ("numpy",)
     # A forked child of a worker that ran cases runs cases (checked on the pinned release).
     fork_after_run = True
+    VARIANTS = _VARIANTS
+    mapping = "docs/mapping/numpy.md"
 
     def version(self) -> str:
         return np.__version__
-
-    def variants(self, op: str) -> list[str]:
-        return _VARIANTS[op]
 
     def prepare(self, case: CaseData, variant: str) -> Call:
         data, indices = case.inputs["data"], case.inputs["indices"]

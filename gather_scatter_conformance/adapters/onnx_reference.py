@@ -8,6 +8,9 @@ import numpy as np
 
 from gather_scatter_conformance.adapters import onnx_graph
 from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData
+from gather_scatter_conformance.vocab.ops import OPS
+
+_VARIANTS = {op: ("ReferenceEvaluator",) for op in OPS}  # one ONNX node per operator (Take's is a Gather)
 
 
 class OnnxReferenceAdapter(Adapter):
@@ -16,6 +19,8 @@ class OnnxReferenceAdapter(Adapter):
     extra = "onnx"
     # A forked child of a worker that ran cases runs cases (checked on the pinned release).
     fork_after_run = True
+    VARIANTS = _VARIANTS
+    mapping = "docs/mapping/onnx-reference.md"
 
     def version(self) -> str:
         import onnx
@@ -24,9 +29,6 @@ class OnnxReferenceAdapter(Adapter):
 
     def warm(self) -> None:
         import onnx.reference  # noqa: F401  (slow first import: keep it out of the first case's time)
-
-    def variants(self, op: str) -> list[str]:
-        return ["ReferenceEvaluator"]
 
     def prepare(self, case: CaseData, variant: str) -> Call:
         from onnx.reference import ReferenceEvaluator

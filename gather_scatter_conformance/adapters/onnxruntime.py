@@ -63,9 +63,9 @@ def _onnx_type(op: str) -> str:
 
 def _variants(op: str) -> list[str]:
     """``<OnnxOp>-<N>`` for every version of the operator ``op`` becomes (newest, the default, first), then those of
-    its deprecated ancestor."""
+    its deprecated ancestor; [] for an operator no ONNX node is built for (not mapped)."""
     types = [_onnx_type(op)] + ([_DEPRECATED[op]] if op in _DEPRECATED else [])
-    return [f"{t}-{v}" for t in types for v in sorted(onnx_graph.VERSIONS[t], reverse=True)]
+    return [f"{t}-{v}" for t in types for v in sorted(onnx_graph.VERSIONS.get(t, ()), reverse=True)]
 
 
 _GPU_PROVIDERS = ("CUDAExecutionProvider", "ROCMExecutionProvider")  # what a --device gpu run picks, in order
@@ -161,6 +161,7 @@ class OnnxruntimeAdapter(Adapter):
     name = "onnxruntime"
     requires = ("onnxruntime",)
     extra = "onnxruntime"
+    mapping = "docs/mapping/onnxruntime.md"
     # onnxruntime 1.19 is the first built against NumPy 2 (release notes); 1.16/1.17 know IR 9 at most
     # ("Unsupported model IR version: 10, max supported IR version: 9"), 1.18 knows IR 10.
     releases = ReleaseRules("onnxruntime", "onnxruntime", extra=("onnx==1.23.2",), numpy2_since="1.19.0",

@@ -315,6 +315,8 @@ class OpenVinoAdapter(Adapter):
     # (ov.Core, ov.__version__), which the adapter calls, exists from 2023.1 on.
     releases = ReleaseRules("openvino", "openvino", extra=("onnx==1.23.2",), numpy2_since="2024.3.0",
                             check="openvino.Core; openvino.__version__")
+    VARIANTS = _VARIANTS
+    mapping = "docs/mapping/openvino.md"
 
     def __init__(self) -> None:
         self._core: Any = None
@@ -330,9 +332,6 @@ class OpenVinoAdapter(Adapter):
         case, and no forked child, pays for it."""
         _ = self.core
         onnx_graph.preload()
-
-    def variants(self, op: str) -> list[str]:
-        return list(_VARIANTS[op])
 
     @property
     def core(self) -> Any:

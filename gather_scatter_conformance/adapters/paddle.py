@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from gather_scatter_conformance.adapters import source
 from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, NoDevice, Unsupported
 from gather_scatter_conformance.adapters.paddle_calls import STATIC, VARIANTS, arg_names, define, expression
 from gather_scatter_conformance.vocab import variants
@@ -100,12 +101,11 @@ class PaddleAdapter(Adapter):
     name = "paddle"
     requires = ("paddle",)
     extra = "paddle"
+    VARIANTS = VARIANTS  # paddle_calls: paddle2onnx converts the dynamic-graph ones
+    mapping = "docs/mapping/paddle.md"
 
     def version(self) -> str:
         return str(_paddle().__version__)
-
-    def variants(self, op: str) -> list[str]:
-        return list(VARIANTS[op])
 
     def prepare(self, case: CaseData, variant: str) -> Call:
         if case.device != "cpu":
@@ -160,21 +160,17 @@ class PaddleAdapter(Adapter):
 
 def _source(expr: str, names: tuple[str, ...], arrays: tuple[np.ndarray, ...], static: bool) -> str:
     """The call as standalone statements (Call.source): tensors as to_tensor makes them, the same expression."""
-    lines = ["import paddle"]
-    for name, arr in zip(names, arrays, strict=True):
-        if arr.dtype.name == "bfloat16":
-            lines.append(f"{name} = paddle.to_tensor({name}.astype(np.float32)).astype('bfloat16')")
-        else:
-            lines.append(f"{name} = paddle.to_tensor({name})")
-    args = ", ".join(names)
-    lines += [f"def fn({args}):", f"    return {expr}"]
-    if static:
-        specs = ", ".join(f"paddle.static.InputSpec(list({n}.shape), {n}.dtype, {n!r})" for n in names)
-        lines.append(f"fn = paddle.jit.to_static(fn, input_spec=[{specs}], full_graph=True)")
-    lines.append(f"out = fn({args})")
-    lines.append("result = out.astype('float32').numpy().astype(ml_dtypes.bfloat16) if out.dtype == paddle.bfloat16 "
-                 "else out.numpy()")
-    return "\n".join(lines)
+    specs = ", ".join(f"paddle.static.InputSpec(list({n}.shape), {n}.dtype, {n!r})" for n in names)
+    return "\n".join([
+        "import paddle",
+        *source.tensors(names, arrays, "paddle.to_tensor({name})",
+                        bfloat16="paddle.to_tensor({name}.astype(np.float32)).astype('bfloat16')"),
+        *source.function("fn", names, [expr]),
+        *([f"fn = paddle.jit.to_static(fn, input_spec=[{specs}], full_graph=True)"] if static else []),
+        f"out = fn({', '.join(names)})",
+        "result = out.astype('float32').numpy().astype(ml_dtypes.bfloat16) if out.dtype == paddle.bfloat16 "
+        "else out.numpy()",
+    ])
 
 
 ADAPTER = PaddleAdapter()

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from gather_scatter_conformance.adapters import source
 from gather_scatter_conformance.adapters import tensorflow_calls as calls
 from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, NoDevice, ReleaseRules
 from gather_scatter_conformance.vocab import variants
@@ -64,6 +65,8 @@ def tf_module() -> Any:
         tf.get_logger().setLevel("ERROR")  # tf.function retracing warnings: one trace per shape is intended
         _tf = tf
     return _tf
+# Every API in every mode, the first the default (the converter paths convert the /function ones).
+_VARIANTS = {op: [variants.join(api, mode) for api in apis for mode in MODES] for op, apis in APIS.items()}
 
 
 def split_variant(variant: str) -> tuple[str, str]:
@@ -131,18 +134,16 @@ class TensorFlowAdapter(Adapter):
     # tensorflow-cpu is the CPU-only wheel of the same release; NumPy 2 from 2.18.
     releases = ReleaseRules("tensorflow-cpu", "tensorflow", numpy2_since="2.18.0")
     devices = ("cpu", "gpu")
+    VARIANTS = _VARIANTS
+    mapping = "docs/mapping/tensorflow.md"
 
     def version(self) -> str:
         return tf_module().__version__
 
-    def variants(self, op: str) -> list[str]:
-        return [variants.join(api, mode) for api in APIS[op] for mode in MODES]
-
     def prepare(self, case: CaseData, variant: str) -> Call:
         """Build the native call; raises Unsupported where the TensorFlow API has no way to write the case."""
+        self.check_variant(case.op, variant)
         api, mode = split_variant(variant)
-        if api not in APIS[case.op]:
-            raise ValueError(f"{case.op} has no TensorFlow API {api!r}; variants: {', '.join(self.variants(case.op))}")
         tf = tf_module()
         spec = build_spec(tf, case, api)
         text = render(spec, mode)
@@ -176,21 +177,16 @@ def _placement(tf: Any, device: str) -> tuple[str, str]:
 
 def _source(spec: calls.Spec, mode: str, inputs: list[np.ndarray], place: str) -> str:
     """The call as standalone statements (Call.source): tf.constant inputs, the same body, eager or tf.function."""
-    lines = ["import tensorflow as tf"]
-    for name, arr in zip(spec.args, inputs, strict=True):
-        typed = ", dtype=tf.string" if arr.dtype == object else ""
-        lines.append(f"{name} = tf.constant({name}{typed})")
-    args = ", ".join(spec.args)
-    lines.append(f"def f({args}):")
-    if spec.prelude:
-        lines.append(f"    {spec.prelude}")
-    lines.append(f"    return {spec.body}")
     call = {"eager": "f", "function": "tf.function(f)", "xla": "tf.function(f, jit_compile=True)"}[mode]
-    lines.append(f"with tf.device({place!r}):")
-    lines.append(f"    out = {call}({args}).numpy()")
-    lines.append("result = np.vectorize(lambda b: b.decode('utf-8'), otypes=[object])(out) "
-                 "if out.dtype.kind in 'OS' and out.size else np.asarray(out)")
-    return "\n".join(lines)
+    return "\n".join([
+        "import tensorflow as tf",
+        *source.tensors(spec.args, inputs, "tf.constant({name})", string="tf.constant({name}, dtype=tf.string)"),
+        *source.function("f", spec.args, [spec.prelude, spec.body] if spec.prelude else [spec.body]),
+        f"with tf.device({place!r}):",
+        f"    out = {call}({', '.join(spec.args)}).numpy()",
+        "result = np.vectorize(lambda b: b.decode('utf-8'), otypes=[object])(out) "
+        "if out.dtype.kind in 'OS' and out.size else np.asarray(out)",
+    ])
 
 
 ADAPTER = TensorFlowAdapter()

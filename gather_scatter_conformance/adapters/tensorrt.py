@@ -100,9 +100,9 @@ def layer_spec(case: CaseData, variant: str) -> LayerSpec:
     Gather/Take -> IGatherLayer DEFAULT (batch_dims -> num_elementwise_dims), GatherElements -> ELEMENT, GatherND ->
     ND (batch_dims -> num_elementwise_dims), ScatterElements/ScatterND -> IScatterLayer ELEMENT/ND (no reduction).
     """
-    if variant not in _VARIANTS[case.op] or variant == PARSER:
+    if variant not in _VARIANTS.get(case.op, ()) or variant == PARSER:
         raise ValueError(f"unknown TensorRT network variant {variant!r} for {case.op}; expected one of "
-                         f"{_VARIANTS[case.op][:-1]}")
+                         f"{_VARIANTS.get(case.op, [])[:-1]}")
     a = case.attrs
     inputs = tuple(n for n in ("data", "indices", "updates") if n in case.inputs)
     method, mode = variants.split(variant)
@@ -145,6 +145,8 @@ class TensorRTAdapter(Adapter):
     requires = ("tensorrt",)
     extra = "tensorrt"
     devices = ("gpu",)
+    VARIANTS = _VARIANTS
+    mapping = "docs/mapping/tensorrt.md"
 
     def __init__(self) -> None:
         self._runner: Any = None
@@ -173,9 +175,6 @@ class TensorRTAdapter(Adapter):
 
             self._runner = Runner()
         return self._runner
-
-    def variants(self, op: str) -> list[str]:
-        return list(_VARIANTS[op])
 
     def is_slow(self, variant: str) -> bool:
         return True  # every variant builds an engine per input signature (hundreds of ms each)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from gather_scatter_conformance.adapters import source
 from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, NoDevice, ReleaseRules, Unsupported
 from gather_scatter_conformance.adapters.torch_calls import COMPILE, VARIANTS, expression
 from gather_scatter_conformance.vocab import variants
@@ -126,19 +127,17 @@ class TorchAdapter(Adapter):
     # Forked after a warm-up: torch.compile's inductor cost 9-11 s per cold child, 0.2 s warm.
     fork_after_run = True
     devices = ("cpu", "gpu")
+    VARIANTS = VARIANTS  # torch_calls: the converter paths convert the eager ones
+    mapping = "docs/mapping/torch.md"
 
     def version(self) -> str:
         return _torch().__version__
-
-    def variants(self, op: str) -> list[str]:
-        return list(VARIANTS[op])
 
     def is_slow(self, variant: str) -> bool:
         return variants.mode(variant) == COMPILE  # inductor compiles each new shape: 1.5-5 s per case here
 
     def prepare(self, case: CaseData, variant: str) -> Call:
-        if variant not in VARIANTS[case.op]:
-            raise ValueError(f"torch has no variant {variant!r} for {case.op}; known: {', '.join(VARIANTS[case.op])}")
+        self.check_variant(case.op, variant)
         base, mode = variants.split(variant)
         compiled = mode == COMPILE
         names = ("data", "indices", "updates") if "updates" in case.inputs else ("data", "indices")
@@ -188,14 +187,10 @@ class TorchAdapter(Adapter):
 
 def _source(expr: str, names: tuple[str, ...], arrays: tuple[np.ndarray, ...], compiled: bool, device: str) -> str:
     """The call as standalone statements (Call.source): tensors as to_tensor makes them, the same expression."""
-    lines = ["import torch"]
-    for name, arr in zip(names, arrays, strict=True):
-        if arr.dtype.name == "bfloat16":
-            lines.append(f"{name} = torch.from_numpy({name}.astype(np.float32)).to(torch.bfloat16)")
-        else:
-            lines.append(f"{name} = torch.from_numpy({name})")
-        if device == "gpu":
-            lines.append(f"{name} = {name}.to('cuda')")
+    lines = ["import torch", *source.tensors(names, arrays, "torch.from_numpy({name})",
+                                             bfloat16="torch.from_numpy({name}.astype(np.float32)).to(torch.bfloat16)")]
+    if device == "gpu":
+        lines += [f"{name} = {name}.to('cuda')" for name in names]
     args = ", ".join(names)
     if compiled:
         lines.append(f"fn = torch.compile(lambda {args}: {expr}, backend='inductor', dynamic=False)")

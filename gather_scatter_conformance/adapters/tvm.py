@@ -210,6 +210,8 @@ class TvmAdapter(Adapter):
     extra = "tvm"
     # 0.27, one runtime thread: 25 of 25 children of a parent that had built and run both variants ran.
     fork_after_run = True
+    VARIANTS = _VARIANTS
+    mapping = "docs/mapping/tvm.md"
 
     def __init__(self) -> None:
         # (ops, VirtualMachine) keyed by variant and the module text / model bytes; a failed build caches nothing.
@@ -218,15 +220,11 @@ class TvmAdapter(Adapter):
     def version(self) -> str:
         return version()
 
-    def variants(self, op: str) -> list[str]:
-        return _VARIANTS[op]
-
     def is_slow(self, variant: str) -> bool:
         return False  # 0.03-0.06 s a relax.op module, 0.15-0.2 s a from_onnx one (tvm 0.27.0, llvm): not per-shape slow
 
     def prepare(self, case: CaseData, variant: str) -> Call:
-        if variant not in _VARIANTS[case.op]:
-            raise ValueError(f"unknown tvm variant {variant!r} for {case.op}; expected {', '.join(_VARIANTS[case.op])}")
+        self.check_variant(case.op, variant)
         _check_dtypes(case)
         names = [n for n in _NAMES if n in case.inputs]
         arrays = [case.inputs[n] for n in names]

@@ -175,8 +175,8 @@ def _diff(args: argparse.Namespace) -> int:
 def _repro(args: argparse.Namespace) -> int:
     from gather_scatter_conformance.harness.judge.verdict import is_finding
     from gather_scatter_conformance.harness.report.drilldown import CaseIndex
-    from gather_scatter_conformance.harness.report.repro import baseline_label, script
     from gather_scatter_conformance.harness.run.records import read
+    from gather_scatter_conformance.harness.run.repro import baseline_label, script
 
     framework, _, variant = args.framework.partition(":")
     matches = [r for r in read(args.files) if r["framework"] == framework

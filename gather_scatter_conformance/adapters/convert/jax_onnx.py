@@ -58,11 +58,6 @@ class JaxOnnx(targets.OnnxArtifact, ConversionPath):
     target = "onnxruntime"
     options: ClassVar[dict[str, Any]] = {"enable_double_precision": "True where data is 64-bit"}
 
-    def source_variants(self, op: str) -> list[str]:
-        from gather_scatter_conformance.adapters.jax import _VARIANTS, JIT  # imports no framework
-
-        return [v for v in _VARIANTS[op] if not v.endswith("/" + JIT)]
-
     def prepare(self, case: CaseData, variant: str) -> Call:
         if case.op == "Take" and case.attrs.get("mode") == "raise":
             # The jax adapter finds this when jnp.take runs (it raises NotImplementedError whatever the input):

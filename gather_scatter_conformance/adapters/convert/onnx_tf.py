@@ -54,11 +54,6 @@ class Onnx2Tf(ConversionPath):
         super().__init__()
         self.target = target
 
-    def source_variants(self, op: str) -> list[str]:
-        from gather_scatter_conformance import adapters
-
-        return adapters.get(self.source).variants(op)
-
     def converter_version(self) -> str:
         import onnx2tf
 

@@ -24,11 +24,6 @@ class OnnxTvm(ConversionPath):
     converter_id = "relax"
     target = "tvm"
 
-    def source_variants(self, op: str) -> list[str]:
-        from gather_scatter_conformance import adapters
-
-        return adapters.get(self.source).variants(op)
-
     def converter_version(self) -> str:
         from gather_scatter_conformance.adapters import tvm as tvm_adapter
 

@@ -25,12 +25,6 @@ from gather_scatter_conformance.adapters.convert.path import ConversionPath, Con
 OPSET = 13
 
 
-def _static_variants(op: str) -> list[str]:
-    from gather_scatter_conformance.adapters.paddle_calls import STATIC, VARIANTS
-
-    return [v for v in VARIANTS[op] if not v.endswith("/" + STATIC)]
-
-
 def _export(graph: str, params: str, out: str) -> None:
     """``paddle2onnx.export`` in a process of its own: on an operator it cannot convert it aborts the process
     (SIGABRT after "[ERROR][Paddle2ONNX] Due to the unsupported operators, the conversion is aborted."), which is
@@ -53,9 +47,6 @@ class Paddle2Onnx(targets.OnnxArtifact, ConversionPath):
     converter_requires = ("paddle2onnx",)
     target = "onnxruntime"
     options: ClassVar[dict[str, Any]] = {"opset_version": OPSET}
-
-    def source_variants(self, op: str) -> list[str]:
-        return _static_variants(op)
 
     def converter_version(self) -> str:
         import paddle2onnx

@@ -87,6 +87,10 @@ class ConversionPath(Adapter):
     target: str = ""  # the runtime that runs the converted model: "onnxruntime"
     options: ClassVar[dict[str, Any]] = {}  # the converter's options as passed (opset, flags)
     converter_requires: tuple[str, ...] = ()  # the converter's own top-level modules
+    # The source variants a path converts: those invoked in this mode (None: plainly, the eager ones; tensorflow's
+    # paths convert the tf.function graph, "function"); compiled modes (jit, compile, static) are no source to trace.
+    source_mode: str | None = None
+    mapping = "docs/conversion.md"
     extra = "convert"  # the converters; the source and the target come with their own extras
     focus_only = True  # a conversion costs 0.05-5 s: paths run on probe, regression and seed cases only
 
@@ -109,8 +113,12 @@ class ConversionPath(Adapter):
     # --- what a subclass provides ----------------------------------------------------------------------------
 
     def source_variants(self, op: str) -> list[str]:
-        """The source adapter's variants this path converts (the first is the default). Imports no framework."""
-        raise NotImplementedError
+        """The source adapter's variants this path converts, those in :attr:`source_mode` (the first is the
+        default; [] where the source does not map ``op``). Imports no framework."""
+        from gather_scatter_conformance import adapters
+        from gather_scatter_conformance.vocab import variants
+
+        return [v for v in adapters.get(self.source).variants(op) if variants.mode(v) == self.source_mode]
 
     def converter_version(self) -> str:
         """The converter's version (with that of what it relies on, e.g. ``2.13.0, onnxscript 0.7.2``)."""
@@ -174,9 +182,7 @@ class ConversionPath(Adapter):
     def prepare(self, case: CaseData, variant: str) -> Call:
         from gather_scatter_conformance import adapters
 
-        if variant not in self.source_variants(case.op):
-            raise ValueError(f"{self.name} has no variant {variant!r} for {case.op}; "
-                             f"known: {', '.join(self.source_variants(case.op))}")
+        self.check_variant(case.op, variant)
         source_adapter = adapters.get(self.source)
         source_call = source_adapter.prepare(case, variant)  # Unsupported where the source API cannot say the case
         facts: dict[str, Any] = {}

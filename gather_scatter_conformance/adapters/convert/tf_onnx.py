@@ -30,13 +30,6 @@ from gather_scatter_conformance.adapters.convert.path import ConversionPath, Con
 MODE = "function"  # the source mode the paths convert: a tf.function graph
 
 
-def function_variants(op: str) -> list[str]:
-    """The tensorflow adapter's ``<api>/function`` variants of ``op``: what the TensorFlow paths convert."""
-    from gather_scatter_conformance.adapters.tensorflow import APIS  # imports no framework
-
-    return [f"{api}/{MODE}" for api in APIS[op]]
-
-
 def _spec(case: CaseData, variant: str) -> Any:
     """The tensorflow adapter's call of ``case`` (gather_scatter_conformance.adapters.tensorflow_calls.Spec)."""
     from gather_scatter_conformance.adapters.tensorflow import build_spec, split_variant, tf_module
@@ -100,13 +93,11 @@ class TfOnnx(targets.OnnxArtifact, ConversionPath):
     """tf2onnx.convert.from_function on the tf.function, run by onnxruntime on CPU."""
 
     source = "tensorflow"
+    source_mode = MODE
     converter = "tf2onnx.convert.from_function"
     converter_id = "tf2onnx"
     converter_requires = ("tf2onnx",)
     target = "onnxruntime"
-
-    def source_variants(self, op: str) -> list[str]:
-        return function_variants(op)
 
     def converter_version(self) -> str:
         import tf2onnx
@@ -147,12 +138,10 @@ class TfOpenVino(ConversionPath):
     """openvino.convert_model on the tf.function, compiled for OpenVINO's CPU."""
 
     source = "tensorflow"
+    source_mode = MODE
     converter = "openvino.convert_model"
     converter_id = "ov-convert"
     target = "openvino"
-
-    def source_variants(self, op: str) -> list[str]:
-        return function_variants(op)
 
     def converter_version(self) -> str:
         from gather_scatter_conformance import adapters

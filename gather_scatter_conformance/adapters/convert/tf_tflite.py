@@ -18,22 +18,20 @@ from gather_scatter_conformance.adapters.base import CaseData
 from gather_scatter_conformance.adapters.convert import targets
 from gather_scatter_conformance.adapters.convert.path import ConversionPath, Converted
 from gather_scatter_conformance.adapters.convert.tf_onnx import (
+    MODE,
     _signature_source,
     _spec,
-    function_variants,
     graph_function,
 )
 
 
 class TfTflite(ConversionPath):
     source = "tensorflow"
+    source_mode = MODE
     converter = "tf.lite.TFLiteConverter.from_concrete_functions"
     converter_id = "tflite"
     target = "litert"
     options: ClassVar[dict[str, Any]] = {"supported_ops": "TFLITE_BUILTINS"}
-
-    def source_variants(self, op: str) -> list[str]:
-        return function_variants(op)
 
     def converter_version(self) -> str:
         from gather_scatter_conformance.adapters.tensorflow import tf_module

@@ -17,9 +17,7 @@ import numpy as np
 from gather_scatter_conformance.adapters.base import CaseData
 from gather_scatter_conformance.adapters.convert import targets
 from gather_scatter_conformance.adapters.convert.path import ConversionPath, Converted
-from gather_scatter_conformance.adapters.torch_calls import COMPILE, VARIANTS, expression
-
-_EAGER = {op: [v for v in vs if not v.endswith("/" + COMPILE)] for op, vs in VARIANTS.items()}
+from gather_scatter_conformance.adapters.torch_calls import expression
 
 
 def _names(case: CaseData) -> tuple[str, ...]:
@@ -72,9 +70,6 @@ class TorchOnnx(targets.OnnxArtifact, ConversionPath):
         self.converter_id = "onnx-dynamo" if dynamo else "onnx-torchscript"
         self.converter_requires = ("onnxscript",) if dynamo else ("onnx",)
         self.options = {"dynamo": dynamo}
-
-    def source_variants(self, op: str) -> list[str]:
-        return list(_EAGER[op])
 
     def converter_version(self) -> str:
         import torch
@@ -134,9 +129,6 @@ class TorchOpenVino(ConversionPath):
     converter = "openvino.convert_model"
     converter_id = "ov-convert"
     target = "openvino"
-
-    def source_variants(self, op: str) -> list[str]:
-        return list(_EAGER[op])
 
     def converter_version(self) -> str:
         return _openvino_version()

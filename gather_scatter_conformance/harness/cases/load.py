@@ -17,7 +17,7 @@ import numpy as np
 
 from gather_scatter_conformance.harness.cases import cache as casecache
 from gather_scatter_conformance.harness.cases.errors import CaseFileError, InputValueError
-from gather_scatter_conformance.vocab import dtypes, ops
+from gather_scatter_conformance.vocab import dimensions, dtypes, ops
 
 if TYPE_CHECKING:
     from gather_scatter_conformance.harness.cases.schema import CaseSpec
@@ -188,10 +188,9 @@ def _check_attrs(case: Case) -> None:
 
 
 def _check_probe(case: Case) -> None:
-    from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS
-
-    if case.spec.dimension is not None and case.spec.dimension not in DIMENSIONS:
-        raise case.error(("dimension",), f"unknown dimension {case.spec.dimension!r}; see harness/judge/dimensions.py")
+    if case.spec.dimension is not None and case.spec.dimension not in dimensions.DIMENSIONS:
+        raise case.error(("dimension",), f"unknown dimension {case.spec.dimension!r}; see "
+                                         "gather_scatter_conformance/vocab/dimensions.py")
     for i, name in enumerate(case.spec.omit):
         if name not in ops.ATTRS[case.op]:
             raise case.error(("omit", i), f"{name!r} is not an attribute of {case.op}")
@@ -211,8 +210,8 @@ def _check_expected(case: Case) -> None:
     """A declared expected value (and each policy_expected value) must equal the reference engine's result."""
     from gather_scatter_conformance.harness.cases.schema import ErrorExpected
     from gather_scatter_conformance.harness.cases.values import to_array
-    from gather_scatter_conformance.harness.judge.compare import compare
     from gather_scatter_conformance.harness.reference import IndexOutOfRange, InvalidInput, Policy, compute
+    from gather_scatter_conformance.harness.reference.compare import compare
 
     spec = case.spec
     checks: list[tuple[LinePath, Any, Any]] = []

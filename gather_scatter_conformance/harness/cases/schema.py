@@ -203,7 +203,7 @@ class CaseSpec(_Strict):
     tolerance: Tolerance | None = None
     caveat: Caveat | None = None
     dimension: str | None = Field(
-        None, description="probe cases: the behaviour dimension measured (harness/judge/dimensions.py)"
+        None, description="probe cases: the behaviour dimension measured (vocab/dimensions.py)"
     )
     omit: list[str] = Field(
         [], description="attributes left to each framework's own default (e.g. [axis] for the default-axis probe)"

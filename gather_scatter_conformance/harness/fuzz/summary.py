@@ -16,9 +16,9 @@ import numpy as np
 
 from gather_scatter_conformance.harness.cases.load import ExpectedError
 from gather_scatter_conformance.harness.fuzz.differ import ApiRun, CaseRun
-from gather_scatter_conformance.harness.judge.compare import compare
 from gather_scatter_conformance.harness.judge.verdict import tolerance
 from gather_scatter_conformance.harness.reference import AllowedOutputs
+from gather_scatter_conformance.harness.reference.compare import compare
 
 REFERENCE = "reference"
 

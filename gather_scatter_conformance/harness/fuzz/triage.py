@@ -28,10 +28,10 @@ from gather_scatter_conformance import resources
 from gather_scatter_conformance.harness.cases.load import Case, ExpectedError, load_file
 from gather_scatter_conformance.harness.fuzz.strategies import GenCase
 from gather_scatter_conformance.harness.judge import baseline
-from gather_scatter_conformance.harness.judge.compare import compare
 from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS, kind
 from gather_scatter_conformance.harness.judge.verdict import tolerance
 from gather_scatter_conformance.harness.reference import AllowedOutputs, Policy, compute
+from gather_scatter_conformance.harness.reference.compare import compare
 from gather_scatter_conformance.harness.reference.policy import NEGATIVE, OUT_OF_BOUNDS
 from gather_scatter_conformance.vocab import dtypes
 from gather_scatter_conformance.vocab.ops import FILE_NAMES, SCATTER_OPS

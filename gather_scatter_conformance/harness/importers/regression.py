@@ -113,7 +113,7 @@ def _observed(res: dict[str, Any], verdict: dict[str, Any], repeat: int) -> str:
 def _value_matches(expected: Any, observed: np.ndarray) -> bool:
     from gather_scatter_conformance.harness.cases.errors import InputValueError
     from gather_scatter_conformance.harness.cases.values import to_array
-    from gather_scatter_conformance.harness.judge.compare import compare
+    from gather_scatter_conformance.harness.reference.compare import compare
 
     try:
         want = to_array(expected, dtypes.name_of(observed.dtype))

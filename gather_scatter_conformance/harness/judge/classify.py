@@ -14,9 +14,9 @@ import numpy as np
 
 from gather_scatter_conformance.adapters.attrs import AXIS_REQUIRED
 from gather_scatter_conformance.harness.judge.alias import unchecked_gather
-from gather_scatter_conformance.harness.judge.compare import compare
 from gather_scatter_conformance.harness.judge.dimensions import kind
 from gather_scatter_conformance.harness.reference import AllowedOutputs, Policy, compute
+from gather_scatter_conformance.harness.reference.compare import compare
 
 _OOB_LABEL = {"zero": "zero", "clamp": "clamp", "wrap": "wrap", "fill": "fill-nan", "skip": "skip"}
 _TAKE_MODE_LABEL = {"wrap": "wrap", "clip": "clamp", "fill": "fill-nan"}

@@ -6,15 +6,14 @@ deviate, grouped by reason. A reason is a short measured ``why``, a reference to
 (``claims/*.yaml``) that explains it, or both. The runner annotates a deviating record with the reason
 (``known_deviation``), which the pytest plugin turns into an xfail; the verdict itself never changes.
 ``tests/test_known_deviations.py`` checks the files against a run of the shipped cases, both ways, and that every
-claim reference resolves. Loading a known file reads no claim file: a claim is never an expectation
-(gather_scatter_conformance.harness.report.claims).
+claim reference resolves (``harness.report.claims.referenced``). Loading a known file reads no claim file: a claim
+is never an expectation, and claims are read by the report alone.
 """
 
 from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -22,9 +21,6 @@ from gather_scatter_conformance import resources
 from gather_scatter_conformance.harness.cases.errors import CaseFileError
 from gather_scatter_conformance.harness.cases.yamlsrc import format_path, line_of
 from gather_scatter_conformance.harness.cases.yamlsrc import load as load_yaml
-
-if TYPE_CHECKING:
-    from gather_scatter_conformance.harness.report.claims import Claim
 
 Key = tuple[str, str]  # (case nodeid, variant)
 
@@ -46,11 +42,6 @@ class ClaimRef(_Strict):
     dimension: str
     mode: str | None = None
     device: str | None = None
-
-    def matches(self, claim: Claim) -> bool:
-        """True when ``claim`` has every field this reference names."""
-        wanted = self.model_dump(exclude={"file"}, exclude_none=True)
-        return all(getattr(claim, name) == value for name, value in wanted.items())
 
 
 class Deviation(_Strict):
@@ -111,14 +102,6 @@ def reason(entry: Deviation, framework: str) -> str:
     what = " ".join(p for p in (ref.api or ref.op, ref.mode, ref.device, ref.dimension) if p)
     cited = f"documented: claims/{ref.file or framework}.yaml, {what}"
     return f"{entry.why} ({cited})" if entry.why else cited
-
-
-def resolve(ref: ClaimRef, framework: str, claims_dir: Path) -> list[Claim]:
-    """The claims in ``claims_dir/<file>.yaml`` that ``ref`` points at (empty when none: a dangling reference)."""
-    from gather_scatter_conformance.harness.report.claims import load_claim_file
-
-    path = claims_dir / f"{ref.file or framework}.yaml"
-    return [c for c in load_claim_file(path)[0] if ref.matches(c)] if path.exists() else []
 
 
 def parse_file(path: str | Path) -> KnownFile:

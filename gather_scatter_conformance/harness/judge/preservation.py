@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from gather_scatter_conformance.harness.cases.load import Case
-from gather_scatter_conformance.harness.judge.compare import compare
 from gather_scatter_conformance.harness.judge.verdict import judge, stored
+from gather_scatter_conformance.harness.reference.compare import compare
 from gather_scatter_conformance.vocab.record import Result
 
 PRESERVATION = ("preserved", "changed", "conversion-failed", "unknown")

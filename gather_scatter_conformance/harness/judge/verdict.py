@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from gather_scatter_conformance.harness.cases.load import Case, ExpectedError
-from gather_scatter_conformance.harness.judge.compare import compare, reduction_atol
 from gather_scatter_conformance.harness.reference import AllowedOutputs, compute, constraints
+from gather_scatter_conformance.harness.reference.compare import compare, reduction_atol
 from gather_scatter_conformance.harness.reference.constraints import Outside
 from gather_scatter_conformance.vocab import dtypes
 from gather_scatter_conformance.vocab.record import HARNESS_ERROR, Result

@@ -4,6 +4,8 @@
 :class:`AllowedOutputs` when duplicate scatter targets make several outputs correct. It raises
 :class:`InvalidInput` for invalid shapes/attributes/dtypes, :class:`IndexOutOfRange` when an index value is an
 error, and :class:`PolicyNotApplicable` when the policy has no meaning for the operator (all are ValueErrors).
+``compare`` says how an output differs from the reference's (exact, or a derived tolerance for reductions): what
+the judge's verdicts and the case loader's check of a declared ``expected:`` both use.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -34,6 +34,9 @@ from gather_scatter_conformance.harness.judge.dimensions import (
     kind,
 )
 from gather_scatter_conformance.vocab.ops import OPS
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.harness.judge.known import ClaimRef
 
 DOC_ONLY_LABELS = ("unspecified", "undefined")
 LABELS_BY_KIND: dict[str, tuple[str, ...]] = {
@@ -312,18 +315,8 @@ def lookup_all(
     return found
 
 
-def lookup(
-    claims: Iterable[Claim],
-    framework: str,
-    op: str,
-    dimension: str,
-    api: str | None = None,
-    *,
-    device: str | None = None,
-    mode: str | None = None,
-    about: str | None = None,
-    unversioned: bool = False,
-) -> Claim | None:
+def lookup(claims: Iterable[Claim], framework: str, op: str, dimension: str, api: str | None = None,
+           **where: Any) -> Claim | None:
     """The documented claim for (framework, op, dimension), or None when the documentation has none.
 
     * ``api``: only claims about that API (or about no particular API). A record's API string such as
@@ -335,10 +328,20 @@ def lookup(
       written ``"blog-2020:tensorflow"``.
     * ``unversioned`` (without ``api``): only claims that name no operator version (a claim about ``Gather-8`` must
       not stand for ``Gather-1``).
+
+    ``where`` takes :func:`lookup_all`'s keywords (``device``, ``mode``, ``about``, ``unversioned``).
     """
-    found = lookup_all(claims, framework, op, dimension, api, device=device, mode=mode, about=about,
-                       unversioned=unversioned)
+    found = lookup_all(claims, framework, op, dimension, api, **where)
     return found[0] if found else None
+
+
+def referenced(ref: ClaimRef, framework: str, claims_dir: Path) -> list[Claim]:
+    """The claims in ``claims_dir/<file>.yaml`` that a known deviation's claim reference points at: those with
+    every field the reference names (empty when none: a dangling reference)."""
+    path = claims_dir / f"{ref.file or framework}.yaml"
+    wanted = ref.model_dump(exclude={"file"}, exclude_none=True)
+    found = load_claim_file(path)[0] if path.exists() else []
+    return [c for c in found if all(getattr(c, name) == value for name, value in wanted.items())]
 
 
 def agrees(claim: Claim | None, measured: Iterable[str]) -> bool | None:

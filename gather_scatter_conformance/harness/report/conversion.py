@@ -144,7 +144,7 @@ def _side(value: Any, dtype: Any, error: str | None) -> str:
 def _repro(record: dict[str, Any], cases: Any) -> str | None:
     if cases is None or not record.get("native"):
         return None
-    from gather_scatter_conformance.harness.report.repro import script
+    from gather_scatter_conformance.harness.run.repro import script
 
     case = cases.get(record["case"])
     if case is None:

@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from gather_scatter_conformance import resources
 from gather_scatter_conformance.harness.cases.load import Case, load_file
-from gather_scatter_conformance.harness.report.repro import baseline_label, script_body, script_head, snippet
+from gather_scatter_conformance.harness.run.repro import baseline_label, script_body, script_head, snippet
 
 PAGE_SCRIPT_ELEMENTS = 20_000  # input elements of a case up to which the page carries its repro scripts' inputs
 MAX_TEXT = 4000  # characters of an error message or reason kept in the page
@@ -65,7 +65,7 @@ class CaseIndex:
 
 
 def _script_body(case: Case | None, rec: dict[str, Any]) -> str | None:
-    """The finding's own part of its repro script (harness.report.repro), or None: not a finding, or no call
+    """The finding's own part of its repro script (harness.run.repro), or None: not a finding, or no call
     recorded."""
     if case is None or not rec.get("native"):
         return None

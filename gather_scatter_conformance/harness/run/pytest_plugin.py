@@ -299,6 +299,7 @@ class CaseFile(pytest.File):
 
     def collect(self):  # type: ignore[override]
         from gather_scatter_conformance import adapters
+        from gather_scatter_conformance.adapters.base import NOT_MAPPED
         from gather_scatter_conformance.harness.cases.errors import CaseFileError
         from gather_scatter_conformance.harness.cases.load import load_file
 
@@ -313,7 +314,9 @@ class CaseFile(pytest.File):
             focus = entry.dimension is not None or bool(_FOCUS_TAGS & set(entry.tags))
             for framework in state.frameworks:
                 adapter = adapters.get(framework)
-                variants = adapter.variants(entry.op)
+                # An operator the adapter does not map still gets one item (variant ""): the worker records it as
+                # unsupported, "not mapped", so the gap shows in the report instead of silently missing.
+                variants = adapter.variants(entry.op) or [NOT_MAPPED]
                 # A GPU-only system (TensorRT, DirectML) runs on its device whatever --gsc-device says: where that
                 # device is absent, its tests are skipped with the reason instead of silently missing.
                 devices = [d for d in state.devices if d in adapter.devices] or (
@@ -397,11 +400,14 @@ class CaseItem(pytest.Item):
                                f"\n{fault.get('traceback', '')}".rstrip(), pytrace=False)
 
     def runtest(self) -> None:
-        from gather_scatter_conformance.harness.report.repro import failure_message
+        from gather_scatter_conformance.adapters.base import NOT_MAPPED
+        from gather_scatter_conformance.harness.run.repro import failure_message
 
         state = self.config.stash[_KEY]
         record = self.record
         assert record is not None, "setup() ran the case"
+        if self.variant == NOT_MAPPED:  # an operator the adapter does not map: recorded as such, nothing to check
+            pytest.skip(f"unsupported: {record.get('reason', '')}")
         if record.get("conversion"):
             self._check_preservation(state, record)
             return
@@ -424,7 +430,7 @@ class CaseItem(pytest.Item):
         that changes one fails, either way). A change fails unless known/<path>.yaml explains it or the baseline
         records it (both xfail); a conversion the converter could not make is skipped."""
         from gather_scatter_conformance.harness.judge import baseline
-        from gather_scatter_conformance.harness.report.repro import preservation_message
+        from gather_scatter_conformance.harness.run.repro import preservation_message
 
         if self._check_label(state, record):
             return  # recorded as the new baseline
@@ -446,7 +452,7 @@ class CaseItem(pytest.Item):
         baseline.record_label) is not the one its baseline file gives; with --update-baseline, record it instead
         and return True (nothing was checked)."""
         from gather_scatter_conformance.harness.judge import baseline
-        from gather_scatter_conformance.harness.report.repro import failure_message, preservation_message
+        from gather_scatter_conformance.harness.run.repro import failure_message, preservation_message
 
         label = baseline.record_label(record)
         key = baseline.item_key(self.case.nodeid, self.variant, record.get("device", "cpu"))

@@ -157,7 +157,7 @@ def _record(case: Case, framework: str, variant: str, res: dict[str, Any], expec
             if reason:
                 record.known_change = reason
     changed = (record.conversion or {}).get("preservation") in ("changed", "unknown")
-    if is_finding(record.dump()) or changed:  # its repro script is made from the native call (harness.report.repro)
+    if is_finding(record.dump()) or changed:  # its repro script is made from the native call (harness.run.repro)
         record.native = res.get("source") or ""
     if record.verdict == "deviates" and not adapters.is_path(framework):  # an annotation only
         reason = known.lookup(framework, case.nodeid, variant)

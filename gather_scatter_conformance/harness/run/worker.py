@@ -114,7 +114,7 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
     answer. ``harness-error`` (with a ``fault``: phase, where, traceback) means the harness or the adapter failed,
     not the framework (harness.run.faults draws that line): no result either.
     """
-    from gather_scatter_conformance.adapters.base import NoDevice, Unsupported
+    from gather_scatter_conformance.adapters.base import NOT_MAPPED, NoDevice, Unsupported, not_mapped
 
     result: dict[str, Any] = {"api": "", "device": payload.get("device") or "cpu",
                               "python": platform.python_version()}
@@ -141,6 +141,8 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
 
     if case.device not in adapter.devices:
         return {**result, "outcome": "skipped", "reason": f"{adapter_name} has no {case.device} path"}
+    if variant == NOT_MAPPED and not adapter.variants(case.op):
+        return {**result, "outcome": "unsupported", "reason": not_mapped(adapter_name, case.op), "duration_s": 0.0}
     try:
         call = attempt("prepare", adapter.prepare, case, variant)
     except NoDevice as exc:

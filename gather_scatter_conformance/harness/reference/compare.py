@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from gather_scatter_conformance.harness.reference import AllowedOutputs
+from gather_scatter_conformance.harness.reference.allowed import AllowedOutputs
 from gather_scatter_conformance.vocab import dtypes
 
 

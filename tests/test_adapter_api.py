@@ -1,0 +1,119 @@
+"""The public adapter contract (docs/adapter-api.md): what ``gather_scatter_conformance.api`` exports, and the
+default "not mapped" for an operator an adapter does not declare, from the adapter to the record."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gather_scatter_conformance import adapters, api
+from gather_scatter_conformance.adapters import base
+from gather_scatter_conformance.vocab.ops import OPS
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_api_module_exports_the_contract_and_nothing_else() -> None:
+    public = [n for n in vars(api) if n.isidentifier() and not n.startswith("_") and n != "annotations"]
+    assert sorted(api.__all__) == sorted(public)
+    for name in api.__all__:
+        assert getattr(api, name) is getattr(base, name), name
+    assert api.ENTRY_POINT_GROUP == "gather_scatter_conformance.adapters"
+    doc = (ROOT / "docs" / "adapter-api.md").read_text()
+    assert f'API_VERSION == "{api.API_VERSION}"' in doc and f"- **{api.API_VERSION}**" in doc  # and its changelog
+
+
+def test_importing_the_api_imports_neither_the_harness_nor_pytest_nor_a_framework() -> None:
+    code = ("import sys, json; import gather_scatter_conformance.api; "
+            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('pytest', '_pytest', 'yaml', "
+            "'pydantic', 'execnet') or m.startswith('gather_scatter_conformance.harness'))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert json.loads(proc.stdout) == []
+
+
+class _Undeclared(base.Adapter):
+    name = "undeclared"
+
+
+def test_an_adapter_that_declares_nothing_maps_nothing() -> None:
+    adapter = _Undeclared()
+    assert [adapter.variants(op) for op in OPS] == [[]] * len(OPS)
+    with pytest.raises(ValueError, match="undeclared has no variant 'take' for Gather; known: none"):
+        adapter.check_variant("Gather", "take")
+
+
+@pytest.mark.parametrize("name", adapters.names())
+def test_every_adapter_leaves_an_undeclared_operator_unmapped(name: str) -> None:
+    """A new operator reaches every adapter as an empty list of variants, never a KeyError."""
+    assert adapters.get(name).variants("NoSuchOperator") == []
+
+
+PARTIAL = """\
+    from gather_scatter_conformance.adapters.numpy import NumpyAdapter
+
+
+    class Partial(NumpyAdapter):
+        name = "partial"
+        VARIANTS = {"Gather": ("take",)}  # ScatterND is not declared
+
+
+    ADAPTER = Partial()
+    """
+CONFTEST = """\
+    from gather_scatter_conformance import adapters
+
+    adapters.use({**adapters.table(), "partial": "partial_adapter:ADAPTER"})
+    """
+CASES = {
+    "gather.yaml": """\
+        op: Gather
+        cases:
+          - id: plain
+            source: test
+            inputs: {data: [1, 2, 3], indices: [2, 0]}
+            expected: [3, 1]
+        """,
+    "scatter_nd.yaml": """\
+        op: ScatterND
+        cases:
+          - id: unmapped
+            source: test
+            inputs: {data: [1, 2, 3], indices: [[0]], updates: [9]}
+            expected: [9, 2, 3]
+          - id: unmapped-probe
+            source: test
+            dimension: negative-indices
+            inputs: {data: [1, 2, 3], indices: [[-1]], updates: [9]}
+        """,
+}
+
+
+def test_an_unmapped_operator_is_recorded_as_unsupported_not_mapped(pytester: pytest.Pytester) -> None:
+    """Through the plugin and a worker process: one skipped item per case, recorded as unsupported with the
+    reason; never an error, never a deviation."""
+    pytester.makepyfile(partial_adapter=textwrap.dedent(PARTIAL), conftest=textwrap.dedent(CONFTEST))
+    folder = pytester.mkdir("cases")
+    for name, text in CASES.items():
+        (folder / name).write_text(textwrap.dedent(text))
+    result = pytester.runpytest_subprocess("cases", "--framework", "partial", "--results", "r.jsonl", "-v", "-rs",
+                                           "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, skipped=2)  # a probe too: no label of an operator that is not mapped
+    result.stdout.fnmatch_lines(["*cases/scatter_nd.yaml::unmapped[[]partial[]] SKIPPED*",
+                                 "*not mapped: partial declares no variant for ScatterND*"])
+    records = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
+    unmapped = [r for r in records if r["case_id"].startswith("unmapped")]
+    assert {(r["outcome"], r["verdict"], r["variant"], r["reason"]) for r in unmapped} == {
+        ("unsupported", "n/a", "", "not mapped: partial declares no variant for ScatterND")}
+    assert len(unmapped) == 2
+
+
+def test_the_documented_example_is_the_toy_runtimes_adapter() -> None:
+    """docs/adapter-api.md shows examples/toy-runtime's adapter whole; the slow tests/test_toy_runtime.py runs it."""
+    doc = (ROOT / "docs" / "adapter-api.md").read_text()
+    shown = next(block for block in doc.split("```python\n")[1:] if "class ToyAdapter" in block).split("```")[0]
+    assert shown.strip() in (ROOT / "examples" / "toy-runtime" / "toy_runtime" / "adapter.py").read_text()

@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parent / "data"
+PACKAGE = Path(__file__).resolve().parent  # this gather_scatter_conformance package, wherever it is installed
+DATA = PACKAGE / "data"
 
 
 def baselines_dir() -> Path:

@@ -17,9 +17,10 @@ PACKAGE = "gather_scatter_conformance"
 
 # Bottom to top. Layers on one line share a rank and may not import each other.
 RANKS: tuple[tuple[str, ...], ...] = (
-    # the package's own __init__ modules, the shared vocabulary (operators, dtypes, dimensions, variant names, the
-    # array wire format) and where the shipped data lives
-    ("", "harness", "vocab", "resources"),
+    ("",),  # the package itself: its version, asked of the installed metadata; it imports nothing
+    # the harness's __init__, the shared vocabulary (operators, dtypes, dimensions, variant names, the array wire
+    # format, the record) and where the shipped data lives
+    ("harness", "vocab", "resources"),
     ("harness.reference",),  # the canonical semantics, and how an output is compared with it
     ("harness.cases",),  # case files, checked against the reference engine when they load
     ("adapters",),  # a case -> a framework's native call (the registry included)

@@ -16,11 +16,10 @@ import linecache
 import os
 import traceback
 from collections.abc import Collection
-from pathlib import Path
 from types import CodeType, FrameType, FunctionType, TracebackType
 from typing import Any
 
-PACKAGE = Path(__file__).resolve().parents[2]  # gather_scatter_conformance/: the harness and its adapters
+from gather_scatter_conformance.resources import PACKAGE
 
 # Where the worker is when an exception happens. In the first three only the harness's code runs; in the others an
 # adapter calls its framework.

@@ -21,12 +21,11 @@ import pickle
 import signal
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import execnet
 
-PACKAGE = Path(__file__).resolve().parents[2]  # this gather_scatter_conformance package, wherever it is installed
+from gather_scatter_conformance.resources import PACKAGE
 
 # Messages travel as one pickled blob each way: execnet's own serializer walks every object in Python, which costs
 # more than the case itself for small cases. Both ends are this project's interpreters (Python >= 3.10), so

@@ -120,6 +120,14 @@ def build_model(case: CaseData, onnx_type: str | None) -> tuple[Any, str, tuple[
     return model, text, (op, version, tuple(sorted(attrs.items())), flat)
 
 
+def variant_model(case: CaseData, variant: str) -> tuple[Any, str, tuple[Any, ...]]:
+    """:func:`build_model` of ``case`` at the operator version ``variant`` names: the default (first) variant
+    honours a case's own opset, the others pin their version. Raises Unsupported where ONNX cannot say the case."""
+    onnx_type, version = variant_target(case.op, variant)
+    target = case if variant == _variants(case.op)[0] else dataclasses.replace(case, opset=version)
+    return build_model(target, onnx_type)
+
+
 def new_session(model: Any, provider_list: list[str], intra_op_threads: int = 1) -> Any:
     """An InferenceSession of ``model`` on ``provider_list`` with ``intra_op_threads`` intra-op threads."""
     import onnxruntime as ort
@@ -183,10 +191,7 @@ class OnnxruntimeAdapter(Adapter):
         return _variants(op)
 
     def prepare(self, case: CaseData, variant: str) -> Call:
-        onnx_type, version = variant_target(case.op, variant)
-        # The default variant honours a case's own opset; the others pin their version.
-        target = case if variant == self.variants(case.op)[0] else dataclasses.replace(case, opset=version)
-        model, text, op_key = build_model(target, onnx_type)  # raises Unsupported where ONNX cannot say the case
+        model, text, op_key = variant_model(case, variant)  # raises Unsupported where ONNX cannot say the case
         provider_list, n_threads = providers(case.device), threads()
         signature = tuple((n, tuple(v.shape), str(v.dtype)) for n, v in case.inputs.items())
         plan = _Plan((op_key, signature, tuple(provider_list), n_threads), model, provider_list, n_threads)

@@ -80,6 +80,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="NAME=PYTHON",
         help="run framework NAME in another interpreter (e.g. mxnet=.venv-mxnet/bin/python)",
     )
+    _add_onnx_options(group)
 
 
 class _State:
@@ -97,6 +98,7 @@ class _State:
         if unknown:
             raise pytest.UsageError(f"--framework: unknown {', '.join(unknown)}; known: {', '.join(adapters.names())}")
         self.frameworks = requested or [n for n in adapters.names() if adapters.is_available(n) or n in self.pythons]
+        _check_ort_providers(config, self.frameworks, self.pythons)
         self.isolation = config.getoption("isolation")
         self.timeout = config.getoption("case_timeout")
         self.all_variants = config.getoption("variants") == "all"
@@ -171,6 +173,38 @@ def _pythons(config: pytest.Config) -> dict[str, str]:
             raise pytest.UsageError(f"--framework-python wants NAME=PYTHON with a known NAME, got {item!r}")
         out[name] = python
     return out
+
+
+# --- ONNX Runtime's execution providers (adapters/onnxruntime.py) ---
+
+
+def _add_onnx_options(group: Any) -> None:
+    group.addoption("--gsc-ort-providers", dest="ort_providers", default="", metavar="PROVIDER[,PROVIDER...]",
+                    help="onnxruntime's execution providers, in priority order (default: $GSC_ORT_PROVIDERS, else "
+                         "CPUExecutionProvider); one that is not installed is a usage error")
+
+
+def _check_ort_providers(config: pytest.Config, frameworks: list[str], pythons: dict[str, str]) -> None:
+    """Where onnxruntime runs: --gsc-ort-providers becomes $GSC_ORT_PROVIDERS (the workers inherit it), and a
+    requested provider the interpreter that runs onnxruntime lacks is a usage error naming the ones it has."""
+    import sys
+
+    if "onnxruntime" not in frameworks:
+        return  # nothing of onnxruntime's is imported
+    from gather_scatter_conformance.adapters import onnxruntime as ort_adapter
+
+    if config.getoption("ort_providers"):
+        os.environ[ort_adapter.PROVIDERS_ENV] = config.getoption("ort_providers")
+    requested = ort_adapter.requested_providers()
+    if not requested:
+        return
+    try:
+        available = ort_adapter.available_providers(pythons.get("onnxruntime", sys.executable))
+    except RuntimeError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    problem = ort_adapter.provider_problem(requested, available)
+    if problem:
+        raise pytest.UsageError(f"{ort_adapter.PROVIDERS_ENV}={','.join(requested)}: {problem}")
 
 
 _KEY = pytest.StashKey[_State]()

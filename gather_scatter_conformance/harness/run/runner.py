@@ -109,6 +109,9 @@ def execute(case: Case, framework: str, variant: str, executor: Executor, device
     }
     if res.get("ops"):  # the executed graph's operators, where the adapter compiles or converts a model
         record["ops"] = res["ops"]
+    if res.get("providers"):  # the execution provider that ran each node, and whether one fell back (onnxruntime)
+        record["providers"] = res["providers"]
+        record["fallback"] = bool(res.get("fallback"))
     record.update(judge(case, res, expected))
     if case.spec.dimension:
         from gather_scatter_conformance.harness.judge.classify import label

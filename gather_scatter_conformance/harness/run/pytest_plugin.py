@@ -86,6 +86,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 class _State:
     def __init__(self, config: pytest.Config) -> None:
         requested = [f.strip() for f in config.getoption("framework").split(",") if f.strip()]
+        requested += _onnx_backends(config)
         self.pythons = _pythons(config)
         # Two groups: 'paths', every converter path installed here (docs/conversion.md); 'frameworks', every
         # framework's own adapter installed here or reachable in its own interpreter.
@@ -175,13 +176,31 @@ def _pythons(config: pytest.Config) -> dict[str, str]:
     return out
 
 
-# --- ONNX Runtime's execution providers (adapters/onnxruntime.py) ---
+# --- ONNX backends and ONNX Runtime's execution providers (adapters/onnx_backend.py, adapters/onnxruntime.py) ---
 
 
 def _add_onnx_options(group: Any) -> None:
+    group.addoption("--gsc-onnx-backend", "--onnx-backend", dest="onnx_backend", action="append", default=[],
+                    metavar="MODULE[:ATTR]",
+                    help="also run the cases through this ONNX backend (onnx.backend.base.Backend's API, e.g. "
+                         "onnxruntime.backend), as the adapter onnx-backend-MODULE; repeatable. Without --framework, "
+                         "only the backends run")
     group.addoption("--gsc-ort-providers", dest="ort_providers", default="", metavar="PROVIDER[,PROVIDER...]",
                     help="onnxruntime's execution providers, in priority order (default: $GSC_ORT_PROVIDERS, else "
                          "CPUExecutionProvider); one that is not installed is a usage error")
+
+
+def _onnx_backends(config: pytest.Config) -> list[str]:
+    """Register the adapter of each --onnx-backend (a usage error where one names no backend); their names."""
+    from gather_scatter_conformance.adapters import onnx_backend
+
+    names = []
+    for spec in config.getoption("onnx_backend"):
+        problem = onnx_backend.problem(spec)
+        if problem:
+            raise pytest.UsageError(problem)
+        names.append(onnx_backend.register(spec))
+    return names
 
 
 def _check_ort_providers(config: pytest.Config, frameworks: list[str], pythons: dict[str, str]) -> None:

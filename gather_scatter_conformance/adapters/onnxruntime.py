@@ -108,7 +108,7 @@ def providers(device: str = "cpu") -> list[str]:
     for "cpu", and the first installed of CUDA, ROCm for "gpu" (NoDevice when none is). ValueError
     (:func:`provider_problem`'s line) where a requested provider is not installed."""
     requested = requested_providers()
-    problem = provider_problem(requested, sorted(_available()))
+    problem = provider_problem(requested, sorted(_available())) if requested else None
     if problem:
         raise ValueError(problem)
     chosen = [p for p in requested if (device_of(p) == "gpu") == (device == "gpu")]
@@ -156,15 +156,15 @@ def build_model(case: CaseData, onnx_type: str | None) -> tuple[Any, str, tuple[
     return model, text, (op, version, tuple(sorted(attrs.items())), flat)
 
 
-_RECORD_ASSIGNMENT = "session.record_ep_graph_assignment_info"  # session config key: keep each node's provider
-
-
 def variant_model(case: CaseData, variant: str) -> tuple[Any, str, tuple[Any, ...]]:
     """:func:`build_model` of ``case`` at the operator version ``variant`` names: the default (first) variant
     honours a case's own opset, the others pin their version. Raises Unsupported where ONNX cannot say the case."""
     onnx_type, version = variant_target(case.op, variant)
     target = case if variant == _variants(case.op)[0] else dataclasses.replace(case, opset=version)
     return build_model(target, onnx_type)
+
+
+_RECORD_ASSIGNMENT = "session.record_ep_graph_assignment_info"  # session config key: keep each node's provider
 
 
 def new_session(model: Any, provider_list: list[str], intra_op_threads: int = 1) -> Any:

@@ -192,6 +192,8 @@ def _add_onnx_options(group: Any) -> None:
 
 def _onnx_backends(config: pytest.Config) -> list[str]:
     """Register the adapter of each --onnx-backend (a usage error where one names no backend); their names."""
+    if not config.getoption("onnx_backend"):
+        return []
     from gather_scatter_conformance.adapters import onnx_backend
 
     names = []

@@ -27,6 +27,12 @@ from gather_scatter_conformance.harness.run.worker import run_case
 
 ROOT = Path(__file__).resolve().parents[1]
 
+
+@pytest.fixture(autouse=True)
+def _cpu_provider(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test starts on the default (CPU) provider, whatever GSC_ORT_PROVIDERS the session runs with."""
+    monkeypatch.delenv(PROVIDERS_ENV, raising=False)
+
 # --- variants --------------------------------------------------------------------------------------------------
 
 
@@ -159,8 +165,15 @@ def test_threads_from_environment_are_a_session_option_and_part_of_the_key(monke
 def test_providers_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(PROVIDERS_ENV, raising=False)
     assert providers() == ["CPUExecutionProvider"]
+    import onnxruntime
+
+    for other in [p for p in onnxruntime.get_available_providers() if device_of(p) not in ("cpu", "gpu")][:1]:
+        monkeypatch.setenv(PROVIDERS_ENV, f"{other}, CPUExecutionProvider")  # Azure's, OpenVINO's
+        assert providers() == [other, "CPUExecutionProvider"]
+    # Not installed: an error naming the installed ones, never a silent run on the CPU provider.
     monkeypatch.setenv(PROVIDERS_ENV, "NoSuchExecutionProvider, CPUExecutionProvider")
-    assert providers() == ["CPUExecutionProvider"]  # not installed: dropped
+    with pytest.raises(ValueError, match=r"NoSuchExecutionProvider not available .*; available: .*CPUExecution"):
+        providers()
     assert device_of("CUDAExecutionProvider") == "gpu"
     assert device_of("DmlExecutionProvider") == "gpu"
     assert device_of("OpenVINOExecutionProvider") == "openvino"
@@ -192,3 +205,96 @@ def test_strings_and_index_dtypes_pass_through_unchanged() -> None:
     with pytest.raises(Exception, match=r"tensor\(int32\)"):
         ADAPTER.prepare(_case("GatherND", {"batch_dims": 0}, data=F, indices=np.array([[1, 2]], np.int32)),
                         "GatherND-13").run()
+
+
+# --- execution providers: a usage error where absent, and which provider ran each node ---------------------------
+
+_GATHER_FILE = ("op: Gather\ncases:\n  - id: g\n    source: test\n"
+                "    inputs: {data: [1.0, 2.0, 3.0], indices: [2, 0]}\n    expected: [3.0, 1.0]\n")
+
+
+def _available() -> list[str]:
+    import onnxruntime
+
+    return onnxruntime.get_available_providers()
+
+
+def _records(pytester: pytest.Pytester) -> list[dict]:
+    import json
+
+    return [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize("how", ["option", "environment"])
+def test_an_unavailable_provider_is_a_one_line_usage_error_naming_the_available_ones(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    # The issue's case: OpenVINO's provider asked for where onnxruntime-openvino is not installed.
+    absent = "OpenVINOExecutionProvider" if "OpenVINOExecutionProvider" not in _available() else "NoSuchProvider"
+    pytester.mkdir("cases").joinpath("gather.yaml").write_text(_GATHER_FILE)
+    args = ["cases", "--framework", "onnxruntime", "--results", "r.jsonl", "-p", "no:cacheprovider"]
+    if how == "option":
+        args += ["--gsc-ort-providers", absent]
+    else:
+        monkeypatch.setenv(PROVIDERS_ENV, absent)
+    result = pytester.runpytest_subprocess(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.strip()]
+    assert errors == [f"ERROR: {PROVIDERS_ENV}={absent}: execution provider {absent} not available in this "
+                      f"onnxruntime; available: {', '.join(_available())}"], result.stderr.lines
+    assert not (pytester.path / "r.jsonl").exists()  # no records, not a column of CPU results
+
+
+def test_the_record_says_which_provider_ran_each_node_and_that_it_fell_back(pytester: pytest.Pytester) -> None:
+    # Neither Azure's provider (in every onnxruntime wheel) nor OpenVINO's has a Gather kernel for strings: the
+    # node falls back to the CPU provider.
+    first = next((p for p in ("OpenVINOExecutionProvider", "AzureExecutionProvider") if p in _available()), None)
+    if first is None:
+        pytest.skip(f"this onnxruntime has no provider to fall back from ({', '.join(_available())})")
+    pytester.mkdir("cases").joinpath("gather.yaml").write_text(
+        "op: Gather\ncases:\n  - id: s\n    source: test\n    inputs:\n      data: {value: [a, b], dtype: string}\n"
+        "      indices: {value: [1], dtype: int64}\n    expected: [b]\n")
+    result = pytester.runpytest_subprocess(
+        "cases", "--framework", "onnxruntime", "--variants", "default", "--results", "r.jsonl", "-p",
+        "no:cacheprovider", "--gsc-ort-providers", f"{first},CPUExecutionProvider")
+    result.assert_outcomes(passed=1)
+    [record] = _records(pytester)
+    assert record["providers"] == {"Gather": "CPUExecutionProvider"} and record["fallback"] is True, record
+    assert record["device"] == device_of(first) and f"{first}, CPUExecutionProvider" in record["api"]
+
+
+def test_the_report_panel_shows_the_placement_and_the_fallback() -> None:
+    pytest.importorskip("markupsafe", reason="the report extra is not installed")
+    from gather_scatter_conformance.harness.report.drilldown import blob, placement_text
+
+    record = {"case": "c.yaml::s", "op": "Gather", "framework": "onnxruntime", "variant": "Gather-13",
+              "outcome": "ok", "verdict": "conforms", "providers": {"Reshape": "OpenVINOExecutionProvider",
+                                                                     "Gather": "CPUExecutionProvider"},
+              "fallback": True}
+    text = "Reshape: OpenVINOExecutionProvider, Gather: CPUExecutionProvider (fallback: not every node ran"
+    assert placement_text(record).startswith(text)
+    assert placement_text({**record, "fallback": False}) == text.split(" (")[0]
+    assert placement_text({k: v for k, v in record.items() if k != "providers"}) is None
+    page = blob([record], ["onnxruntime:Gather-13"], [], {"frameworks": [], "ops": [], "tables": []})
+    assert page["str"][page["recs"][0]["pv"]].startswith(text)
+
+
+def test_a_cpu_run_records_no_placement(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(PROVIDERS_ENV, raising=False)
+    call = ADAPTER.prepare(_case("Gather", {"axis": 0, "batch_dims": 0}, data=F, indices=np.array([1])), "Gather-13")
+    call.run()
+    assert call.facts == {}
+
+
+def test_openvino_provider_runs_nodes_and_falls_back_for_strings(monkeypatch: pytest.MonkeyPatch) -> None:
+    if "OpenVINOExecutionProvider" not in _available():
+        pytest.skip("onnxruntime-openvino is not installed (it replaces onnxruntime: tox -e onnxruntime-openvino)")
+    monkeypatch.setenv(PROVIDERS_ENV, "OpenVINOExecutionProvider")
+    floats = ADAPTER.prepare(_case("Gather", {"axis": 0, "batch_dims": 0}, data=F, indices=np.array([2])), "Gather-13")
+    np.testing.assert_array_equal(floats.run(), F[[2]])
+    assert floats.device == "openvino"
+    assert floats.facts == {"providers": {"Gather": "OpenVINOExecutionProvider"}, "fallback": False}
+    words = np.array(["a", "bb"], dtype=object)
+    strings = ADAPTER.prepare(_case("Gather", {"axis": 0, "batch_dims": 0}, data=words, indices=np.array([1])),
+                              "Gather-13")
+    assert strings.run().tolist() == ["bb"]
+    assert strings.facts == {"providers": {"Gather": "CPUExecutionProvider"}, "fallback": True}

@@ -44,6 +44,16 @@ def use(entries: dict[str, str]) -> None:
     get.cache_clear()
 
 
+def register(name: str, spec: str) -> None:
+    """Add ``name`` -> ``spec`` (``"module:ATTRIBUTE"``) to this process's registry: an adapter made at run time
+    rather than installed (``--onnx-backend``: adapters.onnx_backend). Worker processes get it with :func:`table`.
+    ValueError where ``name`` is registered to another spec."""
+    entries = table()
+    if entries.get(name, spec) != spec:
+        raise ValueError(f"adapter {name!r} is registered as {entries[name]}, not {spec}")
+    entries[name] = spec
+
+
 def names() -> list[str]:
     """Every registered adapter name, in report order."""
     return list(table())

@@ -1,5 +1,8 @@
-"""One-node ONNX models for a case, built with onnx.helper; shared by onnx-reference, onnxruntime and OpenVINO's
-ONNX frontend.
+"""One-node ONNX models for a case, built with onnx.helper; shared by onnx-reference, onnxruntime, OpenVINO's
+ONNX frontend, TensorRT, DirectML, the ONNX backends (adapters.onnx_backend) and the ONNX converter paths.
+
+Every model passes ``onnx.checker.check_model(full_check=True)`` wherever ONNX's operator schemas admit its element
+types (tests/test_onnx_models.py): its inputs and its output carry their shapes (:func:`declare_output_shape`).
 
 onnx 1.23 writes IR version 14, which onnxruntime 1.31 rejects, so the IR version is set explicitly.
 """
@@ -115,8 +118,30 @@ def build(case: CaseData, onnx_type: str | None = None) -> tuple[Any, list[str],
     opsets = [helper.make_opsetid("", max(version, 5) if initializers else version)]
     model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = ir_version()
+    declare_output_shape(model)
     text = f"{op}-{version}({', '.join(node_inputs)}{''.join(f', {k}={v!r}' for k, v in attrs.items())})"
     return model, names, text
+
+
+def declare_output_shape(model: Any) -> None:
+    """Declare the graph output's shape as ONNX's own shape inference infers it (in place).
+
+    The checker requires a shape on every input and output of a main graph (``Field 'shape' of 'type' is
+    required``), and a backend that checks its models (``onnxruntime.backend``) refuses a model without one. The
+    shape is ONNX's inference, not a formula of ours, so ``check_model(full_check=True)``, whose strict inference
+    merges with it, agrees. Where inference sets no shape the output is declared a scalar: GatherND with a scalar
+    output (its inference adds no dimension, so never sets a shape), and inputs whose shapes the operator rejects
+    (that model is invalid whatever its output says; the checker's structural checks still pass it to the runtime,
+    whose answer is the finding). Type errors are left to the runtime too: inference here checks no types.
+    """
+    from onnx import shape_inference
+
+    inferred = shape_inference.infer_shapes(model).graph.output[0].type.tensor_type
+    declared = model.graph.output[0].type.tensor_type
+    if inferred.HasField("shape"):
+        declared.shape.CopyFrom(inferred.shape)
+    else:
+        declared.shape.SetInParent()  # present with no dimension: rank 0
 
 
 def preload() -> None:

@@ -7,9 +7,13 @@ Sessions are cached by signature (op, version, attributes, input shapes and dtyp
 differ only in values reuse one session; the session is created lazily inside ``Call.run`` so that a model
 onnxruntime rejects is a recorded error with its ``api`` string, not an exception from ``prepare``.
 
-Execution providers: CPU by default; ``GSC_ORT_PROVIDERS`` (comma-separated) selects others where installed. A
-``--device gpu`` run uses the CUDA (else ROCm) provider of an onnxruntime-gpu install, and never a silent CPU
-fallback: a session that would fall back skips the test (no GPU here).
+Execution providers: CPU by default; ``GSC_ORT_PROVIDERS`` (comma-separated; the pytest option
+``--gsc-ort-providers`` sets it) selects others. A provider that is not installed is a usage error naming the
+installed ones (:func:`provider_problem`), never a silent run on CPU. Where providers other than CPU run, the record
+says which provider ran each node (``providers``, from the session's graph assignment) and whether any node fell
+back to another provider than the first requested (``fallback``). A ``--device gpu`` run uses the CUDA (else ROCm)
+provider of an onnxruntime-gpu install, and never a silent CPU fallback: a session that would fall back skips the
+test (no GPU here).
 Sessions run with one intra-op thread (``GSC_ORT_THREADS`` overrides; 0 is onnxruntime's default, one per physical
 core): a per-session thread pool costs far more than the one-node model itself, 256 cached sessions would each hold
 one, and a single thread makes the order of duplicate-index writes deterministic.
@@ -71,11 +75,43 @@ def _variants(op: str) -> list[str]:
 _GPU_PROVIDERS = ("CUDAExecutionProvider", "ROCMExecutionProvider")  # what a --device gpu run picks, in order
 
 
+def requested_providers() -> list[str]:
+    """The execution providers GSC_ORT_PROVIDERS asks for, in priority order ([] where it is unset)."""
+    return [p.strip() for p in os.environ.get(PROVIDERS_ENV, "").split(",") if p.strip()]
+
+
+def provider_problem(requested: list[str], available: list[str]) -> str | None:
+    """One line naming the ``requested`` providers that are not among the ``available`` ones, and those; None when
+    every one is available."""
+    missing = [p for p in requested if p not in available]
+    if not missing:
+        return None
+    return (f"execution provider{'s' * (len(missing) > 1)} {', '.join(missing)} not available in this onnxruntime; "
+            f"available: {', '.join(available)}")
+
+
+def available_providers(python: str) -> list[str]:
+    """``onnxruntime.get_available_providers()`` of the interpreter ``python`` (asked in a subprocess, so the
+    caller imports no onnxruntime and asks the one its cases will run on). RuntimeError says why it cannot tell."""
+    import subprocess
+
+    code = "import onnxruntime; print(','.join(onnxruntime.get_available_providers()))"
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=300)
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"cannot list onnxruntime's execution providers with {python}: {last}")
+    return [p for p in done.stdout.strip().split(",") if p]
+
+
 def providers(device: str = "cpu") -> list[str]:
-    """The execution providers for ``device``: those requested through GSC_ORT_PROVIDERS that are installed and
-    run on it; else CPU for "cpu", and the first installed of CUDA, ROCm for "gpu" (NoDevice when none is)."""
-    requested = [p.strip() for p in os.environ.get(PROVIDERS_ENV, "").split(",") if p.strip()]
-    chosen = [p for p in requested if p in _available() and (device_of(p) == "gpu") == (device == "gpu")]
+    """The execution providers for ``device``: those requested through GSC_ORT_PROVIDERS that run on it; else CPU
+    for "cpu", and the first installed of CUDA, ROCm for "gpu" (NoDevice when none is). ValueError
+    (:func:`provider_problem`'s line) where a requested provider is not installed."""
+    requested = requested_providers()
+    problem = provider_problem(requested, sorted(_available())) if requested else None
+    if problem:
+        raise ValueError(problem)
+    chosen = [p for p in requested if (device_of(p) == "gpu") == (device == "gpu")]
     if chosen:
         return chosen
     if device == "cpu":
@@ -120,13 +156,41 @@ def build_model(case: CaseData, onnx_type: str | None) -> tuple[Any, str, tuple[
     return model, text, (op, version, tuple(sorted(attrs.items())), flat)
 
 
+def variant_model(case: CaseData, variant: str) -> tuple[Any, str, tuple[Any, ...]]:
+    """:func:`build_model` of ``case`` at the operator version ``variant`` names: the default (first) variant
+    honours a case's own opset, the others pin their version. Raises Unsupported where ONNX cannot say the case."""
+    onnx_type, version = variant_target(case.op, variant)
+    target = case if variant == _variants(case.op)[0] else dataclasses.replace(case, opset=version)
+    return build_model(target, onnx_type)
+
+
+_RECORD_ASSIGNMENT = "session.record_ep_graph_assignment_info"  # session config key: keep each node's provider
+
+
 def new_session(model: Any, provider_list: list[str], intra_op_threads: int = 1) -> Any:
-    """An InferenceSession of ``model`` on ``provider_list`` with ``intra_op_threads`` intra-op threads."""
+    """An InferenceSession of ``model`` on ``provider_list`` with ``intra_op_threads`` intra-op threads; one that
+    runs on more than the CPU provider also records which provider each node was assigned (:func:`placement`)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = intra_op_threads
+    if provider_list != ["CPUExecutionProvider"]:
+        options.add_session_config_entry(_RECORD_ASSIGNMENT, "1")
     return ort.InferenceSession(model.SerializeToString(), sess_options=options, providers=provider_list)
+
+
+def placement(session: Any, first: str) -> dict[str, Any]:
+    """Which provider runs each node of ``session``: ``{"providers": {"Gather": "CPUExecutionProvider"},
+    "fallback": True}`` (nodes by op type; ``fallback`` when any node runs elsewhere than on ``first``, the
+    provider asked for first). Empty where this onnxruntime cannot say (no get_provider_graph_assignment_info,
+    which 1.24.1 and 1.31.1 have) or the session was made without recording it."""
+    if not hasattr(session, "get_provider_graph_assignment_info"):
+        return {}
+    nodes = {node.op_type: subgraph.ep_name for subgraph in session.get_provider_graph_assignment_info()
+             for node in subgraph.get_nodes()}
+    if not nodes:
+        return {}
+    return {"providers": nodes, "fallback": any(ep != first for ep in nodes.values())}
 
 
 def _is_bfloat16(arr: np.ndarray) -> bool:
@@ -166,10 +230,14 @@ class OnnxruntimeAdapter(Adapter):
     # ("Unsupported model IR version: 10, max supported IR version: 9"), 1.18 knows IR 10.
     releases = ReleaseRules("onnxruntime", "onnxruntime", extra=("onnx==1.23.2",), numpy2_since="1.19.0",
                             ir_version_before=(("1.18.0", 9),))
-    # Forked after a warm-up: its environment cost 0.15 s per cold child (checked on the pinned release).
-    fork_after_run = True
-
     devices = ("cpu", "gpu")
+
+    @property
+    def fork_after_run(self) -> bool:  # type: ignore[override]
+        """Forked after a warm-up on the CPU provider: its environment cost 0.15 s per cold child (checked on the
+        pinned release). Forked cold where other providers are asked for: a child of a worker warmed up on
+        OpenVINO's provider waited on a lock (a futex) until the case timed out, on every risky case (1.24.1)."""
+        return all(p == "CPUExecutionProvider" for p in requested_providers())
 
     def __init__(self) -> None:
         # Sessions keyed by everything that shapes one but not the input values; a failed build caches nothing.
@@ -184,10 +252,7 @@ class OnnxruntimeAdapter(Adapter):
         return _variants(op)
 
     def prepare(self, case: CaseData, variant: str) -> Call:
-        onnx_type, version = variant_target(case.op, variant)
-        # The default variant honours a case's own opset; the others pin their version.
-        target = case if variant == self.variants(case.op)[0] else dataclasses.replace(case, opset=version)
-        model, text, op_key = build_model(target, onnx_type)  # raises Unsupported where ONNX cannot say the case
+        model, text, op_key = variant_model(case, variant)  # raises Unsupported where ONNX cannot say the case
         provider_list, n_threads = providers(case.device), threads()
         signature = tuple((n, tuple(v.shape), str(v.dtype)) for n, v in case.inputs.items())
         plan = _Plan((op_key, signature, tuple(provider_list), n_threads), model, provider_list, n_threads)
@@ -198,10 +263,12 @@ class OnnxruntimeAdapter(Adapter):
                    f"sess_options=options)")
         head = [onnx_graph.model_source(model), "import onnxruntime", "options = onnxruntime.SessionOptions()",
                 f"options.intra_op_num_threads = {n_threads}", session]
+        facts: dict[str, Any] = {}  # filled by the run: which provider ran each node, where others than CPU run
         if not any(_is_bfloat16(v) for v in inputs.values()):
             api = f"onnxruntime.InferenceSession(model: {text}).run(None, {{{', '.join(inputs)}}}){comment}"
             source = [*head, f"result = session.run(None, {onnx_graph.feeds_source(list(inputs))})[0]"]
-            return Call(api, lambda: self._session(plan).run(None, inputs)[0], device, source="\n".join(source))
+            return Call(api, lambda: self._session(plan, facts).run(None, inputs)[0], device,
+                        source="\n".join(source), facts=facts)
         # sess.run() cannot take ml_dtypes.bfloat16 arrays ("Numpy_type 256 can't be converted to MLDataType"):
         # a user wraps the raw 16-bit words in OrtValues typed BFLOAT16 and reads the result's bytes back.
         feeds = ", ".join(
@@ -221,10 +288,14 @@ class OnnxruntimeAdapter(Adapter):
                   "    result = np.frombuffer(bytes(raw), np.uint16).view(ml_dtypes.bfloat16).reshape(out.shape())",
                   "else:",
                   "    result = out.numpy()"]
-        return Call(api, lambda: self._run_ort_values(plan, inputs), device, source="\n".join(source))
+        return Call(api, lambda: self._run_ort_values(plan, inputs, facts), device, source="\n".join(source),
+                    facts=facts)
 
-    def _session(self, plan: _Plan) -> Any:
+    def _session(self, plan: _Plan, facts: dict[str, Any] | None = None) -> Any:
+        """The cached session of ``plan``; ``facts`` gets its nodes' placement where others than CPU run."""
         session = self.cache.get_or_make(plan.key, lambda: self.new_session(plan))
+        if facts is not None and plan.providers != ["CPUExecutionProvider"]:
+            facts.update(placement(session, plan.providers[0]))
         # onnxruntime falls back to CPU (with a warning) when a requested provider fails to initialise; the
         # recorded device would then be wrong, so that is reported as an error of this run.
         used = session.get_providers()[0]
@@ -239,11 +310,12 @@ class OnnxruntimeAdapter(Adapter):
         """The session a cache miss of ``plan`` builds."""
         return new_session(plan.model, plan.providers, plan.threads)
 
-    def _run_ort_values(self, plan: _Plan, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    def _run_ort_values(self, plan: _Plan, inputs: dict[str, np.ndarray],
+                        facts: dict[str, Any] | None = None) -> np.ndarray:
         import onnxruntime as ort
         from onnx import TensorProto
 
-        session = self._session(plan)
+        session = self._session(plan, facts)
         # OrtValues alias their arrays (no copy): `arrays` keeps every buffer alive until the run returns.
         # np.ascontiguousarray makes 0-d arrays 1-d (scalar indices became shape (1,)): keep the shape.
         arrays = {n: np.ascontiguousarray(v).reshape(v.shape) for n, v in inputs.items()}

@@ -140,6 +140,10 @@ class Record(BaseModel):
     reason: str
     ops: list[str] | None = None
     """The executed graph's operators, where the adapter compiles or converts a model."""
+    providers: dict[str, str] | None = None
+    """The execution provider that ran each node, by op type (onnxruntime: read from its profile)."""
+    fallback: bool | None = None
+    """True where a node ran elsewhere than on the first provider asked for (a CPU fallback)."""
     deviation: Deviation | None = None
     """The kind of a deviation."""
     extension: str | None = None

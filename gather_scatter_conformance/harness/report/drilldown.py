@@ -118,6 +118,15 @@ def case_entry(nodeid: str, op: str, case: Case | None, first: dict[str, Any],
     return entry
 
 
+def placement_text(rec: dict[str, Any]) -> str | None:
+    """Which execution provider ran each node (an onnxruntime record's ``providers``), and whether one fell back:
+    ``Gather: CPUExecutionProvider (fallback)``; None for a record that does not say."""
+    if not rec.get("providers"):
+        return None
+    nodes = ", ".join(f"{op}: {provider}" for op, provider in rec["providers"].items())
+    return nodes + (" (fallback: not every node ran on the first provider asked for)" if rec.get("fallback") else "")
+
+
 def blob(records: list[dict[str, Any]], cols: list[str], behaviour: list[dict[str, Any]],
          agreement: dict[str, Any], cases: CaseIndex | None = None,
          sevs: list[str | None] | None = None) -> dict[str, Any]:
@@ -148,6 +157,7 @@ def blob(records: list[dict[str, Any]], cols: list[str], behaviour: list[dict[st
             "kd": strings(rec.get("known_deviation")), "dim": rec.get("dimension"), "lab": rec.get("label"),
             "dur": rec.get("duration_s"), "ext": rec.get("extension"), "dk": rec.get("deviation"),
             "scr": strings(_script_body(cases.get(nodeid), rec)),
+            "pv": strings(placement_text(rec)),
             # Most records are inside the spec: the page says so by default, and stores only the exceptions.
             "sp": strings(rec["spec"]) if rec.get("spec", "inside") != "inside" else None,
         }

@@ -82,6 +82,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   default=DEFAULT_GLOB)
     _option(group, "--gsc-framework-python", "--framework-python", action="append", default=[],
             metavar="NAME=PYTHON", help="run framework NAME in another interpreter (e.g. mxnet=.venv-mxnet/bin/python)")
+    _option(group, "--gsc-onnx-backend", "--onnx-backend", action="append", default=[], metavar="MODULE[:ATTR]",
+            help="also run the cases through this ONNX backend (onnx.backend.base.Backend's API, e.g. "
+                 "onnxruntime.backend), as the adapter onnx-backend-MODULE; repeatable. Without --gsc-framework, "
+                 "only the backends run")
+    _option(group, "--gsc-ort-providers", default="", metavar="PROVIDER[,PROVIDER...]",
+            help="onnxruntime's execution providers, in priority order (default: $GSC_ORT_PROVIDERS, else "
+                 "CPUExecutionProvider); one that is not installed is a usage error")
 
 
 class _State:
@@ -92,6 +99,7 @@ class _State:
         from gather_scatter_conformance.harness.run.records import NotResultsFile, ResultsWriter, read, record_key
 
         requested = [f.strip() for f in config.getoption("gsc_framework").split(",") if f.strip()]
+        requested += _onnx_backends(config)
         self.pythons = _pythons(config)
         # Two groups: 'paths', every converter path installed here (docs/conversion.md); 'frameworks', every
         # framework's own adapter installed here or reachable in its own interpreter.
@@ -107,6 +115,7 @@ class _State:
         if absent:  # a run of it would record the harness's failure to import it, not the framework's behaviour
             raise pytest.UsageError(f"--framework: {'; '.join(absent)}")
         self.frameworks = requested or [n for n in adapters.names() if adapters.is_available(n) or n in self.pythons]
+        _check_ort_providers(config, self.frameworks, self.pythons)
         self.isolation = config.getoption("gsc_isolation")
         self.timeout = config.getoption("gsc_case_timeout")
         self.all_variants = config.getoption("gsc_variants") == "all"
@@ -197,6 +206,47 @@ def _pythons(config: pytest.Config) -> dict[str, str]:
             raise pytest.UsageError(f"--gsc-framework-python wants NAME=PYTHON with a known NAME, got {item!r}")
         out[name] = python
     return out
+
+
+# --- ONNX backends and ONNX Runtime's execution providers (adapters/onnx_backend.py, adapters/onnxruntime.py) ---
+
+
+def _onnx_backends(config: pytest.Config) -> list[str]:
+    """Register the adapter of each --onnx-backend (a usage error where one names no backend); their names."""
+    if not config.getoption("gsc_onnx_backend"):
+        return []
+    from gather_scatter_conformance.adapters import onnx_backend
+
+    names = []
+    for spec in config.getoption("gsc_onnx_backend"):
+        problem = onnx_backend.problem(spec)
+        if problem:
+            raise pytest.UsageError(problem)
+        names.append(onnx_backend.register(spec))
+    return names
+
+
+def _check_ort_providers(config: pytest.Config, frameworks: list[str], pythons: dict[str, str]) -> None:
+    """Where onnxruntime runs: --gsc-ort-providers becomes $GSC_ORT_PROVIDERS (the workers inherit it), and a
+    requested provider the interpreter that runs onnxruntime lacks is a usage error naming the ones it has."""
+    import sys
+
+    if "onnxruntime" not in frameworks:
+        return  # nothing of onnxruntime's is imported
+    from gather_scatter_conformance.adapters import onnxruntime as ort_adapter
+
+    if config.getoption("gsc_ort_providers"):
+        os.environ[ort_adapter.PROVIDERS_ENV] = config.getoption("gsc_ort_providers")
+    requested = ort_adapter.requested_providers()
+    if not requested:
+        return
+    try:
+        available = ort_adapter.available_providers(pythons.get("onnxruntime", sys.executable))
+    except RuntimeError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    problem = ort_adapter.provider_problem(requested, available)
+    if problem:
+        raise pytest.UsageError(f"{ort_adapter.PROVIDERS_ENV}={','.join(requested)}: {problem}")
 
 
 _KEY = pytest.StashKey[_State]()

@@ -165,7 +165,8 @@ def test_a_cached_load_imports_neither_yaml_nor_pydantic(tmp_path: Path, cache_d
     path = _file(tmp_path, GOOD)
     load_file(path)
     script = (
-        "import json, sys; from pathlib import Path; from harness.cases.load import load_file; "
+        "import json, sys; from pathlib import Path; "
+        "from gather_scatter_conformance.harness.cases.load import load_file; "
         f"entries = load_file(Path({str(path)!r})); "
         "print(json.dumps([len(entries), 'yaml' in sys.modules, 'pydantic' in sys.modules]))"
     )

@@ -176,6 +176,8 @@ def _not_installed(name: str) -> str | None:
     from gather_scatter_conformance import adapters
 
     try:
+        if adapters.get(name).unavailable():
+            return None  # no GPU or OS for it here (TensorRT, DirectML): each case skips with that reason instead
         lacking = adapters.missing(name)
     except Exception as exc:  # a registration that does not load: its module is broken or missing
         return f"{name}'s adapter ({adapters.table()[name]}) cannot be loaded: {type(exc).__name__}: {exc}"

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _cases import GATHER_IN_RANGE
 
 from gather_scatter_conformance import adapters
 from gather_scatter_conformance.harness.cases.load import Case, load_file
@@ -107,12 +108,7 @@ class Broken(Adapter):
 ADAPTER = Broken()
 '''
 
-CASES = """\
-op: Gather
-cases:
-  - id: in-range
-    source: test
-    inputs: {data: [1, 2, 3], indices: [2, 0]}
+CASES = GATHER_IN_RANGE + """\
   - id: probe-negative
     source: test
     dimension: negative-indices

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _cases import GATHER_IN_RANGE
 
 import gather_scatter_conformance
 from gather_scatter_conformance import resources
@@ -20,12 +21,7 @@ from gather_scatter_conformance.vocab.record import OUTCOMES, SCHEMA_VERSION, Re
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = ROOT / "tests" / "data" / "runs"
 
-CASES = """\
-op: Gather
-cases:
-  - id: in-range
-    source: test
-    inputs: {data: [1, 2, 3], indices: [2, 0]}
+CASES = GATHER_IN_RANGE + """\
   - id: oob
     source: test
     inputs: {data: [1, 2, 3], indices: [3]}

@@ -7,13 +7,9 @@ import sys
 import textwrap
 
 import pytest
+from _cases import GATHER_IN_RANGE
 
-GATHER = """\
-op: Gather
-cases:
-  - id: in-range
-    source: test
-    inputs: {data: [1, 2, 3], indices: [2, 0]}
+GATHER = GATHER_IN_RANGE + """\
     expected: [3, 1]
   - id: oob
     source: test

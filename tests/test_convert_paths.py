@@ -269,3 +269,23 @@ def test_a_converter_that_crashes_is_a_failed_conversion() -> None:
     assert (rec["outcome"], conv["stage"], conv["preservation"]) == ("crash", "convert", "conversion-failed")
     assert conv["summary"] == "conversion-failed: the converter crashed (SIGFPE)"
     assert conv["source_label"] == "ok" and rec["verdict"] == "n/a"
+
+
+@pytest.mark.slow
+def test_a_converter_that_exits_is_a_failed_conversion_not_a_harness_fault(tmp_path: Path) -> None:
+    # onnx2tf 1.28 ends its ScatterElements conversion of reduction=add with sys.exit(1): the converter's refusal.
+    pytest.importorskip("onnx2tf")
+    import json
+    import subprocess
+    import sys
+
+    results = tmp_path / "r.jsonl"
+    cases = ROOT / "cases" / "probes" / "scatter_elements.yaml"
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(cases),
+           "-k", "probe-duplicates-add and not many", "--gsc-framework", "onnx~onnx2tf~tensorflow",
+           "--gsc-results", str(results)]
+    subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    (record,) = [json.loads(line) for line in results.read_text().splitlines()]
+    assert record["outcome"] != "harness-error" and record["verdict"] == "n/a"
+    assert record["conversion"]["preservation"] == "conversion-failed"
+    assert "SystemExit" in record["conversion"]["summary"]

@@ -251,7 +251,7 @@ class ConversionPath(Adapter):
                 pass  # a torn or foreign entry is a miss
         try:
             converted: Converted | ConversionFailed = self.convert(case, variant, example_inputs(case))
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # onnx2tf refuses an operator it cannot convert with sys.exit(1)
             converted = ConversionFailed(_one_line(exc))
         if meta_path is not None:
             if isinstance(converted, ConversionFailed):

@@ -17,9 +17,11 @@ from gather_scatter_conformance.adapters.base import ENTRY_POINT_GROUP as ENTRY_
 from gather_scatter_conformance.adapters.base import Adapter as Adapter
 from gather_scatter_conformance.adapters.base import Call as Call
 from gather_scatter_conformance.adapters.base import CaseData as CaseData
+from gather_scatter_conformance.adapters.base import NativeCrash as NativeCrash
 from gather_scatter_conformance.adapters.base import NoDevice as NoDevice
 from gather_scatter_conformance.adapters.base import ReleaseRules as ReleaseRules
 from gather_scatter_conformance.adapters.base import Unsupported as Unsupported
+from gather_scatter_conformance.adapters.base import delegation as delegation
 from gather_scatter_conformance.adapters.base import fmt_attrs as fmt_attrs
 
 __all__ = [
@@ -28,8 +30,10 @@ __all__ = [
     "Adapter",
     "Call",
     "CaseData",
+    "NativeCrash",
     "NoDevice",
     "ReleaseRules",
     "Unsupported",
+    "delegation",
     "fmt_attrs",
 ]

@@ -24,6 +24,16 @@ class NoDevice(Exception):
     """The requested device does not exist here (no GPU, no CUDA build): the test is skipped, nothing is recorded."""
 
 
+class NativeCrash(Exception):
+    """The runtime's own process died running the case: an adapter that drives its runtime out of process (Node for
+    TensorFlow.js) raises this when that process exits mid-call. Recorded as a crash, charged to the case, with
+    ``signal`` (``SIGSEGV``) where the process was killed by one."""
+
+    def __init__(self, message: str, signal: str | None = None) -> None:
+        super().__init__(message)
+        self.signal = signal
+
+
 API_VERSION = "1"  # the version of this contract (docs/adapter-api.md); bumped on an incompatible change
 ENTRY_POINT_GROUP = "gather_scatter_conformance.adapters"  # where adapters register
 DEVICES = ("cpu", "gpu")  # what ``--device`` can ask for; a record's ``device`` is one of these
@@ -66,7 +76,8 @@ class Call:
 
     ``facts`` is what the run learns about itself, filled in by ``run`` and recorded whatever its outcome (builtins
     only): ``ops``, the operators of the graph the runtime executed as it names them (``["GATHER_ND"]``), for
-    adapters that compile or convert a model; ``conversion``, a converter path's account (adapters/convert).
+    adapters that compile or convert a model; ``conversion``, a converter path's account (adapters/convert);
+    ``providers`` and ``fallback``, which backend executed each operator (:func:`delegation`).
     """
 
     api: str
@@ -184,6 +195,17 @@ class Adapter:
         A forked child calls this after its risky case, so memory the case corrupted is freed, and the corruption
         shows, while the child is still the case's own (gather_scatter_conformance.harness.run.forkrun).
         """
+
+
+def delegation(placement: Mapping[str, str], asked: str) -> dict[str, Any]:
+    """The facts a run records about who executed it, as read from the runtime after the run (never assumed):
+    ``providers``, each operator (as the runtime names it) -> the backend that executed it (ONNX Runtime's execution
+    provider, ExecuTorch's delegate or its portable kernels, IREE's dispatch, MNN's backend); ``fallback``, True
+    where some operator ran elsewhere than on ``asked``, the backend the variant asked for. Put it in
+    :attr:`Call.facts` (``call.facts.update(delegation(...))``); the record and the report's delegation table show it.
+    """
+    placement = {str(op): str(backend) for op, backend in placement.items()}
+    return {"providers": placement, "fallback": any(backend != asked for backend in placement.values())}
 
 
 def fmt_attrs(**kwargs: Any) -> str:

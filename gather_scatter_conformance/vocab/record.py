@@ -141,9 +141,10 @@ class Record(BaseModel):
     ops: list[str] | None = None
     """The executed graph's operators, where the adapter compiles or converts a model."""
     providers: dict[str, str] | None = None
-    """The execution provider that ran each node, by op type (onnxruntime: read from its profile)."""
+    """Delegation: the backend that executed each operator, as the runtime reports it after the run (ONNX Runtime's
+    execution provider per node, ExecuTorch's delegate or portable kernels, IREE's dispatch, MNN's backend)."""
     fallback: bool | None = None
-    """True where a node ran elsewhere than on the first provider asked for (a CPU fallback)."""
+    """True where an operator ran elsewhere than on the backend the variant asked for (e.g. a CPU fallback)."""
     deviation: Deviation | None = None
     """The kind of a deviation."""
     extension: str | None = None

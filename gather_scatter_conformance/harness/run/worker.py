@@ -114,7 +114,7 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
     answer. ``harness-error`` (with a ``fault``: phase, where, traceback) means the harness or the adapter failed,
     not the framework (harness.run.faults draws that line): no result either.
     """
-    from gather_scatter_conformance.adapters.base import NOT_MAPPED, NoDevice, Unsupported, not_mapped
+    from gather_scatter_conformance.adapters.base import NOT_MAPPED, NativeCrash, NoDevice, Unsupported, not_mapped
 
     result: dict[str, Any] = {"api": "", "device": payload.get("device") or "cpu",
                               "python": platform.python_version()}
@@ -172,6 +172,9 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
                 "duration_s": time.perf_counter() - start}
     except _Fault as fault:
         return {**result, **call.facts, **fault.answer(), "duration_s": time.perf_counter() - start}
+    except NativeCrash as exc:  # the runtime's own process died (Node): a crash of this case, as a dead worker's is
+        return {**result, **call.facts, "outcome": "crash", "signal": exc.signal, "error_message": str(exc),
+                "duration_s": time.perf_counter() - start}
     except Exception as exc:
         return {**result, **call.facts, **_error(exc), "duration_s": time.perf_counter() - start}
     result.update(call.facts)

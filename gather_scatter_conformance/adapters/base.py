@@ -201,11 +201,13 @@ def delegation(placement: Mapping[str, str], asked: str) -> dict[str, Any]:
     """The facts a run records about who executed it, as read from the runtime after the run (never assumed):
     ``providers``, each operator (as the runtime names it) -> the backend that executed it (ONNX Runtime's execution
     provider, ExecuTorch's delegate or its portable kernels, IREE's dispatch, MNN's backend); ``fallback``, True
-    where some operator ran elsewhere than on ``asked``, the backend the variant asked for. Put it in
-    :attr:`Call.facts` (``call.facts.update(delegation(...))``); the record and the report's delegation table show it.
+    where some operator ran elsewhere than on ``asked``, the backend the variant asked for; ``delegate``, ``asked``.
+    Put it in :attr:`Call.facts` (``call.facts.update(delegation(...))``); the record and the report's delegation
+    table show it.
     """
     placement = {str(op): str(backend) for op, backend in placement.items()}
-    return {"providers": placement, "fallback": any(backend != asked for backend in placement.values())}
+    return {"providers": placement, "fallback": any(backend != asked for backend in placement.values()),
+            "delegate": asked}
 
 
 def fmt_attrs(**kwargs: Any) -> str:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from gather_scatter_conformance.adapters import onnx_graph
-from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, NoDevice, ReleaseRules
+from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, NoDevice, ReleaseRules, delegation
 from gather_scatter_conformance.adapters.cache import LRU
 from gather_scatter_conformance.vocab import variants
 
@@ -190,7 +190,7 @@ def placement(session: Any, first: str) -> dict[str, Any]:
              for node in subgraph.get_nodes()}
     if not nodes:
         return {}
-    return {"providers": nodes, "fallback": any(ep != first for ep in nodes.values())}
+    return delegation(nodes, first)
 
 
 def _is_bfloat16(arr: np.ndarray) -> bool:

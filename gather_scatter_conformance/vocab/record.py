@@ -145,6 +145,8 @@ class Record(BaseModel):
     execution provider per node, ExecuTorch's delegate or portable kernels, IREE's dispatch, MNN's backend)."""
     fallback: bool | None = None
     """True where an operator ran elsewhere than on the backend the variant asked for (e.g. a CPU fallback)."""
+    delegate: str | None = None
+    """The backend the variant asked to run the operators (``providers`` says which did)."""
     deviation: Deviation | None = None
     """The kind of a deviation."""
     extension: str | None = None

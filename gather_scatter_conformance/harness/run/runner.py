@@ -134,9 +134,11 @@ def _record(case: Case, framework: str, variant: str, res: dict[str, Any], expec
     )
     if res.get("ops"):  # the executed graph's operators, where the adapter compiles or converts a model
         record.ops = res["ops"]
-    if res.get("providers"):  # the execution provider that ran each node, and whether one fell back (onnxruntime)
+    if res.get("providers"):  # delegation: the backend that ran each operator, and whether one fell back
         record.providers = res["providers"]
         record.fallback = bool(res.get("fallback"))
+        if res.get("delegate"):
+            record.delegate = res["delegate"]
     if result.outcome == HARNESS_ERROR:  # no answer of the framework: nothing to label, account or reproduce
         record.fault = Fault(**res.get("fault") or {"phase": "worker"})
         return record.dump()

@@ -32,18 +32,30 @@ $(MXVENV)/.installed: pyproject.toml $(PINS)
 
 mxnet-env: $(MXVENV)/.installed
 
+# ONNX Runtime's OpenVINO execution provider (onnxruntime-openvino) installs the same `onnxruntime` module as
+# onnxruntime, so it has an interpreter of its own; its records are the onnxruntime adapter's on device `openvino`,
+# each saying which provider ran each node (the report's Delegation section).
+ORTOV_VENV ?= .venv-onnxruntime-openvino
+ORTOV_RESULTS ?= results/onnxruntime-openvino.jsonl
+$(ORTOV_VENV)/.installed: pyproject.toml $(PINS)
+	$(PYTHON) -m venv $(ORTOV_VENV)
+	$(ORTOV_VENV)/bin/python -m pip install -q --upgrade pip
+	$(ORTOV_VENV)/bin/python -m pip install -q -c $(PINS) -e '.[onnxruntime-openvino]'
+	touch $@
+
 # Two pytest-xdist workers (the machine's two cores); each keeps one warm worker process per framework.
 # The previous run's results are kept (results/previous.jsonl) and the page shows the changes against them; the
 # History section comes from the committed release sweeps (history/).
 # The converter paths run after the frameworks, in a run of their own: each warm worker holds a framework (and a
 # path's holds a source, a converter and a target), and the two sets at once would not fit in 24 GiB.
 CONVERSIONS ?= results/conversions.jsonl
-report: $(VENV)/.installed $(MXVENV)/.installed
+report: $(VENV)/.installed $(MXVENV)/.installed $(ORTOV_VENV)/.installed
 	@if [ -f $(RESULTS) ]; then cp $(RESULTS) results/previous.jsonl; fi
 	$(PY) -m gather_scatter_conformance run --framework frameworks --results $(RESULTS) -n 2 $(PYTEST_ARGS)
+	$(ORTOV_VENV)/bin/python -m gather_scatter_conformance run --framework onnxruntime --gsc-ort-providers OpenVINOExecutionProvider --results $(ORTOV_RESULTS) -n 2 $(PYTEST_ARGS)
 	$(PY) -m gather_scatter_conformance run --framework paths --results $(CONVERSIONS) -n 2 $(PYTEST_ARGS)
-	$(PY) -m gather_scatter_conformance behaviour $(RESULTS) $(CONVERSIONS) --json results/behaviour.json
-	$(PY) -m gather_scatter_conformance report $(RESULTS) $(CONVERSIONS) --out reports --baseline results/previous.jsonl --history history
+	$(PY) -m gather_scatter_conformance behaviour $(RESULTS) $(ORTOV_RESULTS) $(CONVERSIONS) --json results/behaviour.json
+	$(PY) -m gather_scatter_conformance report $(RESULTS) $(ORTOV_RESULTS) $(CONVERSIONS) --out reports --baseline results/previous.jsonl --history history
 	@echo "report: reports/index.html"
 
 # The report's browser test drives Debian's headless Chromium; installed here when we may (root), else it skips.
@@ -71,4 +83,4 @@ schema: $(VENV)/.installed
 	$(PY) -m gather_scatter_conformance schema --records --out gather_scatter_conformance/schemas/record.schema.json
 
 clean:
-	rm -rf $(VENV) $(MXVENV) results .tox
+	rm -rf $(VENV) $(MXVENV) $(ORTOV_VENV) results .tox

@@ -15,7 +15,7 @@ from gather_scatter_conformance.vocab import variants
 COMPILE = "compile"  # the mode of the variants run through torch.compile
 _EAGER: dict[str, tuple[str, ...]] = {
     "Gather": ("index_select", "indexing"),
-    "GatherElements": ("gather",),
+    "GatherElements": ("gather", "take_along_dim"),
     "GatherND": ("indexing",),
     "ScatterElements": ("scatter", "scatter_reduce"),
     "ScatterND": ("index_put",),
@@ -69,6 +69,10 @@ def expression(op: str, variant: str, shapes: Shapes, attrs: dict[str, Any], omi
             raise Unsupported("torch.index_select needs a dim; Take with axis=None (flattened) is torch.take's")
         return index_select(int(axis), len(shapes["indices"]))
     if op == "GatherElements":
+        if variant == "take_along_dim":
+            if omit_axis:  # without dim, take_along_dim reads the flattened input: no GatherElements default
+                raise required("torch.take_along_dim(input, indices, dim)")
+            return f"torch.take_along_dim(data, indices, dim={int(attrs['axis'])})"
         if omit_axis:
             raise required("torch.gather(input, dim, index)")
         return f"torch.gather(data, {int(attrs['axis'])}, indices)"

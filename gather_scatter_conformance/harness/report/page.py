@@ -17,7 +17,15 @@ from typing import Any
 import jinja2
 
 from gather_scatter_conformance.harness.history import store
-from gather_scatter_conformance.harness.report import build, conversion, delegation, drilldown, faults, severity
+from gather_scatter_conformance.harness.report import (
+    build,
+    conversion,
+    delegation,
+    drilldown,
+    faults,
+    regressions,
+    severity,
+)
 from gather_scatter_conformance.harness.report.agreement import agreement
 from gather_scatter_conformance.harness.report.findings import findings
 from gather_scatter_conformance.harness.report.history import section as history_section
@@ -96,6 +104,7 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
         "conversion": conversion.section(conversions or [], drilldown.CaseIndex()),
         "harness_faults": faults.listing([*records, *(conversions or [])]),
         "delegation": delegation.table([*records, *(conversions or [])]),
+        "regressions": regressions.table([*records, *(conversions or [])]),
         "severity": severity.SEVERITY,
         "statuses": build.STATUSES,
         "glyph": build.GLYPH,

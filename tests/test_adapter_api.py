@@ -117,3 +117,75 @@ def test_the_documented_example_is_the_toy_runtimes_adapter() -> None:
     doc = (ROOT / "docs" / "adapter-api.md").read_text()
     shown = next(block for block in doc.split("```python\n")[1:] if "class ToyAdapter" in block).split("```")[0]
     assert shown.strip() in (ROOT / "examples" / "toy-runtime" / "toy_runtime" / "adapter.py").read_text()
+
+
+OUT_OF_PROCESS = """\
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    from gather_scatter_conformance.api import Adapter, Call, NativeCrash, delegation
+
+
+    class OutOfProcess(Adapter):
+        '''A runtime in a process of its own (as Node is to TensorFlow.js): a child Python that takes the gather
+        by its index list on stdin and answers on stdout; index 99 makes it kill itself with SIGSEGV.'''
+
+        name = "out-of-process"
+        VARIANTS = {"Gather": ("child",)}
+
+        def version(self) -> str:
+            return "1"
+
+        def prepare(self, case, variant):
+            data, indices = case.inputs["data"], case.inputs["indices"]
+            facts = {}
+            code = ("import os, signal, sys; idx = [int(i) for i in sys.stdin.read().split()]; "
+                    "os.kill(os.getpid(), signal.SIGSEGV) if 99 in idx else print(' '.join(map(str, idx)))")
+
+            def run():
+                proc = subprocess.run([sys.executable, "-c", code], input=" ".join(map(str, indices.tolist())),
+                                      capture_output=True, text=True)
+                if proc.returncode < 0:
+                    raise NativeCrash(f"the child died with signal {-proc.returncode}", signal="SIGSEGV")
+                facts.update(delegation({"Gather": "child"}, asked="child"))
+                return data[[int(i) for i in proc.stdout.split()]]
+
+            return Call("child.gather(data, indices)", run, facts=facts)
+
+
+    ADAPTER = OutOfProcess()
+    """
+
+
+def test_a_runtime_process_that_dies_is_a_crash_of_the_case_and_delegation_is_recorded(
+        pytester: pytest.Pytester) -> None:
+    """NativeCrash from ``run`` is recorded as the case's crash with the signal; the other case still runs and its
+    record carries the delegation facts."""
+    pytester.makepyfile(out_of_process=textwrap.dedent(OUT_OF_PROCESS), conftest=textwrap.dedent(
+        """\
+        from gather_scatter_conformance import adapters
+
+        adapters.use({**adapters.table(), "out-of-process": "out_of_process:ADAPTER"})
+        """))
+    (pytester.path / "gather.yaml").write_text(textwrap.dedent("""\
+        op: Gather
+        cases:
+          - id: plain
+            source: test
+            inputs: {data: [1, 2, 3], indices: [2, 0]}
+            expected: [3, 1]
+          - id: kills-the-runtime
+            source: test
+            inputs: {data: [1, 2, 3], indices: [99]}
+            expected: {error: true}
+        """))
+    result = pytester.runpytest_subprocess("gather.yaml", "--framework", "out-of-process", "--results", "r.jsonl",
+                                           "-p", "no:cacheprovider")
+    records = {r["case_id"]: r for r in map(json.loads, (pytester.path / "r.jsonl").read_text().splitlines())}
+    assert records["kills-the-runtime"]["outcome"] == "crash", result.stdout.str()
+    assert records["kills-the-runtime"]["signal"] == "SIGSEGV"
+    assert records["plain"]["outcome"] == "ok" and records["plain"]["verdict"] == "conforms"
+    assert (records["plain"]["providers"], records["plain"]["delegate"], records["plain"]["fallback"]) == (
+        {"Gather": "child"}, "child", False)

@@ -37,8 +37,8 @@ def table(records: Iterable[dict[str, Any]], cases: CaseIndex | None = None) -> 
             case = cases.get(rec["case"])
             bug = case.spec.bug if case is not None else None
             row = rows[rec["case"]] = {"case": rec["case"], "issue": bug.issue if bug else "",
-                                       "url": bug.url if bug and _web(bug.url) else "", "reported_on": bug.framework if bug else "",
-                                       "by_system": {}}
+                                       "url": bug.url if bug and _web(bug.url) else "",
+                                       "reported_on": bug.framework if bug else "", "by_system": {}}
         system = rec["framework"] + ("" if (rec.get("device") or "cpu") == "cpu" else f"@{rec['device']}")
         row["by_system"].setdefault(system, []).append((build.status(rec), rec.get("variant", "")))
     out = []

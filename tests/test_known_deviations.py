@@ -86,8 +86,9 @@ PLANS: dict[str, Plan] = {
     "jax": Plan(selects=lambda c, v: v == adapters.get("jax").variants(c.op)[0]
                 or bool(JAX_OTHER_VARIANT_TAGS & set(c.tags))),
     "litert": Plan(),  # a conversion per (case, variant), cached by signature: about 20 s for every shipped case
-    # paddle's to_static twins trace in about 10 ms a case: every variant runs on every case.
-    "paddle": Plan(),
+    # paddle's to_static twins trace in about 10 ms a case: every variant runs on every case. In a process of its own:
+    # importing paddle 3.3.1 after tensorflow 2.21 in one process is a segfault (libpaddle's load, seen here).
+    "paddle": Plan(isolated=True),
     "mxnet": Plan(),  # runs in .venv-mxnet; scatters that write outside the array get a worker each (_run_mxnet)
     # TVM's scatters write outside the output for out-of-range indices (relax.op.scatter_nd for negative ones too)
     # and its gathers read outside: the cases run as a harness run runs them, so a crash is a record, not this test.

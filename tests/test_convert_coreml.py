@@ -86,6 +86,27 @@ def test_the_preservation_a_baseline_keeps_and_the_report_cell() -> None:
     assert "◇0/1" in render_text([rec])
 
 
+def test_gather_nd_indices_are_narrowed_to_int16_even_past_int16_range() -> None:
+    """coremltools 9.0's add_int16_cast keeps gather's indices int32 for an axis longer than 32767, not gather_nd's
+    (docs/conversion.md): the program casts the stacked indices to int16 before the gather."""
+    import coremltools as ct
+    import torch
+
+    from gather_scatter_conformance.adapters.convert.coreml import mil_ops
+
+    class Pair(torch.nn.Module):
+        def forward(self, data: Any, i: Any, j: Any) -> Any:
+            return data[i, j]
+
+    args = (torch.zeros(40000, 3), torch.zeros(2, dtype=torch.int64), torch.zeros(2, dtype=torch.int64))
+    inputs = [ct.TensorType(name=n, shape=a.shape, dtype=a.numpy().dtype) for n, a in zip("dij", args, strict=True)]
+    program = ct.convert(torch.jit.trace(Pair().eval(), args), inputs=inputs, convert_to="mlprogram",
+                         minimum_deployment_target=ct.target.iOS26, skip_model_load=True)
+    ops = mil_ops(program.get_spec())
+    assert ops[-1] == "gather_nd(batch_dims=0, validate_indices=False)", ops
+    assert ops[:2] == ["stack", "cast(int32->int16)"], ops  # row 39999 does not fit
+
+
 def test_coremltools_has_no_onnx_frontend_so_the_onnx_path_says_so_in_one_line() -> None:
     import coremltools as ct
     from onnx import TensorProto, helper

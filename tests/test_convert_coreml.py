@@ -104,7 +104,7 @@ def test_gather_nd_indices_are_narrowed_to_int16_even_past_int16_range() -> None
                          minimum_deployment_target=ct.target.iOS26, skip_model_load=True)
     ops = mil_ops(program.get_spec())
     assert ops[-1] == "gather_nd(batch_dims=0, validate_indices=False)", ops
-    assert ops[:2] == ["stack", "cast(int32->int16)"], ops  # row 39999 does not fit
+    assert ops[0].startswith("stack") and ops[1] == "cast(int32->int16)", ops  # row 39999 does not fit
 
 
 def test_coremltools_has_no_onnx_frontend_so_the_onnx_path_says_so_in_one_line() -> None:

@@ -141,11 +141,12 @@ def uninstalled(name: str, extras: Iterable[str]) -> list[str]:
 
 def extra_problems() -> list[str]:
     """What the extras lack: an adapter's extra that is not defined, or that leaves out what the adapter needs.
-    A converter path needs its own extra and its source's and target's."""
+    A converter path needs its own extra and its source's and target's (a target that is no adapter, as Core ML,
+    which only the OS provides, adds none)."""
     problems = []
     for name in NAMES:
         a = adapters.get(name)
-        parts = [a] + ([adapters.get(a.source), adapters.get(a.target)] if adapters.is_path(name) else [])
+        parts = [a] + ([adapters.get(n) for n in (a.source, a.target) if n in NAMES] if adapters.is_path(name) else [])
         needed = sorted({p.extra for p in parts if p.extra})
         undefined = [e for e in needed if e not in EXTRAS]
         if undefined:

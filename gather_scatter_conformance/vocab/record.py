@@ -25,7 +25,9 @@ from gather_scatter_conformance.vocab import wire
 SCHEMA_VERSION = 1
 
 Outcome = Literal["ok", "error", "unsupported", "crash", "timeout", "harness-error"]
-Verdict = Literal["conforms", "deviates", "n/a"]
+# conversion-only: a converter path's model converted, its operators are recorded, and its target cannot run here
+# (Core ML off macOS): what is known without a run (harness.judge.preservation).
+Verdict = Literal["conforms", "deviates", "n/a", "conversion-only"]
 Deviation = Literal["value", "output-dtype", "dtype", "error", "no-error", "crash", "timeout"]
 OUTCOMES: tuple[str, ...] = Outcome.__args__  # type: ignore[attr-defined]
 VERDICTS: tuple[str, ...] = Verdict.__args__  # type: ignore[attr-defined]

@@ -13,7 +13,9 @@ A path's variants are the source framework's API variants it converts (torch ``i
 
 What the run learns goes into ``Call.facts``: ``ops`` (the converted graph's operators, e.g.
 ``ScatterND(reduction=add)``) and ``conversion`` (the path, versions, options, the source's result, the stage
-reached). A converter that fails raises :class:`ConversionFailed`: a recorded result, never the run's end.
+reached). A converter that fails raises :class:`ConversionFailed`: a recorded result, never the run's end. A
+target that cannot run on this machine (Core ML off macOS) raises :class:`NotRun` once the model is converted: the
+record keeps the converted program's ``ops`` and its verdict is ``conversion-only`` (stage ``converted``).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData
+from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, Unsupported
 from gather_scatter_conformance.adapters.cache import LRU
 
 CACHE_ENV = "GSC_CONVERSION_CACHE"  # a directory; "off" keeps conversions in memory only
@@ -39,6 +41,12 @@ FORMAT = 1  # bump when what is stored changes
 
 class ConversionFailed(Exception):
     """The converter rejected or broke on the source: the path's result for the case (stage ``convert``)."""
+
+
+class NotRun(Unsupported):
+    """The model converted, but its target cannot run here (the reason, one line): raised by
+    :meth:`ConversionPath.runner`; the record keeps the converted program's operators (stage ``converted``,
+    preservation and verdict ``conversion-only``)."""
 
 
 @dataclass
@@ -138,7 +146,8 @@ class ConversionPath(Adapter):
         raise NotImplementedError
 
     def runner(self, converted: Converted) -> Any:
-        """The target's loaded/compiled model for ``converted`` (cached by the caller)."""
+        """The target's loaded/compiled model for ``converted`` (cached by the caller); :class:`NotRun` where the
+        target cannot run on this machine."""
         raise NotImplementedError
 
     def execute(self, runner: Any, inputs: dict[str, np.ndarray]) -> np.ndarray:
@@ -205,7 +214,11 @@ class ConversionPath(Adapter):
             facts["ops"] = self.ops_of(converted)
             conversion.update(converted.details, stage="run")
             _note(case.progress, facts)
-            runner = self.runners.get_or_make(key, lambda: self.runner(converted))
+            try:
+                runner = self.runners.get_or_make(key, lambda: self.runner(converted))
+            except NotRun:
+                conversion["stage"] = "converted"  # converted, not run: what the record says is the program
+                raise
             return self.execute(runner, dict(case.inputs))
 
         source = "\n".join([

@@ -4,9 +4,11 @@
 ``changed``: it is not, and the account says how, with both sides' labels (a probe's behaviour label, else
 ``ok``/``wrong``/``error`` against the canonical semantics) and both values; ``conversion-failed``: the converter
 itself failed (raised, crashed or hung), with its error. ``unknown``: the run died (crash, hang) before the source's
-native result was known. A target that crashes or hangs on the converted model is a ``changed`` (``ok ->
-crash:SIGFPE``): the path notes each stage as it starts (adapters.convert.path), so a dead run still says whose
-death it was.
+native result was known. ``conversion-only``: the model converted, but its target cannot run on this machine
+(Core ML off macOS; adapters.convert.path.NotRun): the record keeps the converted program's operators, and both
+the preservation and the record's verdict say what is known without a run. A target that crashes or hangs on the
+converted model is a ``changed`` (``ok -> crash:SIGFPE``): the path notes each stage as it starts
+(adapters.convert.path), so a dead run still says whose death it was.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from gather_scatter_conformance.harness.judge.verdict import judge, stored
 from gather_scatter_conformance.harness.reference.compare import compare
 from gather_scatter_conformance.vocab.record import Result
 
-PRESERVATION = ("preserved", "changed", "conversion-failed", "unknown")
+PRESERVATION = ("preserved", "changed", "conversion-failed", "conversion-only", "unknown")
 
 
 def side_label(case: Case, res: Result | Mapping[str, Any], expected: Any) -> str:
@@ -86,6 +88,9 @@ def account(case: Case, description: dict[str, Any], res: Result | Mapping[str, 
             error = f"the source call could not be made: {record.get('error_type')}: {error}"
         return {**conv, "stage": "convert", "preservation": "conversion-failed",
                 "summary": f"conversion-failed: {error}"}
+    if record["outcome"] == "unsupported" and conv.get("stage") == "converted":  # the path raised NotRun
+        return {**conv, "preservation": "conversion-only",
+                "summary": f"conversion-only: {record.get('reason') or 'the target cannot run here'}"}
     if source is None:
         why = (f"the source API itself {ending}, natively" if died and conv.get("stage") == "source" else
                f"the run ended ({record['outcome']}) before the path reported its source's result")

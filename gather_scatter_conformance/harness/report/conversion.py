@@ -17,8 +17,8 @@ from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS
 OTHER = "cases"  # the column of non-probe cases (seed examples, regressions)
 # preservation -> (cell class, glyph); a cell with several kinds takes the worst, in this order
 STATUS = {"preserved": ("sev-ok", "✓"), "changed": ("sev-wrong", "≠"), "unknown": ("sev-unsafe", "⚠"),
-          "conversion-failed": ("conv-failed", "∅")}
-_WORST = ("unknown", "changed", "conversion-failed", "preserved")
+          "conversion-failed": ("conv-failed", "∅"), "conversion-only": ("conv-only", "◇")}
+_WORST = ("unknown", "changed", "conversion-failed", "conversion-only", "preserved")
 _SHOWN_CHANGES = 3  # distinct changes a cell lists; the drill-down has them all
 
 
@@ -158,7 +158,8 @@ def _repro(record: dict[str, Any], cases: Any) -> str | None:
 def render_text(records: list[dict[str, Any]]) -> str:
     """The section's table as text: one line per dimension (and ``cases``), one column per converter path (numbered,
     named below), each cell ``preserved/total`` marked ``≠`` where a probe changed, ``∅`` where the converter
-    failed, ``⚠`` where the run crashed or hung; then every distinct change per path."""
+    failed, ``◇`` where it converted but the target cannot run here (conversion-only), ``⚠`` where the run crashed
+    or hung; then every distinct change per path."""
     sec = section(records)
     if sec is None:
         return "no converter path records"

@@ -103,6 +103,11 @@ def execute(case: Case, framework: str, variant: str, executor: Executor, device
         return _record(case, framework, variant, {**kept, **fault(exc, "judge")}, expected)
 
 
+def _converted(res: dict[str, Any]) -> bool:
+    """True for a path's answer that converted the model but could not run it here (adapters.convert.path.NotRun)."""
+    return (res.get("conversion") or {}).get("stage") == "converted"
+
+
 def _record(case: Case, framework: str, variant: str, res: dict[str, Any], expected: Any) -> dict[str, Any]:
     """The record of worker answer ``res`` on ``case``: made, judged, labelled, accounted (a path) and annotated."""
     result = Result.of(res)
@@ -148,7 +153,7 @@ def _record(case: Case, framework: str, variant: str, res: dict[str, Any], expec
         record.dimension = case.spec.dimension
         record.label = label(case.spec.dimension, case.op, case.inputs(), case.attrs, record.dump(), result.observed)
     # A converter path: did the converted model do what the source did natively?
-    if adapters.is_path(framework) and record.outcome != "unsupported":
+    if adapters.is_path(framework) and (record.outcome != "unsupported" or _converted(res)):
         from gather_scatter_conformance.harness.judge.preservation import account
 
         description = adapters.get(framework).describe_path()  # type: ignore[attr-defined]
@@ -157,6 +162,8 @@ def _record(case: Case, framework: str, variant: str, res: dict[str, Any], expec
             # The path cannot express the case (as an API that cannot): a result, not a deviation.
             record.unset("deviation")
             record.verdict, record.reason = "n/a", record.conversion["summary"]
+        elif record.conversion["preservation"] == "conversion-only":  # converted, not run here: no verdict to judge
+            record.verdict, record.reason = "conversion-only", record.conversion["summary"]
         elif record.conversion["preservation"] != "preserved":
             reason = known.lookup(framework, case.nodeid, variant)  # known/<path>.yaml: changes it explains
             if reason:

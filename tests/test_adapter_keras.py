@@ -106,7 +106,8 @@ def test_numpy_backend_values_equal_the_reference(op: str, attrs: dict[str, Any]
                 observed = _run(case, variant)
             except Unsupported:
                 continue
-            assert compare(observed, compute(op, case.inputs, case.attrs)).ok, variant
+            result = compare(observed, compute(op, case.inputs, case.attrs))
+            assert result.equal, f"{variant}: {result.reason}"
 
 
 def test_numpy_backend_scatter_update_writes_into_the_callers_data_and_the_call_says_so() -> None:

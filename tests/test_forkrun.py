@@ -110,7 +110,7 @@ def test_no_template_means_fallback() -> None:
 
 def test_isolated_turns_fork_answers_into_results(monkeypatch: pytest.MonkeyPatch) -> None:
     ex = Isolated(timeout=7, fork=True)
-    monkeypatch.setattr(ex, "_workers", {"numpy": object()})
+    monkeypatch.setattr(ex, "_workers", {("numpy", ()): object()})
     answers = {
         "died-on-exit": {"result": {"outcome": "ok", "value": {}}, "returncode": -11, "timed_out": False},
         "died-in-call": {"result": None, "returncode": -8, "timed_out": False},
@@ -135,9 +135,9 @@ def test_a_risky_case_keeps_the_warm_worker_and_without_fork_retires_it() -> Non
         ex = Isolated(timeout=60, fork=fork)
         try:
             assert ex.run("numpy", "take", {**payload, "fresh": False})["outcome"] == "ok"
-            warm = ex._workers["numpy"]
+            warm = ex._workers[("numpy", ())]
             res = ex.run("numpy", "take", payload)
             assert res["outcome"] == "ok" and wire.decode(res["value"]).tolist() == [1.0]
-            assert (ex._workers.get("numpy") is warm) is kept
+            assert (ex._workers.get(("numpy", ())) is warm) is kept
         finally:
             ex.close()

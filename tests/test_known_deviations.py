@@ -93,6 +93,9 @@ PLANS: dict[str, Plan] = {
     # TVM's scatters write outside the output for out-of-range indices (relax.op.scatter_nd for negative ones too)
     # and its gathers read outside: the cases run as a harness run runs them, so a crash is a record, not this test.
     "tvm": Plan(isolated=True, cannot_run=lambda c, v: TVM_BY_CHANCE.get((c.nodeid, v))),
+    # Keras picks its backend at import: isolated, each backend's variants run in a worker of their own (switching
+    # backends in this process would re-import Keras for every case).
+    "keras": Plan(isolated=True),
 }
 
 

@@ -77,7 +77,8 @@ class Call:
     ``facts`` is what the run learns about itself, filled in by ``run`` and recorded whatever its outcome (builtins
     only): ``ops``, the operators of the graph the runtime executed as it names them (``["GATHER_ND"]``), for
     adapters that compile or convert a model; ``conversion``, a converter path's account (adapters/convert);
-    ``providers`` and ``fallback``, which backend executed each operator (:func:`delegation`).
+    ``providers`` and ``fallback``, which backend executed each operator (:func:`delegation`); ``mutates_inputs``,
+    the inputs (``data``, ``updates``...) whose caller-side arrays the call wrote into, compared before and after.
     """
 
     api: str
@@ -170,6 +171,14 @@ class Adapter:
         if variant not in known:
             raise ValueError(f"{self.name} has no variant {variant!r} for {op}; "
                              f"known: {', '.join(known) or 'none (not mapped)'}")
+
+    def worker_env(self, variant: str) -> dict[str, str]:
+        """Environment variables the worker process that runs ``variant`` must have before the framework is
+        imported (Keras reads ``KERAS_BACKEND`` once, at import). Variants whose environments differ run in separate
+        worker processes, each set before anything is imported; {} (the default): every variant in one. Must not
+        import the framework. Without process isolation (``--isolation none``) nothing is set: an adapter that needs
+        its environment must then arrange it itself (or skip)."""
+        return {}
 
     def is_slow(self, variant: str) -> bool:
         """True for variants that compile per input shape (seconds per case); runs limit them to focus cases."""

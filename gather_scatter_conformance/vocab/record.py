@@ -149,6 +149,10 @@ class Record(BaseModel):
     """True where an operator ran elsewhere than on the backend the variant asked for (e.g. a CPU fallback)."""
     delegate: str | None = None
     """The backend the variant asked to run the operators (``providers`` says which did)."""
+    mutates_inputs: list[str] | None = None
+    """The inputs whose caller-side arrays the call wrote into (compared before and after it), where any: the
+    operators are functions of their inputs, so a framework that overwrites the caller's data is a finding whatever
+    the output (Keras's NumPy backend: scatter_update and slice_update assign into ``inputs``)."""
     deviation: Deviation | None = None
     """The kind of a deviation."""
     extension: str | None = None

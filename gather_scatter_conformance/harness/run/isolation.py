@@ -32,8 +32,10 @@ from gather_scatter_conformance.resources import PACKAGE
 # protocol 5 is understood by both.
 _REMOTE = """
 import importlib.util
+import os
 import pickle
 import sys
+os.environ.update(__ENV__)  # the adapter's worker_env for this worker's variants: set before any framework import
 # The parent's own copy of the package, loaded by its path: another interpreter (a framework's own environment) may
 # not have it installed, and putting the parent's site-packages on its sys.path would shadow that environment's own
 # numpy. The adapters are the ones the parent resolved, so a third party's reach the worker as they are.
@@ -92,12 +94,12 @@ def signal_name(returncode: int | None) -> str | None:
 
 
 class _Worker:
-    def __init__(self, python: str) -> None:
+    def __init__(self, python: str, env: tuple[tuple[str, str], ...] = ()) -> None:
         self.python = python
         self.gateway = execnet.makegateway(f"popen//python={python}")
         from gather_scatter_conformance import adapters
 
-        source = (_REMOTE.replace("__INIT__", repr(str(PACKAGE / "__init__.py")))
+        source = (_REMOTE.replace("__INIT__", repr(str(PACKAGE / "__init__.py"))).replace("__ENV__", repr(dict(env)))
                   .replace("__PACKAGE__", repr(str(PACKAGE))).replace("__TABLE__", repr(adapters.table())))
         self.channel = self.gateway.remote_exec(source)
         self.warm: set[str] = set()
@@ -149,18 +151,28 @@ class Isolated:
         # Risky cases in forked children of a template (default where the OS can fork), else in retired workers.
         self.fork = (os.environ.get(FORK_ENV, "1") != "0") if fork is None else fork
         self.fork = self.fork and hasattr(os, "fork")
-        self._workers: dict[str, _Worker] = {}
+        # (framework, its worker_env) -> the worker: an adapter whose variants need different environments
+        # (Keras's backend, chosen at import) gets one worker per environment.
+        self._workers: dict[tuple[str, tuple[tuple[str, str], ...]], _Worker] = {}
         self._versions: dict[str, str] = {}  # framework -> version, as its worker said when it warmed up
 
     def python_for(self, framework: str) -> str:
         """The interpreter that runs ``framework`` (this one unless configured otherwise)."""
         return self.pythons.get(framework, sys.executable)
 
-    def _worker(self, framework: str) -> _Worker:
-        python = self.python_for(framework)
-        worker = self._workers.get(framework)
+    @staticmethod
+    def worker_key(framework: str, variant: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+        """Which worker runs ``framework``'s ``variant``: one per framework and environment it asks for
+        (Adapter.worker_env)."""
+        from gather_scatter_conformance import adapters
+
+        env = adapters.get(framework).worker_env(variant) if variant else {}
+        return framework, tuple(sorted(env.items()))
+
+    def _worker(self, key: tuple[str, tuple[tuple[str, str], ...]]) -> _Worker:
+        worker = self._workers.get(key)
         if worker is None:
-            worker = self._workers[framework] = _Worker(python)
+            worker = self._workers[key] = _Worker(self.python_for(key[0]), key[1])
         return worker
 
     def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -177,7 +189,8 @@ class Isolated:
         if result.get("outcome") in ("crash", "timeout") and not result.get("api"):
             # The process that made the call is gone, and the call with it: ask a live worker to prepare it again
             # (without running it), so the record names the call that crashed and its repro can make it.
-            prepared = self._run(framework, ("prepare", (framework, variant, payload)), self.timeout)
+            prepared = self._run(self.worker_key(framework, variant), ("prepare", (framework, variant, payload)),
+                                 self.timeout)
             result = {**result, "api": prepared.get("api", ""), "source": prepared.get("source", "")}
         if not result.get("framework_version") and framework in self._versions:
             # A process that died answered nothing: the crash is still this version's.
@@ -189,12 +202,13 @@ class Isolated:
             result = self._run_forked(framework, variant, payload)
             if result is not None:
                 return result
-        result = self._run(framework, ("run", (framework, variant, payload)), self.timeout)
-        worker = self._workers.get(framework)
+        key = self.worker_key(framework, variant)
+        result = self._run(key, ("run", (framework, variant, payload)), self.timeout)
+        worker = self._workers.get(key)
         # A call that raised checked its indices; one that returned a value on a risky input may have written
         # out of bounds, so only then is the worker retired and its exit status checked.
         if payload.get("fresh") and worker is not None and result.get("outcome") == "ok":
-            del self._workers[framework]
+            del self._workers[key]
             name = signal_name(worker.close())
             if name:
                 result = {**result, "outcome": "crash", "signal": name, "value": None,
@@ -206,7 +220,7 @@ class Isolated:
         """A risky case in a forked child (see run); None when the worker has no template to fork from."""
         start = time.perf_counter()
         message = ("fork", (framework, variant, payload, self.timeout))
-        reply = self._run(framework, message, self.timeout + EXIT_GRACE)
+        reply = self._run(self.worker_key(framework, variant), message, self.timeout + EXIT_GRACE)
         if "fallback" in reply:
             return None  # no template to fork from
         if "timed_out" not in reply:
@@ -227,8 +241,10 @@ class Isolated:
                     "by the call)"}
         return result
 
-    def _run(self, framework: str, message: tuple[str, tuple[Any, ...]], timeout: float) -> dict[str, Any]:
-        worker = self._worker(framework)
+    def _run(self, key: tuple[str, tuple[tuple[str, str], ...]], message: tuple[str, tuple[Any, ...]],
+             timeout: float) -> dict[str, Any]:
+        framework = key[0]
+        worker = self._worker(key)
         start = time.perf_counter()
         try:
             if framework not in worker.warm:
@@ -245,7 +261,7 @@ class Isolated:
             return _unblob(worker.channel.receive(timeout=timeout))
         except execnet.TimeoutError:
             worker.kill()
-            self._workers.pop(framework, None)
+            self._workers.pop(key, None)
             return {
                 "outcome": "timeout",
                 "duration_s": time.perf_counter() - start,
@@ -253,7 +269,7 @@ class Isolated:
             }
         except execnet.RemoteError as exc:  # the worker loop itself failed: report it, start afresh next time
             worker.kill()
-            self._workers.pop(framework, None)
+            self._workers.pop(key, None)
             return {
                 "outcome": "harness-error",
                 "error_type": "RemoteError",
@@ -263,7 +279,7 @@ class Isolated:
             }
         except (EOFError, OSError, execnet.gateway_base.GatewayReceivedTerminate) as exc:
             code = worker.returncode()
-            self._workers.pop(framework, None)
+            self._workers.pop(key, None)
             name = signal_name(code)
             what = f"worker died with {name}" if name else f"worker exited with status {code}"
             return {

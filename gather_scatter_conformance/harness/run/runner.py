@@ -144,6 +144,11 @@ def _record(case: Case, framework: str, variant: str, res: dict[str, Any], expec
         record.fallback = bool(res.get("fallback"))
         if res.get("delegate"):
             record.delegate = res["delegate"]
+    if res.get("mutates_inputs"):  # the call wrote into the caller's input arrays (adapters compare them)
+        record.mutates_inputs = list(res["mutates_inputs"])
+        # Said beside the verdict, which judges the output: the report shows a record's reason with it.
+        record.reason = (f"{record.reason}; " if record.reason else "") + (
+            f"the call wrote into the caller's {', '.join(record.mutates_inputs)} (mutates_inputs)")
     if result.outcome == HARNESS_ERROR:  # no answer of the framework: nothing to label, account or reproduce
         record.fault = Fault(**res.get("fault") or {"phase": "worker"})
         return record.dump()

@@ -173,7 +173,10 @@ def import_source() -> str:
 
 class IreeAdapter(Adapter):
     name = "iree"
-    requires = ("iree.compiler", "iree.runtime")
+    # iree.compiler and iree.runtime share the top-level package `iree` (two distributions): the module says that
+    # one of them is there, the distribution that the compiler is.
+    requires = ("iree",)
+    distribution = "iree-base-compiler"
     extra = "iree"
     VARIANTS = _VARIANTS
     mapping = "docs/mapping/iree.md"

@@ -196,7 +196,9 @@ def module(case: CaseData) -> str:
 
 
 def _gather(plan: Plan, operand: str, operand_shape: tuple[int, ...], delem: str) -> str:
-    sizes = [1 if d in plan.point_dims else s for d, s in enumerate(operand_shape)]
+    # An indexed (collapsed) dimension's slice is 1, or 0 where that dimension is empty: the spec requires
+    # slice_sizes[collapsed_slice_dims...] <= 1 (C9) and slice_sizes no larger than the operand.
+    sizes = [min(1, s) if d in plan.point_dims else s for d, s in enumerate(operand_shape)]
     numbers = [f"offset_dims = {_ints(plan.window_dims)}"] if plan.window_dims else []
     numbers += [f"collapsed_slice_dims = {_ints(plan.point_dims)}", f"start_index_map = {_ints(plan.point_dims)}",
                 f"index_vector_dim = {plan.index_vector_dim}"]

@@ -96,6 +96,9 @@ PLANS: dict[str, Plan] = {
     # Keras picks its backend at import: isolated, each backend's variants run in a worker of their own (switching
     # backends in this process would re-import Keras for every case).
     "keras": Plan(isolated=True),
+    # IREE's gathers read outside their operand and its scatters write outside their output for some out-of-range
+    # indices (docs/mapping/iree.md): isolated, as a harness run runs them. A compile is 0.3-1.5 s a case.
+    "iree": Plan(isolated=True),
 }
 
 

@@ -113,12 +113,14 @@ class Symptom(_Strict):
     deviates: bool | None = Field(None, description="the verdict against canonical semantics is (not) deviates")
     nondeterministic: bool | None = Field(None, description="repeated runs (repeat: N) gave different outputs")
     error_contains: str | None = Field(None, description="the error message contains this text")
+    differs_from: Any = Field(None, description="the run returned an output other than this one (the value the "
+                              "framework's own spec gives, where the buggy values vary from run to run)")
 
     @model_validator(mode="after")
     def _something(self) -> Symptom:
         if all(v is None for v in self.__dict__.values()):
             raise ValueError("a symptom needs at least one of outcome, value, deviates, nondeterministic, "
-                             "error_contains")
+                             "error_contains, differs_from")
         return self
 
 

@@ -136,6 +136,8 @@ def shows(symptom: Symptom, res: dict[str, Any], verdict: str) -> bool:
         checks.append((distinct > 1) == symptom.nondeterministic)
     if symptom.error_contains is not None:
         checks.append(res["outcome"] == "error" and symptom.error_contains in (res.get("error_message") or ""))
+    if symptom.differs_from is not None:
+        checks.append(res["outcome"] == "ok" and not _value_matches(symptom.differs_from, wire.decode(res["value"])))
     return all(checks)
 
 

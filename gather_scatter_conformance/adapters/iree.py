@@ -1,0 +1,245 @@
+"""IREE: a case compiled by ``iree.compiler`` for the ``llvm-cpu`` target and run by ``iree.runtime`` on the
+``local-sync`` device (the CPU, one thread, synchronous).
+
+Two input paths, one variant each per operator:
+
+- ``stablehlo.gather`` / ``stablehlo.scatter`` (the default): the case as one StableHLO op in MLIR text
+  (adapters/iree_stablehlo.py), compiled with ``input_type="stablehlo"``: what JAX and TensorFlow lower to;
+- ``import_onnx``: the case's one-node ONNX model (adapters/onnx_graph.py) imported by ``iree-import-onnx``
+  (``python -m iree.compiler.tools.import_onnx``, run in process through its own ``main``) and compiled with
+  ``input_type="onnx"``.
+
+Both compile with IREE's defaults plus ``--iree-llvmcpu-target-cpu=generic`` (without it every compile warns that a
+generic CPU was assumed): so float64 is demoted to float32 (``--iree-input-demote-f64-to-f32`` is on by default) and
+a float64 input is refused at the call, as a user with default flags sees it. Compiled modules (the .vmfb bytes and
+what was read from them) are cached by variant and module text or model bytes, i.e. by operator, attributes, shapes
+and dtypes, in one LRU.
+
+Delegation is read from the compiled module, never assumed: the names of the dispatches its executables export
+(``main_dispatch_0_elementwise_4_i64xi32``) and the executable format each runs as (``embedded-elf-x86_64``, the
+llvm-cpu backend's). ``Call.facts``: ``ops`` (the dispatch names, in the module's order) and
+``providers``/``fallback`` (adapters.base.delegation, each dispatch -> the target backend, asked ``llvm-cpu``).
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gather_scatter_conformance.adapters import iree_stablehlo, onnx_graph
+from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, delegation
+from gather_scatter_conformance.adapters.cache import LRU
+
+TARGET = "llvm-cpu"
+DEVICE = "local-sync"
+COMPILE_FLAGS = ("--iree-llvmcpu-target-cpu=generic",)
+CACHE_SIZE = 256
+IMPORT_ONNX = "import_onnx"
+_STABLEHLO_OP = {"Gather": "stablehlo.gather", "GatherElements": "stablehlo.gather", "GatherND": "stablehlo.gather",
+                 "Take": "stablehlo.gather", "ScatterElements": "stablehlo.scatter", "ScatterND": "stablehlo.scatter"}
+_VARIANTS = {op: [name, IMPORT_ONNX] for op, name in _STABLEHLO_OP.items()}
+_NAMES = ("data", "indices", "updates")
+# Executable formats of the llvm-cpu backend (the HAL's embedded ELF, a system library, the VMVX fallback is not).
+_LLVM_CPU_FORMATS = ("embedded-elf-", "system-elf-", "system-dll-", "system-dylib-", "static")
+_DISPATCH = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*_dispatch_[0-9]+(?:_[A-Za-z0-9_]+)?)")
+_FORMAT = re.compile(rb"(embedded-elf-[a-z0-9_]+|system-(?:elf|dll|dylib)-[a-z0-9_]+|vmvx-bytecode-fb|static)")
+
+
+def version() -> str:
+    """The installed iree-base-compiler's and iree-base-runtime's versions (``3.13.0``, or ``compiler X, runtime
+    Y`` when they differ)."""
+    import importlib.metadata
+
+    compiler = importlib.metadata.version("iree-base-compiler")
+    runtime = importlib.metadata.version("iree-base-runtime")
+    return compiler if compiler == runtime else f"compiler {compiler}, runtime {runtime}"
+
+
+def compile_text(text: str, input_type: str) -> bytes:
+    """``text`` (MLIR) compiled by ``iree.compiler.compile_str`` for llvm-cpu: the .vmfb bytes. Compiler errors
+    propagate (``iree.compiler.CompilerToolError``)."""
+    import iree.compiler as ireec
+
+    return bytes(ireec.compile_str(text, target_backends=[TARGET], input_type=input_type,
+                                   extra_args=list(COMPILE_FLAGS)))
+
+
+def import_onnx(model: Any) -> str:
+    """``iree-import-onnx model.onnx``: the ONNX ModelProto as torch-dialect MLIR text, by the tool's own ``main``
+    (its shape inference and verification included)."""
+    from iree.compiler.tools.import_onnx.__main__ import main, parse_arguments
+
+    with tempfile.TemporaryDirectory(prefix="gsc-iree-") as tmp:
+        src, out = Path(tmp) / "model.onnx", Path(tmp) / "model.mlir"
+        src.write_bytes(model.SerializeToString())
+        main(parse_arguments([str(src), "-o", str(out)]))
+        return out.read_text()
+
+
+def dispatches(vmfb: bytes) -> dict[str, str]:
+    """The dispatches the compiled module's executables export -> the target backend that runs them, read from the
+    .vmfb: ``llvm-cpu`` for its executable formats (embedded ELF, system libraries), else the format's name. Empty
+    where the module needs no dispatch (all its work is VM and HAL transfers)."""
+    found = {m.decode() for m in _DISPATCH.findall(vmfb)}
+    # An executable's name (main_dispatch_0) prefixes its exports' names, and its object file is named after it
+    # (main_dispatch_0_embedded_elf_x86_64.so): neither is a dispatch.
+    names = {n for n in found if not n.endswith("_so") and "_embedded_elf_" not in n and "_system_" not in n
+             and not any(other.startswith(n + "_") for other in found)}
+    formats = sorted({f.decode() for f in _FORMAT.findall(vmfb)})
+    backend = TARGET if formats and all(f.startswith(_LLVM_CPU_FORMATS) for f in formats) else "|".join(formats)
+    return {n: backend or "unknown" for n in sorted(names, key=_dispatch_order)}
+
+
+def _dispatch_order(name: str) -> tuple[int, str]:
+    m = re.search(r"_dispatch_([0-9]+)", name)
+    return (int(m.group(1)) if m else 0, name)
+
+
+@dataclass
+class Compiled:
+    """A compiled module: its .vmfb and the dispatches read from it."""
+
+    vmfb: bytes
+    dispatches: dict[str, str]
+
+
+def compile_module(text: str, input_type: str) -> Compiled:
+    """Compile ``text`` and read its dispatches."""
+    vmfb = compile_text(text, input_type)
+    return Compiled(vmfb, dispatches(vmfb))
+
+
+def entry_function(names: list[str]) -> str:
+    """The module's one entry point: not ``__init``, not the ``$async`` twin the ONNX import adds (``case``)."""
+    return next(f for f in names if not f.startswith("__") and "$" not in f)
+
+
+def run_module(vmfb: bytes, arrays: list[np.ndarray]) -> np.ndarray:
+    """Load ``vmfb`` on a fresh local-sync device context and call its one exported function on ``arrays``; the
+    first result as a NumPy array. The runtime's errors (an input dtype the module does not take) propagate."""
+    import iree.runtime as ireert
+
+    ctx = ireert.SystemContext(config=ireert.Config(DEVICE))
+    vm_module = ireert.VmModule.copy_buffer(ctx.instance, vmfb)
+    ctx.add_vm_module(vm_module)
+    entry = entry_function(vm_module.function_names)
+    # reshaped back: ascontiguousarray makes a 0-d array 1-d, which the module refuses for a scalar parameter
+    out = ctx.modules[vm_module.name][entry](*[np.ascontiguousarray(a).reshape(a.shape) for a in arrays])
+    if isinstance(out, (tuple, list)):
+        out = out[0]
+    return np.asarray(out.to_host() if hasattr(out, "to_host") else out)
+
+
+_RUN_SOURCE = [
+    "import iree.runtime as ireert",
+    f"ctx = ireert.SystemContext(config=ireert.Config({DEVICE!r}))",
+    "vm_module = ireert.VmModule.copy_buffer(ctx.instance, vmfb)",
+    "ctx.add_vm_module(vm_module)",
+    "entry = [f for f in vm_module.function_names if not f.startswith('__') and '$' not in f][0]",
+]
+
+
+def compile_source(text_name: str, input_type: str) -> str:
+    """Statements that compile the MLIR text in ``text_name`` as this adapter does and assign ``vmfb``."""
+    return "\n".join([
+        "import iree.compiler as ireec",
+        f"vmfb = ireec.compile_str({text_name}, target_backends=[{TARGET!r}], input_type={input_type!r},",
+        f"                         extra_args={list(COMPILE_FLAGS)!r})",
+    ])
+
+
+def run_source(names: list[str]) -> str:
+    """Statements that run ``vmfb`` on the arrays ``names`` as :func:`run_module` does and assign ``result``."""
+    return "\n".join([*_RUN_SOURCE,
+                      f"result = np.asarray(ctx.modules[vm_module.name][entry]({', '.join(names)}).to_host())"])
+
+
+def import_source() -> str:
+    """Statements that run iree-import-onnx on ``model`` (a ModelProto) and assign the MLIR text to ``mlir``."""
+    return "\n".join([
+        "import subprocess, sys, tempfile, pathlib",
+        "tmp = pathlib.Path(tempfile.mkdtemp())",
+        "(tmp / 'model.onnx').write_bytes(model.SerializeToString())",
+        "subprocess.run([sys.executable, '-m', 'iree.compiler.tools.import_onnx', str(tmp / 'model.onnx'),",
+        "                '-o', str(tmp / 'model.mlir')], check=True)  # iree-import-onnx model.onnx -o model.mlir",
+        "mlir = (tmp / 'model.mlir').read_text()",
+    ])
+
+
+class IreeAdapter(Adapter):
+    name = "iree"
+    # iree.compiler and iree.runtime share the top-level package `iree` (two distributions): the module says that
+    # one of them is there, the distribution that the compiler is.
+    requires = ("iree",)
+    distribution = "iree-base-compiler"
+    extra = "iree"
+    VARIANTS = _VARIANTS
+    mapping = "docs/mapping/iree.md"
+
+    def __init__(self) -> None:
+        # Compiled modules keyed by (variant, MLIR text or ONNX model bytes); a failed compile caches nothing.
+        self.cache: LRU[Compiled] = LRU(CACHE_SIZE)
+
+    def version(self) -> str:
+        return version()
+
+    def is_slow(self, variant: str) -> bool:
+        # 0.3-1 s a compile (iree 3.13.0, two shared cores), cached by signature: the cases share few signatures
+        # per probe, and every variant runs on the whole corpus in a few minutes.
+        return False
+
+    def prepare(self, case: CaseData, variant: str) -> Call:
+        self.check_variant(case.op, variant)
+        names = [n for n in _NAMES if n in case.inputs]
+        arrays = [case.inputs[n] for n in names]
+        facts: dict[str, Any] = {}
+        if variant == IMPORT_ONNX:
+            model, _, node = onnx_graph.build(case)  # Unsupported where ONNX cannot say the case
+            key: tuple[Any, ...] = (variant, model.SerializeToString())
+
+            def make() -> Compiled:
+                return compile_module(import_onnx(model), "onnx")
+
+            api = f"iree-import-onnx(model: {node}) -> iree.compiler.compile_str(input_type='onnx')"
+            source = [onnx_graph.model_source(model), import_source(), compile_source("mlir", "onnx")]
+        else:
+            text = iree_stablehlo.module(case)
+            key = (variant, text)
+
+            def make() -> Compiled:
+                return compile_module(text, "stablehlo")
+
+            api = f"{_op_line(text, variant)} -> iree.compiler.compile_str(input_type='stablehlo')"
+            source = [f"mlir = '''\n{text}\n'''", compile_source("mlir", "stablehlo")]
+        api += f"  # target {TARGET!r}, device {DEVICE!r}"
+
+        def run() -> np.ndarray:
+            compiled = self.cache.get_or_make(key, make)
+            facts["ops"] = list(compiled.dispatches)
+            facts.update(delegation(compiled.dispatches, asked=TARGET))
+            return run_module(compiled.vmfb, arrays)
+
+        return Call(api, run, device="cpu", device_name=f"{TARGET} ({DEVICE})",
+                    source="\n".join([*source, run_source(names)]), facts=facts)
+
+    def release(self) -> None:
+        self.cache.clear()
+
+
+def _op_line(text: str, variant: str) -> str:
+    """The dimension numbers of the module's one StableHLO op, for the record's ``api`` (the whole text is in the
+    repro)."""
+    m = re.search(r"#stablehlo\.(?:gather|scatter)<([^>]*)>", text)
+    sizes = re.search(r"slice_sizes = (array<i64:[^>]*>)", text)
+    extra = f", slice_sizes={sizes.group(1)}" if sizes else ""
+    reduction = re.search(r"%r = (stablehlo\.\w+)", text)
+    region = f", update: {reduction.group(1) if reduction else 'replace'}" if variant.endswith("scatter") else ""
+    return f"{variant}({m.group(1) if m else ''}{extra}{region})"
+
+
+ADAPTER = IreeAdapter()

@@ -1,0 +1,235 @@
+"""The IREE adapter (stablehlo.gather/scatter as MLIR text, and iree-import-onnx of the ONNX models, both compiled
+for llvm-cpu) and its two converter paths: real compiles and runs against the reference engine and the StableHLO
+spec, the dispatches read from the compiled modules, the cache, repro sources, and the measured findings
+(iree-org/iree#24881: the single-index gather's missing clamp; a negative scatter index crashing the process)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("iree.compiler")
+pytest.importorskip("iree.runtime")
+
+from gather_scatter_conformance import adapters
+from gather_scatter_conformance.adapters import iree as iree_adapter
+from gather_scatter_conformance.adapters import iree_stablehlo
+from gather_scatter_conformance.adapters.base import CaseData, Unsupported
+from gather_scatter_conformance.harness.reference import Policy, compute
+from gather_scatter_conformance.harness.run.worker import run_case
+from gather_scatter_conformance.vocab import wire
+from gather_scatter_conformance.vocab.ops import with_defaults
+
+ADAPTER = iree_adapter.ADAPTER
+ROOT = Path(__file__).resolve().parents[1]
+HLO, ONNX = "stablehlo", iree_adapter.IMPORT_ONNX
+DATA = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+CLAMP = Policy(out_of_bounds="clamp", negative="oob")  # the StableHLO spec's gather: every start index clamped
+
+
+def _case(op: str, attrs: dict[str, Any] | None = None, **inputs: Any) -> CaseData:
+    return CaseData(op=op, inputs={k: np.asarray(v) for k, v in inputs.items()}, attrs=with_defaults(op, attrs))
+
+
+def _variant(op: str, kind: str) -> str:
+    return ADAPTER.variants(op)[0 if kind == HLO else 1]
+
+
+def _run(case: CaseData, kind: str = HLO) -> tuple[np.ndarray, dict[str, Any]]:
+    call = ADAPTER.prepare(case, _variant(case.op, kind))
+    return ADAPTER.to_numpy(call.run()), call.facts
+
+
+def test_variants_are_the_stablehlo_op_then_the_onnx_import() -> None:
+    assert {op: ADAPTER.variants(op) for op in iree_adapter._STABLEHLO_OP} == {
+        "Gather": ["stablehlo.gather", "import_onnx"],
+        "GatherElements": ["stablehlo.gather", "import_onnx"],
+        "GatherND": ["stablehlo.gather", "import_onnx"],
+        "ScatterElements": ["stablehlo.scatter", "import_onnx"],
+        "ScatterND": ["stablehlo.scatter", "import_onnx"],
+        "Take": ["stablehlo.gather", "import_onnx"],
+    }
+    with pytest.raises(ValueError, match="iree has no variant"):
+        ADAPTER.prepare(_case("Gather", data=DATA, indices=[0]), "stablehlo.scatter")
+
+
+# In-range, non-negative indices (stablehlo.* clamps negatives: not an in-range case there) of every operator and
+# attribute the translation handles (axes, batch dims, reductions, scalar and empty indices), on both input paths,
+# against the reference engine.
+IN_RANGE = [
+    _case("Gather", {"axis": 1}, data=DATA, indices=[[2, 0], [1, 1]]),
+    _case("Gather", {"axis": -1}, data=DATA, indices=np.int64(3)),
+    _case("Gather", {"axis": 2, "batch_dims": 1}, data=DATA, indices=[[3, 0], [1, 1]]),
+    _case("Gather", {"axis": 0}, data=DATA, indices=np.zeros((0, 2), np.int64)),
+    _case("Gather", {"axis": 0}, data=np.zeros((0, 3), np.float32), indices=np.zeros((0,), np.int64)),
+    _case("GatherElements", {"axis": 1}, data=DATA, indices=[[[2, 0, 1, 1]], [[1, 1, 0, 2]]]),
+    _case("GatherND", {}, data=DATA, indices=[[1, 2], [0, 1]]),
+    _case("GatherND", {"batch_dims": 1}, data=DATA, indices=[[2], [0]]),
+    _case("Take", {"axis": None, "mode": "raise"}, data=DATA, indices=[5, 23]),
+    _case("Take", {"axis": 1, "mode": "clip"}, data=DATA, indices=[2, 1]),
+    _case("ScatterElements", {"axis": 1, "reduction": "add"}, data=DATA, indices=[[[2, 0, 1, 1]], [[1, 1, 0, 2]]],
+          updates=np.ones((2, 1, 4), np.float32)),
+    _case("ScatterND", {"reduction": "none"}, data=DATA, indices=[[1, 2], [0, 1]],
+          updates=-np.ones((2, 4), np.float32)),
+    _case("ScatterND", {"reduction": "max"}, data=DATA, indices=[[1]], updates=np.full((1, 3, 4), 9, np.float32)),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", [HLO, ONNX])
+@pytest.mark.parametrize("case", IN_RANGE, ids=lambda c: f"{c.op}-{c.attrs}")
+def test_in_range_cases_equal_the_reference(case: CaseData, kind: str) -> None:
+    try:
+        out, facts = _run(case, kind)
+    except Unsupported as exc:  # ONNX has no Gather batch_dims and no Take clip
+        assert kind == ONNX and ("batch_dims" in str(exc) or "mode" in str(exc))
+        return
+    want = compute(case.op, case.inputs, case.attrs)
+    assert out.dtype == want.dtype and out.shape == want.shape
+    np.testing.assert_array_equal(out, want)
+    # An empty result needs no dispatch: the module only allocates it.
+    assert bool(facts["ops"]) == bool(want.size)
+    assert facts["providers"] == dict.fromkeys(facts["ops"], "llvm-cpu")
+    assert facts["fallback"] is False
+
+
+def test_the_stablehlo_text_has_the_specs_dimension_numbers() -> None:
+    text = iree_stablehlo.module(_case("Gather", {"axis": 1}, data=DATA, indices=[0, 2]))
+    assert "collapsed_slice_dims = [1], start_index_map = [1], index_vector_dim = 1" in text
+    assert "offset_dims = [0, 2]" in text and "slice_sizes = array<i64: 2, 1, 4>" in text
+    scatter = iree_stablehlo.module(_case("ScatterND", {"reduction": "mul"}, data=DATA, indices=[[1]],
+                                          updates=np.ones((1, 3, 4), np.float32)))
+    assert "update_window_dims = [1, 2], inserted_window_dims = [0]" in scatter and "stablehlo.multiply" in scatter
+    with pytest.raises(Unsupported, match="no mode 'wrap'"):
+        iree_stablehlo.module(_case("Take", {"axis": 0, "mode": "wrap"}, data=DATA, indices=[0]))
+    with pytest.raises(Unsupported, match="no element type"):
+        iree_stablehlo.module(_case("Gather", data=np.array(["a"], object), indices=[0]))
+
+
+def test_gathers_off_the_leading_axis_clamp_as_the_spec_says() -> None:
+    """Where the gather does not take the torch_index_select shape (a non-leading axis, coordinates of every dim),
+    IREE clamps each start index into range as the StableHLO spec says: -2 and -7 to 0, 7 to the last."""
+    data = np.arange(1, 16, dtype=np.float32).reshape(3, 5)
+    for case in (_case("Gather", {"axis": 1}, data=data, indices=[-2, 7, -7]),
+                 _case("GatherElements", {"axis": 1}, data=data, indices=[[-2], [7], [-7]]),
+                 _case("GatherND", data=data, indices=[[0, -2], [1, 7], [-7, 0]])):
+        out, _ = _run(case)
+        np.testing.assert_array_equal(out, compute(case.op, case.inputs, case.attrs, CLAMP))
+
+
+def test_24881_single_index_gather_reads_outside_the_operand() -> None:
+    """iree-org/iree#24881 on iree 3.13.0: the issue's gather (operand [10, 20, 30], indices [-5, 0, 2, 100] as a
+    (4, 1) tensor, index_vector_dim=1) does not give the spec's clamped [10, 10, 30, 30]; the in-range elements are
+    right, the out-of-range ones are whatever lies outside the buffer."""
+    case = _case("Gather", data=np.array([10, 20, 30], np.int32), indices=[-5, 0, 2, 100])
+    text = iree_stablehlo.module(case)
+    assert "tensor<4x1xi64>" in text
+    assert "collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1" in text
+    assert compute("Gather", case.inputs, case.attrs, CLAMP).tolist() == [10, 10, 30, 30]
+    outs = [_run(case)[0].tolist() for _ in range(3)]
+    assert all(o[1:3] == [10, 30] for o in outs)
+    assert all(o != [10, 10, 30, 30] for o in outs), outs
+
+
+def test_negative_scatter_index_kills_the_process() -> None:
+    """A stablehlo.scatter index in [-2, -1] on an axis of 5 is out of bounds, so the spec drops its update; IREE
+    3.13.0 writes it before the buffer and the process dies of SIGSEGV (-5..-3 and 5.. are dropped; upstream
+    iree-org/iree#13580, open). Measured in a child process."""
+    code = textwrap.dedent("""
+        import numpy as np
+        from gather_scatter_conformance.adapters.iree import ADAPTER
+        from gather_scatter_conformance.adapters.base import CaseData
+        case = CaseData("ScatterND", {"data": np.array([10, 20, 30, 40, 50], np.float32), "indices": np.array(
+            [[INDEX], [1]]), "updates": np.array([-1, -2], np.float32)}, {"reduction": "none"})
+        print(ADAPTER.prepare(case, "stablehlo.scatter").run().tolist(), flush=True)
+    """)
+    results = {}
+    for index in (-5, -1):
+        proc = subprocess.run([sys.executable, "-c", code.replace("INDEX", str(index))], cwd=ROOT,
+                              capture_output=True, text=True, timeout=300)
+        results[index] = (proc.returncode, proc.stdout.strip())
+    assert results[-5] == (0, "[10.0, -2.0, 30.0, 40.0, 50.0]")  # dropped, as the spec says
+    assert results[-1][0] == -11, results[-1]  # SIGSEGV
+
+
+def test_onnx_import_wraps_negatives_but_never_checks_the_range() -> None:
+    """The ONNX path counts in-range negatives from the end (canonical), and reads out-of-range indices unchecked:
+    7 on an axis of 5 in row 0 reads row 1's element (the flat offset), where ONNX requires an error."""
+    data = np.arange(1, 16, dtype=np.float32).reshape(3, 5)
+    out, _ = _run(_case("Gather", {"axis": 1}, data=data, indices=[-2, 7]), ONNX)
+    assert out[:, 0].tolist() == [4.0, 9.0, 14.0]
+    assert out[:2, 1].tolist() == [8.0, 13.0]
+
+
+def test_float64_is_demoted_by_default() -> None:
+    """iree-compile demotes f64 to f32 by default (--iree-input-demote-f64-to-f32): the module built from a float64
+    gather refuses the float64 input."""
+    case = _case("Gather", data=np.array([1.5, 2.5], np.float64), indices=[1])
+    with pytest.raises(ValueError, match="element type mismatch; expected f32"):
+        _run(case)
+
+
+def test_compiled_modules_are_cached_by_signature() -> None:
+    ADAPTER.release()
+    case = _case("GatherND", data=DATA, indices=[[0, 1]])
+    _run(case)
+    _run(_case("GatherND", data=DATA + 1, indices=[[1, 2]]))  # same op, attributes, shapes, dtypes
+    assert (ADAPTER.cache.misses, ADAPTER.cache.hits) == (1, 1)
+    _run(_case("GatherND", data=DATA, indices=[[0, 1], [1, 1]]))
+    assert ADAPTER.cache.misses == 2
+
+
+def test_repro_sources_run_and_give_the_same_result() -> None:
+    # Non-negative indices: a negative stablehlo.scatter index writes outside the output (see above).
+    for kind in (HLO, ONNX):
+        case = _case("ScatterElements", {"axis": 0, "reduction": "mul"}, data=np.arange(1, 6, dtype=np.int32),
+                     indices=[1, 1, 4], updates=np.array([2, 3, 4], np.int32))
+        call = ADAPTER.prepare(case, _variant(case.op, kind))
+        scope: dict[str, Any] = {"np": np, **case.inputs}
+        exec(call.source, scope)
+        np.testing.assert_array_equal(scope["result"], compute(case.op, case.inputs, case.attrs))
+        np.testing.assert_array_equal(scope["result"], ADAPTER.to_numpy(call.run()))
+
+
+def test_facts_are_recorded_by_the_worker() -> None:
+    payload = {"op": "GatherND", "attrs": {"batch_dims": 0},
+               "inputs": {"data": wire.encode(DATA), "indices": wire.encode(np.array([[1, 2]]))}}
+    res = run_case("iree", ONNX, payload)
+    assert res["outcome"] == "ok" and res["ops"] and all("_dispatch_" in op for op in res["ops"])
+    assert set(res["providers"].values()) == {"llvm-cpu"} and res["fallback"] is False
+
+
+# --- the converter paths ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_onnx_path_preserves_an_in_range_case_and_records_dispatches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GSC_CONVERSION_CACHE", "off")
+    path = adapters.get("onnx~iree-import-onnx~iree")
+    case = _case("GatherElements", {"axis": 1}, data=DATA, indices=[[[2, 0, 1, 1]], [[1, 1, 0, -1]]])
+    call = path.prepare(case, path.variants("GatherElements")[0])
+    np.testing.assert_array_equal(path.to_numpy(call.run()), compute(case.op, case.inputs, case.attrs))
+    conversion = call.facts["conversion"]
+    assert conversion["stage"] == "run" and conversion["input_type"] == "onnx" and conversion["opset"] == 13
+    assert call.facts["ops"] and all("_dispatch_" in op for op in call.facts["ops"])
+
+
+@pytest.mark.slow
+def test_jax_path_keeps_jax_normalisation_and_fill(monkeypatch: pytest.MonkeyPatch) -> None:
+    """jax.export writes jnp.take's negative-index normalisation and its NaN fill around the stablehlo.gather, so
+    IREE's missing clamp (#24881) does not show through this path: -2 reads 40, 7 reads NaN, as jax itself does."""
+    monkeypatch.setenv("GSC_CONVERSION_CACHE", "off")
+    path = adapters.get("jax~jax-export~iree")
+    case = _case("Gather", {"axis": 0}, data=np.array([10, 20, 30, 40, 50], np.float32), indices=[-2, 7, 0])
+    call = path.prepare(case, "take")
+    out = path.to_numpy(call.run())
+    assert out[0] == 40 and np.isnan(out[1]) and out[2] == 10
+    assert call.facts["conversion"]["source_result"]["outcome"] == "ok"
+    with pytest.raises(Unsupported, match="mode='raise'"):
+        path.prepare(_case("Take", {"axis": 0, "mode": "raise"}, data=DATA, indices=[0]), "take")

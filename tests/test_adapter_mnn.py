@@ -126,3 +126,17 @@ def test_path_gather_normalises_indices_with_mod_and_scatter_elements_drops_its_
     assigned = DATA.copy()
     assigned[:, 1] = 1
     np.testing.assert_array_equal(out, assigned)
+
+
+@pytest.mark.slow
+def test_path_reports_a_failed_run_and_refuses_what_python_cannot_copy() -> None:
+    """uint8 indices: the converted model fails to size itself (MNN prints 'Can't run session because not resized' and
+    runSession returns ErrorCode 3), which the path raises instead of reading the empty output; int8 data: MNN's
+    Python API has no int8 tensor type, so the case is Unsupported, not a framework error."""
+    variant = adapters.get(PATH).variants("Gather")[0]
+    uint8 = _case("Gather", {"axis": 1}, data=DATA, indices=np.array([[1, 2], [0, 0]], np.uint8))
+    with pytest.raises(RuntimeError, match=r"ErrorCode 3 \(COMPUTE_SIZE_ERROR\)"):
+        _run(uint8, variant, PATH)
+    int8 = _case("Gather", {"axis": 0}, data=DATA.astype(np.int8), indices=np.array([1], np.int64))
+    with pytest.raises(Unsupported, match="no int8"):
+        _run(int8, variant, PATH)

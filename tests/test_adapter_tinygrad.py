@@ -90,3 +90,24 @@ def test_every_seed_case_conforms_or_is_a_known_deviation() -> None:
         skip=lambda c, v: (c.nodeid, v) in listed)
     assert len(ran) > 200
     assert not problems, "\n".join(problems)
+
+
+def test_bfloat16_comes_back_as_bfloat16() -> None:
+    """numpy() of a bfloat16 Tensor is float32 (the dtype's name is '__bf16'): the adapter casts the values back."""
+    import ml_dtypes
+
+    data = np.array([0.0078125, 384.0, 1.5, -2.0], ml_dtypes.bfloat16)
+    for case, variant in ((_case("Gather", {"axis": 0}, data=data, indices=np.array([1, 0])), "indexing"),
+                          (_case("GatherElements", {"axis": 0}, data=data, indices=np.array([3, 0])), "gather")):
+        out = _run(case, variant)
+        assert out.dtype == ml_dtypes.bfloat16
+        np.testing.assert_array_equal(out, compute(case.op, case.inputs, case.attrs))
+
+
+def test_bool_data_indexed_by_two_tensors_comes_back_as_weakint() -> None:
+    """Finding: t[i0, i1] of a bool Tensor is dtypes.weakint (0/1); t[i0] stays bool."""
+    data = np.array([[True, False], [False, True]])
+    out = _run(_case("GatherND", data=data, indices=np.array([[0, 1], [1, 1]], np.int64)), "indexing")
+    assert out.dtype != np.bool_
+    np.testing.assert_array_equal(out, [0, 1])
+    assert _run(_case("Gather", {"axis": 0}, data=data, indices=np.array([1], np.int64)), "indexing").dtype == np.bool_

@@ -92,6 +92,12 @@ PLANS: dict[str, Plan] = {
     # TVM's scatters write outside the output for out-of-range indices (relax.op.scatter_nd for negative ones too)
     # and its gathers read outside: the cases run as a harness run runs them, so a crash is a record, not this test.
     "tvm": Plan(isolated=True, cannot_run=lambda c, v: TVM_BY_CHANCE.get((c.nodeid, v))),
+    # MNN.expr folds each expression on consts as it is built: every shipped case in well under a second; its
+    # out-of-range reads and writes are masked (zeros, dropped), nothing here kills the process.
+    "mnn": Plan(),
+    # tinygrad compiles a kernel per shape and dtype (clang, 0.08-0.25 s, cached on disk): every variant on every
+    # shipped case in about 45 s here; out-of-range indices are masked, no case kills the process.
+    "tinygrad": Plan(),
 }
 
 

@@ -167,10 +167,12 @@ class TinygradAdapter(Adapter):
 
         def run() -> np.ndarray:
             _tinygrad()
+            from tinygrad import dtypes
+
             out = function(lines, names)(*(to_tensor(a, dev) for a in arrays))
-            if out.dtype.name == "bfloat16":  # numpy() has no bfloat16: through float32, exactly
+            # numpy() of a bfloat16 Tensor is float32 (its dtype's name is '__bf16'): back to bfloat16, exactly
+            if out.dtype == dtypes.bfloat16:
                 import ml_dtypes
-                from tinygrad import dtypes
 
                 return out.cast(dtypes.float32).numpy().astype(ml_dtypes.bfloat16)
             return out.numpy()

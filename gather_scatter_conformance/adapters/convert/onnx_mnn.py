@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from gather_scatter_conformance.adapters import onnx_graph
-from gather_scatter_conformance.adapters.base import CaseData, delegation
+from gather_scatter_conformance.adapters.base import CaseData, Unsupported, delegation
 from gather_scatter_conformance.adapters.convert import targets
 from gather_scatter_conformance.adapters.convert.path import ConversionPath, Converted
 
@@ -38,6 +38,9 @@ BACKENDS_CODE = 2  # Interpreter::SessionInfoCode BACKENDS
 FORWARD_TYPES = {0: "CPU", 1: "METAL", 2: "CUDA", 3: "OPENCL", 4: "AUTO", 5: "NN", 6: "OPENGL", 7: "VULKAN",
                  13: "CPU_EXTENSION"}
 CPU_BACKENDS = ("CPU", "CPU_EXTENSION")
+# MNN's ErrorCode values (ErrorCode.hpp) -> names.
+ERROR_CODES = {1: "OUT_OF_MEMORY", 2: "NOT_SUPPORT", 3: "COMPUTE_SIZE_ERROR", 4: "NO_EXECUTION", 5: "INVALID_VALUE",
+               10: "INPUT_DATA_ERROR", 11: "CALL_BACK_STOP", 20: "TENSOR_NOT_SUPPORT", 21: "TENSOR_NEED_DIVIDE"}
 CONFIG = {"backend": "CPU", "numThread": 1}
 CONVERT_ARGS = ["-f", "ONNX", "--bizCode", "gsc"]
 # Halide type of a session tensor -> the NumPy dtype its data is copied in and out as.
@@ -72,12 +75,15 @@ def graph_ops(mnn_bytes: bytes) -> list[str]:
 
 
 def _numpy_dtype(halide: Any) -> Any:
+    """The NumPy dtype a session tensor of ``halide`` type is copied as; Unsupported for a type MNN's Python API
+    names no constant for (int8: the model declares it, but Python cannot copy it in or out)."""
     import MNN
 
     for name, dtype in _HALIDE:
         if halide == getattr(MNN, name):
             return dtype
-    raise TypeError("a tensor type the MNN Python API cannot copy (string or unknown)")
+    raise Unsupported("the converted model has a tensor of a type MNN's Python API cannot copy (its numeric Halide "
+                      "types are float, double, int32, int64 and uint8: no int8)")
 
 
 @dataclass
@@ -107,7 +113,9 @@ class Session:
             executed.append(str(info.getType()))
             return True
 
-        self.interpreter.runSessionWithCallBackInfo(self.session, lambda tensors, info: True, after)
+        code = self.interpreter.runSessionWithCallBackInfo(self.session, lambda tensors, info: True, after)
+        if code:  # MNN reports a failed run by its ErrorCode only (and a line on stdout); the output is then empty
+            raise RuntimeError(f"MNN runSession returned ErrorCode {code} ({ERROR_CODES.get(code, 'unknown')})")
         backend = int(self.interpreter.getSessionInfo(self.session, BACKENDS_CODE))
         name = FORWARD_TYPES.get(backend, str(backend))
         self.facts.update(delegation(dict.fromkeys(executed, name), name if name in CPU_BACKENDS else "CPU"))
@@ -179,7 +187,8 @@ class OnnxMnn(ConversionPath):
                  "    host = np.ascontiguousarray(arr.astype(types[t.getDataType()]))",
                  "    t.copyFrom(MNN.Tensor(list(arr.shape), t.getDataType(), host, "
                  "MNN.Tensor_DimensionType_Caffe))",
-                 "interpreter.runSession(session)",
+                 "code = interpreter.runSession(session)",
+                 "assert code == 0, f'MNN runSession returned ErrorCode {code}'",
                  f"out = interpreter.getSessionOutput(session, {model.graph.output[0].name!r})",
                  "host = MNN.Tensor(list(out.getShape()), out.getDataType(), "
                  "np.zeros(out.getShape(), types[out.getDataType()]), MNN.Tensor_DimensionType_Caffe)",

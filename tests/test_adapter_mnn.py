@@ -94,7 +94,7 @@ def test_every_seed_case_conforms_or_is_a_known_deviation() -> None:
     ran, problems = run_against_known(
         "mnn", [c for c in seed_cases() if not {"crash", "memory-unsafe"} & set(c.tags)],
         skip=lambda c, v: (c.nodeid, v) in listed)
-    assert len(ran) > 80
+    assert len(ran) > 50  # 56 seed-case calls MNN.expr can express, less the listed deviations
     assert not problems, "\n".join(problems)
 
 

@@ -8,7 +8,7 @@ MXVENV ?= .venv-mxnet
 RESULTS ?= results/results.jsonl
 PYTEST_ARGS ?=
 
-.PHONY: report test bench lint schema clean mxnet-env browser
+.PHONY: report test bench lint schema clean mxnet-env browser clang
 
 # The main environment is about 5.5 GB installed (TensorFlow, torch, JAX, OpenVINO, paddle, TVM, the converters),
 # and pip unpacks each wheel beside it: a full disk otherwise ends the build minutes in with a pip traceback.
@@ -49,7 +49,7 @@ $(ORTOV_VENV)/.installed: pyproject.toml $(PINS)
 # The converter paths run after the frameworks, in a run of their own: each warm worker holds a framework (and a
 # path's holds a source, a converter and a target), and the two sets at once would not fit in 24 GiB.
 CONVERSIONS ?= results/conversions.jsonl
-report: $(VENV)/.installed $(MXVENV)/.installed $(ORTOV_VENV)/.installed
+report: $(VENV)/.installed $(MXVENV)/.installed $(ORTOV_VENV)/.installed clang
 	@if [ -f $(RESULTS) ]; then cp $(RESULTS) results/previous.jsonl; fi
 	$(PY) -m gather_scatter_conformance run --framework frameworks --results $(RESULTS) -n 2 $(PYTEST_ARGS)
 	$(ORTOV_VENV)/bin/python -m gather_scatter_conformance run --framework onnxruntime --gsc-ort-providers OpenVINOExecutionProvider --results $(ORTOV_RESULTS) -n 2 $(PYTEST_ARGS)
@@ -57,6 +57,13 @@ report: $(VENV)/.installed $(MXVENV)/.installed $(ORTOV_VENV)/.installed
 	$(PY) -m gather_scatter_conformance behaviour $(RESULTS) $(ORTOV_RESULTS) $(CONVERSIONS) --json results/behaviour.json
 	$(PY) -m gather_scatter_conformance report $(RESULTS) $(ORTOV_RESULTS) $(CONVERSIONS) --out reports --baseline results/previous.jsonl --history history
 	@echo "report: reports/index.html"
+
+# tinygrad's CPU device compiles its kernels with clang: installed here when we may (root), else the tinygrad adapter
+# runs on tinygrad's PYTHON device (its records say which device ran).
+clang:
+	@command -v clang >/dev/null || \
+	{ [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq clang >/dev/null; } || \
+	echo "note: clang not installed; tinygrad runs on its PYTHON device"
 
 # The report's browser test drives Debian's headless Chromium; installed here when we may (root), else it skips.
 browser:

@@ -103,8 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nsummary: {sum(bool(r.holds) for r in judged)} of {len(judged)} claims hold")
     for r in judged:
         if not r.holds:
-            print(f"  misses: {r.part} {r.name}: {r.value:.2f}{r.unit if r.unit == 'x' else ' ' + r.unit} "
-                  f"(target {r.target})")
+            value = "n/a" if r.value is None else f"{r.value:.2f}{r.unit if r.unit == 'x' else ' ' + r.unit}"
+            print(f"  misses: {r.part} {r.name}: {value} (target {r.target})")
     if args.json:
         Path(args.json).write_text(json.dumps([r.__dict__ for r in rows], indent=1, default=str))
     return 0

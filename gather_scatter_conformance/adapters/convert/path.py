@@ -159,6 +159,11 @@ class ConversionPath(Adapter):
         source tensors / function: they assign the target's output, as a NumPy array, to ``result``."""
         raise NotImplementedError
 
+    def target_facts(self, runner: Any) -> dict[str, Any]:
+        """What the target's last :meth:`execute` of ``runner`` learnt about itself, read from the runtime (e.g.
+        :func:`adapters.base.delegation`'s ``providers``): merged into ``Call.facts``. None by default."""
+        return {}
+
     def ops_of(self, converted: Converted) -> list[str]:
         """The operators this path's target runs (a conversion shared by two targets may hold one list each)."""
         return converted.ops
@@ -219,7 +224,10 @@ class ConversionPath(Adapter):
             except NotRun:
                 conversion["stage"] = "converted"  # converted, not run: what the record says is the program
                 raise
-            return self.execute(runner, dict(case.inputs))
+            try:
+                return self.execute(runner, dict(case.inputs))
+            finally:
+                facts.update(self.target_facts(runner))
 
         source = "\n".join([
             "try:  # the source API natively, for comparison (it may raise where the converted model does not)",

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from gather_scatter_conformance import resources
 from gather_scatter_conformance.adapters.attrs import axis_index, required
 from gather_scatter_conformance.adapters.base import (
     Adapter,
@@ -35,7 +36,7 @@ from gather_scatter_conformance.adapters.base import (
 )
 from gather_scatter_conformance.vocab import variants
 
-HERE = Path(__file__).resolve().parent / "tfjs_node"  # worker.js, package.json, package-lock.json
+HERE = resources.PACKAGE / "adapters" / "tfjs_node"  # worker.js, package.json, package-lock.json
 DIR_ENV = "GSC_TFJS_DIR"  # a folder holding node_modules from `npm ci` of tfjs_node/package.json
 NODE_ENV = "GSC_NODE"  # the node executable (default: `node` on PATH)
 PACKAGES = ("@tensorflow/tfjs", "@tensorflow/tfjs-backend-wasm")
@@ -133,6 +134,9 @@ def held(case: CaseData) -> tuple[dict[str, np.ndarray], list[str]]:
             casts.append(f"{name}: {kind} -> int32")
         elif kind in HELD or kind == "string":
             out[name] = arr
+        elif kind == "complex64":  # tfjs has it (tf.complex(real, imag)); this adapter's transport does not
+            raise Unsupported(f"complex64 {name}: the tfjs adapter passes float32, int32, bool and string tensors "
+                              "only (tfjs builds complex64 ones with tf.complex(real, imag))")
         else:
             raise Unsupported(f"tfjs has no {kind} tensors ({name}); its dtypes are float32, int32, bool, string "
                               "and complex64")
@@ -296,6 +300,8 @@ class TfjsAdapter(Adapter):
             if reply.get("kernels"):
                 call.facts["ops"] = list(reply["kernels"])
         if reply.get("ok") is False and "name" in reply:
+            if reply["name"] == "RuntimeError":  # a WebAssembly trap or abort: that instance is not to be trusted
+                node().close()
             raise js_error(reply["name"], reply["message"])
         return reply
 
@@ -327,7 +333,10 @@ def _source(names: tuple[str, ...], fn: str, backend: str, casts: list[str]) -> 
         "    const v = out.dataSync();",
         "    reply = {ok: true, dtype: out.dtype, shape: out.shape};",
         "    if (out.dtype === 'string') reply.values = Array.from(v);",
-        "    else reply.b64 = Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');",
+        "    else {",
+        "      const t = ArrayBuffer.isView(v) ? v : ARRAYS[out.dtype].from(v);",
+        "      reply.b64 = Buffer.from(t.buffer, t.byteOffset, t.byteLength).toString('base64');",
+        "    }",
         "  } catch (err) {",
         "    reply = {ok: false, name: err.name, message: err.message};",
         "  }",
@@ -337,6 +346,7 @@ def _source(names: tuple[str, ...], fn: str, backend: str, casts: list[str]) -> 
     ])
     lines = [
         "import base64, json, os, subprocess, sys",
+        "from typing import Any",
         f"# node_modules with @tensorflow/tfjs {package_version(PACKAGES[0])} and tfjs-backend-wasm: `npm ci` with the",
         f"# harness's adapters/tfjs_node/package.json (make tfjs), or ${DIR_ENV}.",
         f"TFJS_DIR = os.environ.get({DIR_ENV!r}) or {str(tfjs_dir())!r}",

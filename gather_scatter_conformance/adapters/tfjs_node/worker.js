@@ -51,9 +51,14 @@ function toTensor(spec) {
 
 function encode(out, backend, kernels) {
   const reply = {ok: true, dtype: out.dtype, shape: out.shape, backend, kernels};
-  const values = out.dataSync();
-  if (out.dtype === 'string') reply.values = Array.from(values);
-  else reply.b64 = Buffer.from(values.buffer, values.byteOffset, values.byteLength).toString('base64');
+  let values = out.dataSync();
+  if (out.dtype === 'string') {
+    reply.values = Array.from(values);
+  } else {
+    // A backend may hand back a plain Array (measured: the cpu backend for an empty gatherND): type it first.
+    if (!ArrayBuffer.isView(values)) values = ARRAYS[out.dtype].from(values);
+    reply.b64 = Buffer.from(values.buffer, values.byteOffset, values.byteLength).toString('base64');
+  }
   return reply;
 }
 

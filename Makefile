@@ -8,7 +8,7 @@ MXVENV ?= .venv-mxnet
 RESULTS ?= results/results.jsonl
 PYTEST_ARGS ?=
 
-.PHONY: report test bench lint schema clean mxnet-env browser clang
+.PHONY: report test bench lint schema clean mxnet-env browser clang tfjs
 
 # The main environment is about 5.5 GB installed (TensorFlow, torch, JAX, OpenVINO, paddle, TVM, the converters),
 # and pip unpacks each wheel beside it: a full disk otherwise ends the build minutes in with a pip traceback.
@@ -49,7 +49,7 @@ $(ORTOV_VENV)/.installed: pyproject.toml $(PINS)
 # The converter paths run after the frameworks, in a run of their own: each warm worker holds a framework (and a
 # path's holds a source, a converter and a target), and the two sets at once would not fit in 24 GiB.
 CONVERSIONS ?= results/conversions.jsonl
-report: $(VENV)/.installed $(MXVENV)/.installed $(ORTOV_VENV)/.installed clang
+report: $(VENV)/.installed $(MXVENV)/.installed $(ORTOV_VENV)/.installed clang tfjs
 	@if [ -f $(RESULTS) ]; then cp $(RESULTS) results/previous.jsonl; fi
 	$(PY) -m gather_scatter_conformance run --framework frameworks --results $(RESULTS) -n 2 $(PYTEST_ARGS)
 	$(ORTOV_VENV)/bin/python -m gather_scatter_conformance run --framework onnxruntime --gsc-ort-providers OpenVINOExecutionProvider --results $(ORTOV_RESULTS) -n 2 $(PYTEST_ARGS)
@@ -64,6 +64,14 @@ clang:
 	@command -v clang >/dev/null || \
 	{ [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq clang >/dev/null; } || \
 	echo "note: clang not installed; tinygrad runs on its PYTHON device"
+
+# TensorFlow.js (docs/mapping/tfjs.md): its npm packages, exactly as package-lock.json pins them, beside the adapter's
+# Node worker. Without node (Debian's nodejs) the tfjs cases skip with the reason.
+TFJS_DIR := gather_scatter_conformance/adapters/tfjs_node
+tfjs: $(TFJS_DIR)/node_modules/.package-lock.json
+$(TFJS_DIR)/node_modules/.package-lock.json: $(TFJS_DIR)/package.json $(TFJS_DIR)/package-lock.json
+	@if command -v npm >/dev/null; then npm ci --prefix $(TFJS_DIR) --no-audit --no-fund; \
+	else echo "note: npm not found (install Debian's nodejs and npm); the tfjs cases will skip"; fi
 
 # The report's browser test drives Debian's headless Chromium; installed here when we may (root), else it skips.
 browser:
@@ -90,4 +98,4 @@ schema: $(VENV)/.installed
 	$(PY) -m gather_scatter_conformance schema --records --out gather_scatter_conformance/schemas/record.schema.json
 
 clean:
-	rm -rf $(VENV) $(MXVENV) $(ORTOV_VENV) results .tox
+	rm -rf $(VENV) $(MXVENV) $(ORTOV_VENV) results .tox $(TFJS_DIR)/node_modules

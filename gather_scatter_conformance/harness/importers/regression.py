@@ -74,7 +74,7 @@ def runnable(bug: BugSpec, pythons: dict[str, str]) -> str | None:
         return f"no {bug.framework} adapter in this harness"
     if not adapters.is_available(bug.framework) and bug.framework not in pythons:
         return f"{bug.framework} is not installed here"
-    return None
+    return adapters.get(bug.framework).unavailable()  # e.g. no GPU, or tfjs without node or its npm packages
 
 
 def _summary(arr: np.ndarray) -> str:

@@ -54,7 +54,8 @@ def program(case: CaseData, torch_variant: str, backend: str) -> et.Lowered:
 
     expr, names = torch_call(case, torch_variant)
     example = example_inputs(case)
-    return et.lower(et.module_of(_lambda(expr, names)), tuple(to_tensor(example[n]) for n in names), backend)
+    return et.lower(et.module_of(_lambda(expr, names)), tuple(et.standard(to_tensor(example[n])) for n in names),
+                    backend)
 
 
 def repro(expr: str, names: tuple[str, ...], arrays: tuple[np.ndarray, ...], backend: str) -> str:
@@ -62,7 +63,8 @@ def repro(expr: str, names: tuple[str, ...], arrays: tuple[np.ndarray, ...], bac
     export, the lowering and the run, the output converted as :meth:`ExecuTorchAdapter.to_numpy` does."""
     lines = ["import torch", *source.tensors(names, arrays, "torch.from_numpy({name})",
                                              bfloat16="torch.from_numpy({name}.astype(np.float32)).to(torch.bfloat16)")]
-    return "\n".join([*lines, *et.source(expr, names, backend)])
+    empty = tuple(n for n, a in zip(names, arrays, strict=True) if a.size == 0)
+    return "\n".join([*lines, *et.source(expr, names, backend, empty)])
 
 
 class ExecuTorchAdapter(Adapter):
@@ -99,7 +101,8 @@ class ExecuTorchAdapter(Adapter):
         backend = et.BACKENDS[str(mode)]
         expr, names = torch_call(case, torch_variant)
         arrays = tuple(case.inputs[n] for n in names)
-        tensors = [to_tensor(a) for a in arrays]  # Unsupported for string data: torch has no string tensors
+        # Unsupported for string data (torch has no string tensors); empty ones with standard strides (et.standard).
+        tensors = [et.standard(to_tensor(a)) for a in arrays]
         key = (expr, backend, tuple((n, a.shape, str(a.dtype)) for n, a in zip(names, arrays, strict=True)),
                tuple(case.omit))
         facts: dict[str, Any] = {}

@@ -152,6 +152,15 @@ def _with_log(exc: BaseException, lines: list[str]) -> str:
     return f"{exc}" + (f" [log: {' | '.join(said)}]" if said else "")
 
 
+def standard(tensor: Any) -> Any:
+    """``tensor`` with standard contiguous strides: an empty one is copied (an empty NumPy array has stride 0, which
+    ``torch.from_numpy`` keeps, and ``to_executorch`` refuses any stride 0: "0 in strides is not supported for
+    ExecuTorch"); any other is returned as it is."""
+    import torch
+
+    return tensor.clone(memory_format=torch.contiguous_format) if tensor.numel() == 0 else tensor
+
+
 def module_of(fn: Callable[..., Any]) -> Any:
     """An ``nn.Module`` whose forward is ``fn`` over its inputs (what torch.export exports)."""
     import torch
@@ -163,12 +172,15 @@ def module_of(fn: Callable[..., Any]) -> Any:
     return Case().eval()
 
 
-def source(expr: str, names: tuple[str, ...], backend: str) -> list[str]:
-    """Statements that export the torch call ``expr`` over ``names`` (torch tensors already bound), lower it for
-    ``backend``, run it on the inputs and assign its output, as a NumPy array, to ``result`` (the repro's tail)."""
+def source(expr: str, names: tuple[str, ...], backend: str, empty: tuple[str, ...] = ()) -> list[str]:
+    """Statements that export the torch call ``expr`` over ``names`` (torch tensors already bound; those in ``empty``
+    have no elements and get standard strides, see :func:`standard`), lower it for ``backend``, run it on the inputs
+    and assign its output, as a NumPy array, to ``result`` (the repro's tail)."""
     args = ", ".join(names)
-    lines = ["from executorch.exir import to_edge_transform_and_lower",
-             "from executorch.runtime import Runtime"]
+    lines = [f"{n} = {n}.clone(memory_format=torch.contiguous_format)  # empty: stride 0 from NumPy, refused"
+             for n in empty]
+    lines += ["from executorch.exir import to_edge_transform_and_lower",
+              "from executorch.runtime import Runtime"]
     part = "None"
     if backend == XNNPACK:
         lines.append("from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner")

@@ -50,7 +50,7 @@ class TorchExecuTorch(ConversionPath):
         from gather_scatter_conformance.adapters.torch import ADAPTER as TORCH
         from gather_scatter_conformance.adapters.torch import to_tensor
 
-        return TORCH.to_numpy(et.execute(runner, [to_tensor(a) for a in inputs.values()]))
+        return TORCH.to_numpy(et.execute(runner, [et.standard(to_tensor(a)) for a in inputs.values()]))
 
     def prepare(self, case: CaseData, variant: str) -> Call:
         call = super().prepare(case, variant)
@@ -71,7 +71,8 @@ class TorchExecuTorch(ConversionPath):
         from gather_scatter_conformance.adapters import executorch as et_adapter
 
         expr, names = et_adapter.torch_call(case, variant)
-        return "\n".join(et.source(expr, names, self.backend))
+        empty = tuple(n for n in names if case.inputs[n].size == 0)
+        return "\n".join(et.source(expr, names, self.backend, empty))
 
     def dump(self, artifact: Any) -> bytes | None:
         return bytes(artifact)

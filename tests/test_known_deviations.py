@@ -92,9 +92,9 @@ PLANS: dict[str, Plan] = {
     # TVM's scatters write outside the output for out-of-range indices (relax.op.scatter_nd for negative ones too)
     # and its gathers read outside: the cases run as a harness run runs them, so a crash is a record, not this test.
     "tvm": Plan(isolated=True, cannot_run=lambda c, v: TVM_BY_CHANCE.get((c.nodeid, v))),
-    # ExecuTorch exports per signature (0.4-1.5 s): the portable variants on every case; the XNNPACK twins run the
-    # same portable kernels (XNNPACK delegates none of these operators), so only their listed pairs run.
-    "executorch": Plan(selects=lambda c, v: v.endswith("/portable")),
+    # ExecuTorch exports per signature (0.4-1.5 s a case): as a run does, the default variant on every case; the
+    # others (the XNNPACK twins run the same portable kernels: XNNPACK delegates none of these operators) where listed.
+    "executorch": Plan(selects=lambda c, v: v == adapters.get("executorch").variants(c.op)[0]),
 }
 
 

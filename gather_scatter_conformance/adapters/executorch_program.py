@@ -7,15 +7,17 @@ Which backend runs each operator is read from the lowered edge program, never as
 ``executorch_call_delegate`` node's lowered module names its ``backend_id`` (``XnnpackBackend``) and holds the ops
 it took; every other operator runs on the runtime's kernels (:data:`PORTABLE`).
 
-The runtime reports a failing kernel as ``RuntimeError: method->execute() failed with error 0x12`` and writes the
-reason (``Check failed (...): index[1] = 9 is out of range [0, 4)``) to the process's stderr: :func:`execute`
-copies those lines into the error it raises, so the record says why.
+The runtime reports a failing kernel as ``RuntimeError: method->execute() failed with error 0x12`` and logs the
+reason (``Check failed (...): index[1] = 9 is out of range [0, 4)``) through Python's ``sys.stderr`` (the
+bindings route the C++ log there): :func:`execute` copies those lines into the error it raises, so the record says
+why.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
+import contextlib
+import io
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -126,23 +128,18 @@ def execute(method: Any, tensors: list[Any]) -> Any:
 
 
 def _logged(fn: Callable[[], Any]) -> Any:
-    """``fn()`` with the process's stderr (fd 2, where the runtime's C++ logger writes) sent to a file meanwhile and
-    passed on afterwards; a RuntimeError from ``fn`` is raised again with the log lines that say why."""
-    saved = os.dup(2)
+    """``fn()`` with Python's ``sys.stderr`` (where the runtime's bindings send its C++ log) caught meanwhile and passed
+    on afterwards; a RuntimeError from ``fn`` is raised again with the log lines that say why."""
+    caught = io.StringIO()
     error: RuntimeError | None = None
-    with tempfile.TemporaryFile() as tmp:
-        os.dup2(tmp.fileno(), 2)
-        try:
+    try:
+        with contextlib.redirect_stderr(caught):
             return fn()
-        except RuntimeError as exc:
-            error = exc
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            tmp.seek(0)
-            raw = tmp.read()
-            os.write(2, raw)
-    raise RuntimeError(_with_log(error, raw.decode(errors="replace").splitlines())) from None
+    except RuntimeError as exc:
+        error = exc
+    finally:
+        sys.stderr.write(caught.getvalue())
+    raise RuntimeError(_with_log(error, caught.getvalue().splitlines())) from None
 
 
 def _with_log(exc: BaseException, lines: list[str]) -> str:

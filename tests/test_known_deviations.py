@@ -105,6 +105,9 @@ PLANS: dict[str, Plan] = {
     # tinygrad compiles a kernel per shape and dtype (clang, 0.08-0.25 s, cached on disk): every variant on every
     # shipped case in about 45 s here; out-of-range indices are masked, no case kills the process.
     "tinygrad": Plan(),
+    # ExecuTorch exports per signature (0.4-1.5 s a case): as a run does, the default variant on every case; the
+    # others (the XNNPACK twins run the same portable kernels: XNNPACK delegates none of these operators) where listed.
+    "executorch": Plan(selects=lambda c, v: v == adapters.get("executorch").variants(c.op)[0]),
 }
 
 

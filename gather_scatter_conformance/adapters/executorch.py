@@ -1,0 +1,143 @@
+"""ExecuTorch (PyTorch's edge runtime): each torch call of the torch adapter, exported and run by ExecuTorch.
+
+The calls are the torch adapter's own declarations (adapters/torch_calls.py: ``torch.index_select``, indexing,
+``torch.gather``, ``Tensor.scatter`` / ``scatter_add`` / ``scatter_reduce``, ``Tensor.index_put``, ``torch.take``),
+never re-declared here. Each becomes an ``nn.Module``, ``torch.export.export``-ed with the case's shapes and dtypes
+(in-range example indices: the program depends on shapes and dtypes only), lowered with
+``executorch.exir.to_edge_transform_and_lower`` and ``.to_executorch()``, and run by ``executorch.runtime.Runtime``
+on the case's own inputs (adapters/executorch_program.py).
+
+Variants: ``<torch variant>/portable`` (no partitioner: ExecuTorch's portable kernels) and
+``<torch variant>/xnnpack`` (the XNNPACK partitioner). Every variant exports per input signature (0.4-1.5 s here),
+so all are slow: the default runs on every case, the others on focus cases. Which backend ran each operator is read
+from the lowered program and recorded as ``providers`` / ``fallback`` (``delegation``), with ``ops``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gather_scatter_conformance.adapters import executorch_program as et
+from gather_scatter_conformance.adapters import source
+from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, delegation
+from gather_scatter_conformance.adapters.cache import LRU
+from gather_scatter_conformance.adapters.convert.path import example_inputs
+from gather_scatter_conformance.adapters.torch_calls import VARIANTS as TORCH_VARIANTS
+from gather_scatter_conformance.adapters.torch_calls import expression
+from gather_scatter_conformance.vocab import variants
+
+CACHE_SIZE = 128
+_NAMES = ("data", "indices", "updates")
+
+
+def _eager(op: str) -> list[str]:
+    """The torch adapter's eager variants of ``op`` (its ``/compile`` twins are no program to export)."""
+    return [v for v in TORCH_VARIANTS.get(op, ()) if variants.mode(v) is None]
+
+
+# Every eager torch call on the portable kernels, then the same calls with the XNNPACK partitioner.
+VARIANTS = {op: [variants.join(v, mode) for mode in et.BACKENDS for v in _eager(op)] for op in TORCH_VARIANTS}
+
+
+def torch_call(case: CaseData, torch_variant: str) -> tuple[str, tuple[str, ...]]:
+    """(the torch expression of ``case`` in the torch adapter's ``torch_variant``, its argument names); raises
+    Unsupported where torch's API cannot say the case."""
+    names = tuple(n for n in _NAMES if n in case.inputs)
+    return expression(case.op, torch_variant, {n: case.inputs[n].shape for n in names}, case.attrs, case.omit), names
+
+
+def program(case: CaseData, torch_variant: str, backend: str) -> et.Lowered:
+    """The case's torch call exported and lowered for ``backend`` (traced on in-range example indices)."""
+    from gather_scatter_conformance.adapters.torch import _lambda, to_tensor
+
+    expr, names = torch_call(case, torch_variant)
+    example = example_inputs(case)
+    return et.lower(et.module_of(_lambda(expr, names)), tuple(et.standard(to_tensor(example[n])) for n in names),
+                    backend)
+
+
+def repro(expr: str, names: tuple[str, ...], arrays: tuple[np.ndarray, ...], backend: str) -> str:
+    """The whole call as standalone statements (Call.source): torch tensors as the torch adapter makes them, the
+    export, the lowering and the run, the output converted as :meth:`ExecuTorchAdapter.to_numpy` does."""
+    lines = ["import torch", *source.tensors(names, arrays, "torch.from_numpy({name})",
+                                             bfloat16="torch.from_numpy({name}.astype(np.float32)).to(torch.bfloat16)")]
+    empty = tuple(n for n, a in zip(names, arrays, strict=True) if a.size == 0)
+    return "\n".join([*lines, *et.source(expr, names, backend, empty)])
+
+
+class ExecuTorchAdapter(Adapter):
+    name = "executorch"
+    requires = ("executorch", "torch")
+    extra = "executorch"
+    # 1.5.1, one runtime thread: 12 of 12 children of a parent that had lowered and run every Gather variant ran
+    # ScatterND on both backends (0.6-1.0 s each, against 5 s of imports for a cold one).
+    fork_after_run = True
+    VARIANTS = VARIANTS
+    mapping = "docs/mapping/executorch.md"
+
+    def __init__(self) -> None:
+        # (Lowered, loaded method) by (torch expression, backend, input signature): values never shape a program.
+        self.cache: LRU[tuple[et.Lowered, Any]] = LRU(CACHE_SIZE)
+
+    def version(self) -> str:
+        return et.version()
+
+    def warm(self) -> None:
+        from gather_scatter_conformance.adapters.torch import _torch
+
+        _torch()  # one torch thread
+        et.runtime()  # imports the runtime and limits its thread pool
+
+    def is_slow(self, variant: str) -> bool:
+        return True  # torch.export + lowering per input signature: 0.4-1.5 s a case here
+
+    def prepare(self, case: CaseData, variant: str) -> Call:
+        from gather_scatter_conformance.adapters.torch import to_tensor
+
+        self.check_variant(case.op, variant)
+        torch_variant, mode = variants.split(variant)
+        backend = et.BACKENDS[str(mode)]
+        expr, names = torch_call(case, torch_variant)
+        arrays = tuple(case.inputs[n] for n in names)
+        # Unsupported for string data (torch has no string tensors); empty ones with standard strides (et.standard).
+        tensors = [et.standard(to_tensor(a)) for a in arrays]
+        key = (expr, backend, tuple((n, a.shape, str(a.dtype)) for n, a in zip(names, arrays, strict=True)),
+               tuple(case.omit))
+        facts: dict[str, Any] = {}
+
+        def make() -> tuple[et.Lowered, Any]:
+            lowered = program(case, torch_variant, backend)
+            self._record(facts, lowered, backend)  # known before loading: a missing kernel still says what ran
+            return lowered, et.load(lowered.buffer)
+
+        def run() -> Any:
+            lowered, method = self.cache.get_or_make(key, make)
+            self._record(facts, lowered, backend)
+            return et.execute(method, tensors)
+
+        api = f"{expr}  # torch.export -> to_edge_transform_and_lower(partitioner={_partitioner(backend)}) -> " \
+              "executorch.runtime"
+        return Call(api, run, device="cpu", device_name=backend, source=repro(expr, names, arrays, backend),
+                    facts=facts)
+
+    @staticmethod
+    def _record(facts: dict[str, Any], lowered: et.Lowered, backend: str) -> None:
+        facts["ops"] = list(lowered.ops)
+        facts.update(delegation(lowered.placement, backend))
+
+    def to_numpy(self, out: Any) -> np.ndarray:
+        from gather_scatter_conformance.adapters.torch import ADAPTER as TORCH
+
+        return TORCH.to_numpy(out)
+
+    def release(self) -> None:
+        self.cache.clear()
+
+
+def _partitioner(backend: str) -> str:
+    return "[XnnpackPartitioner()]" if backend == et.XNNPACK else "None"
+
+
+ADAPTER = ExecuTorchAdapter()

@@ -1,0 +1,239 @@
+"""The ExecuTorch adapter and its converter paths: the torch adapter's calls exported, lowered (portable kernels and
+the XNNPACK partitioner) and run by the ExecuTorch runtime, against the reference engine; the delegation read from
+the lowered program; the runtime's kernel log in its errors; the missing scatter_reduce kernel; the integer
+remainder that makes an exported take_along_dim fail on a negative index (pytorch/pytorch#196106's decomposition);
+repro sources, caching and the paths' preservation verdict."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("executorch")
+pytest.importorskip("torch")
+
+from gather_scatter_conformance import adapters
+from gather_scatter_conformance.adapters import executorch as et_adapter
+from gather_scatter_conformance.adapters import executorch_program as et
+from gather_scatter_conformance.adapters.base import CaseData, Unsupported
+from gather_scatter_conformance.adapters.convert import path as convert_path
+from gather_scatter_conformance.harness.reference import compute
+from gather_scatter_conformance.harness.run.runner import InProcess, execute
+from gather_scatter_conformance.harness.run.worker import run_case
+from gather_scatter_conformance.vocab import wire
+from gather_scatter_conformance.vocab.ops import with_defaults
+from tests._shipped import run_against_known, seed_cases
+
+ADAPTER = et_adapter.ADAPTER
+DATA = np.arange(12, dtype=np.float32).reshape(4, 3)
+
+
+def _case(op: str, attrs: dict[str, Any] | None = None, **inputs: Any) -> CaseData:
+    return CaseData(op=op, inputs={k: np.asarray(v) for k, v in inputs.items()}, attrs=with_defaults(op, attrs))
+
+
+def _run(case: CaseData, variant: str) -> tuple[np.ndarray, dict[str, Any]]:
+    call = ADAPTER.prepare(case, variant)
+    return ADAPTER.to_numpy(call.run()), call.facts
+
+
+# --- variants ----------------------------------------------------------------------------------------------------
+
+
+def test_variants_are_the_torch_adapters_eager_calls_on_each_backend() -> None:
+    torch = adapters.get("torch")
+    for op in ("Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "Take"):
+        eager = [v for v in torch.variants(op) if "/" not in v]
+        assert ADAPTER.variants(op) == [f"{v}/portable" for v in eager] + [f"{v}/xnnpack" for v in eager]
+        assert all(ADAPTER.is_slow(v) for v in ADAPTER.variants(op))
+    assert ADAPTER.variants("Gather")[0] == "index_select/portable"
+    with pytest.raises(ValueError, match="executorch has no variant"):
+        ADAPTER.prepare(_case("Gather", data=DATA, indices=[0]), "index_select")
+
+
+def test_what_torch_cannot_say_is_unsupported_with_torchs_reason() -> None:
+    with pytest.raises(Unsupported, match=r"torch\.index_select has no batch_dims"):
+        ADAPTER.prepare(_case("Gather", {"batch_dims": 1}, data=DATA, indices=[[0], [1], [2], [0]]),
+                        "index_select/portable")
+    with pytest.raises(Unsupported, match="string"):
+        ADAPTER.prepare(_case("Gather", data=np.array(["a", "b"], dtype=object), indices=[0]),
+                        "index_select/portable")
+
+
+# --- values and delegation ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["portable", "xnnpack"])
+def test_each_operator_on_each_backend_matches_the_reference(backend: str) -> None:
+    upd = np.ones((1, 3), np.float32)
+    cases = [
+        (_case("Gather", {"axis": 1}, data=DATA, indices=[2, -1]), "indexing"),
+        (_case("GatherElements", {"axis": 1}, data=DATA, indices=[[0], [2], [1], [0]]), "gather"),
+        (_case("GatherND", data=DATA, indices=[[1, 2], [-1, 0]]), "indexing"),
+        (_case("ScatterElements", {"axis": 0}, data=DATA, indices=[[3, 0, 1]], updates=upd), "scatter"),
+        (_case("ScatterND", {"reduction": "add"}, data=DATA, indices=[[1], [1]], updates=np.ones((2, 3),
+                                                                                              np.float32)),
+         "index_put"),
+        (_case("Take", {"axis": None}, data=DATA, indices=[11, -12]), "take"),
+    ]
+    for case, torch_variant in cases:
+        out, facts = _run(case, f"{torch_variant}/{backend}")
+        np.testing.assert_array_equal(out, compute(case.op, case.inputs, case.attrs), err_msg=case.op)
+        assert facts["ops"] and set(facts["providers"]) == set(facts["ops"])
+
+
+def test_delegation_is_read_from_the_lowered_program() -> None:
+    """XNNPACK takes the reshape of torch.take (view_copy) and none of the indexing ops: measured per variant."""
+    take = _case("Take", {"axis": None}, data=DATA, indices=[0, 11])
+    _, facts = _run(take, "take/xnnpack")
+    assert facts["ops"] == ["aten.view_copy.default", "aten.index.Tensor"]
+    assert facts["providers"] == {"aten.view_copy.default": et.XNNPACK, "aten.index.Tensor": et.PORTABLE}
+    assert facts["fallback"] is True
+    _, facts = _run(take, "take/portable")
+    assert facts["providers"] == {"aten.view_copy.default": et.PORTABLE, "aten.index.Tensor": et.PORTABLE}
+    assert facts["fallback"] is False
+    _, facts = _run(_case("GatherElements", {"axis": 0}, data=DATA, indices=[[0, 1, 2]]), "gather/xnnpack")
+    assert facts["providers"] == {"aten.gather.default": et.PORTABLE} and facts["fallback"] is True
+
+
+def test_the_worker_records_ops_and_providers() -> None:
+    payload = {"op": "Gather", "attrs": {"axis": 0, "batch_dims": 0},
+               "inputs": {"data": wire.encode(DATA), "indices": wire.encode(np.array([1, 2]))}}
+    res = run_case("executorch", "index_select/xnnpack", payload)
+    assert res["outcome"] == "ok"
+    assert res["ops"] == ["aten.index_select.default"]
+    assert res["providers"] == {"aten.index_select.default": "portable"} and res["fallback"] is True
+
+
+# --- errors: the kernel's own reason, a missing kernel -----------------------------------------------------------
+
+
+def test_an_out_of_range_index_raises_with_the_kernels_check_in_the_message() -> None:
+    case = _case("Gather", {"axis": 0}, data=DATA, indices=[0, 9])
+    with pytest.raises(RuntimeError, match=r"index\[1\] = 9 is out of range \[0, 4\)"):
+        _run(case, "index_select/portable")
+    with pytest.raises(RuntimeError, match="not within bounds"):
+        _run(case, "indexing/portable")
+
+
+def test_scatter_reduce_has_no_kernel_in_the_runtime() -> None:
+    """ExecuTorch 1.5.1's kernels (the pybindings' registry) lack aten::scatter_reduce.two_out: the program exports
+    and lowers, and loading it fails. Every ScatterElements reduction other than add goes through it."""
+    case = _case("ScatterElements", {"axis": 0, "reduction": "max"}, data=DATA, indices=[[3, 0, 1]],
+                 updates=np.ones((1, 3), np.float32))
+    call = ADAPTER.prepare(case, "scatter_reduce/portable")
+    with pytest.raises(RuntimeError, match=r"scatter_reduce\.two_out' not found"):
+        call.run()
+    assert call.facts["ops"] == ["aten.scatter_reduce.two"]  # what was lowered is recorded even so
+
+
+# --- pytorch/pytorch#196106 and ExecuTorch's integer remainder ---------------------------------------------------
+
+
+def _program(expr: str, *tensors: Any) -> Any:
+    from gather_scatter_conformance.adapters.torch import _lambda
+
+    names = ("data", "indices")[:len(tensors)]
+    lowered = et.lower(et.module_of(_lambda(expr, names)), tensors, et.PORTABLE)
+    return lowered, et.load(lowered.buffer)
+
+
+def test_exported_take_along_dim_wraps_like_eager_and_fails_on_negative_indices() -> None:
+    """torch.export decomposes take_along_dim(dim=0) into remainder(indices, size) + gather, so ExecuTorch wraps an
+    out-of-range index as eager torch does (pytorch/pytorch#196106); its integer remainder keeps the dividend's
+    sign (C's %), so an in-range negative index stays negative and gather rejects it, where eager gives x[-1]."""
+    import torch
+
+    x = torch.tensor([10.0, 20.0, 30.0])
+    lowered, method = _program("torch.take_along_dim(data, indices, dim=0)", x, torch.tensor([0]))
+    assert "aten.remainder.Scalar" in lowered.ops and lowered.ops[-1] == "aten.gather.default"
+    assert et.execute(method, [x, torch.tensor([9])]).tolist() == [10.0]  # #196106: 9 % 3, no error
+    assert torch.take_along_dim(x, torch.tensor([9]), dim=0).tolist() == [10.0]  # eager does the same
+    assert torch.take_along_dim(x, torch.tensor([-1]), dim=0).tolist() == [30.0]
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        et.execute(method, [x, torch.tensor([-1])])
+
+
+def test_integer_remainder_keeps_the_dividends_sign() -> None:
+    """torch.remainder is Python's modulus (the divisor's sign); ExecuTorch's portable kernel computes C's % on
+    integers (the float kernel is corrected): remainder([-1, -4, 5], 3) is [-1, -1, 2], torch's [2, 2, 2]."""
+    import torch
+
+    x = torch.tensor([-1, -4, 5])
+    _, method = _program("torch.remainder(data, 3)", x)
+    assert torch.remainder(x, 3).tolist() == [2, 2, 2]
+    assert et.execute(method, [x]).tolist() == [-1, -1, 2]
+    _, method = _program("torch.remainder(data, 3)", x.float())
+    assert et.execute(method, [x.float()]).tolist() == [2.0, 2.0, 2.0]
+
+
+# --- cache and repro ---------------------------------------------------------------------------------------------
+
+
+def test_programs_are_cached_by_signature_not_values() -> None:
+    ADAPTER.release()
+    for indices in ([0, 1], [2, 3], [3, 3]):
+        out, _ = _run(_case("Gather", {"axis": 0}, data=DATA, indices=indices), "index_select/portable")
+        np.testing.assert_array_equal(out, DATA[indices])
+    assert (ADAPTER.cache.misses, ADAPTER.cache.hits) == (1, 2)
+    _run(_case("Gather", {"axis": 0}, data=DATA, indices=[0, 1, 2]), "index_select/portable")
+    assert ADAPTER.cache.misses == 2
+
+
+def test_the_repro_source_runs_and_gives_the_same_result() -> None:
+    import ml_dtypes
+
+    case = _case("ScatterND", {"reduction": "add"}, data=DATA, indices=[[1, 2], [1, 2]],
+                 updates=np.array([5.0, 7.0], np.float32))
+    call = ADAPTER.prepare(case, "index_put/xnnpack")
+    scope: dict[str, Any] = {"np": np, "ml_dtypes": ml_dtypes, **{k: v.copy() for k, v in case.inputs.items()}}
+    exec(call.source, scope)
+    np.testing.assert_array_equal(scope["result"], ADAPTER.to_numpy(call.run()))
+    assert scope["result"][1, 2] == 17.0
+    assert "XnnpackPartitioner()" in call.source and "index_put" in call.api
+
+
+# --- the shipped seed cases --------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_every_seed_case_on_the_default_variants_conforms_or_is_a_known_deviation() -> None:
+    """Each seed case on its operator's default variant (every portable variant on the spec examples) conforms, is
+    n/a, or is listed in known/executorch.yaml (tests/_shipped.run_against_known); a lowering costs 0.4-1.5 s, so
+    the other variants are left to tests/test_known_deviations.py's listed pairs and the harness run."""
+    def skip(case: Any, variant: str) -> bool:
+        default = variant == ADAPTER.variants(case.op)[0]
+        return not (default or ("spec" in case.tags and variant.endswith("/portable")))
+
+    ran, problems = run_against_known(
+        "executorch", [c for c in seed_cases() if not {"crash", "memory-unsafe"} & set(c.tags)], skip=skip)
+    assert len(ran) > 150
+    assert not problems, "\n".join(problems)
+
+
+# --- the converter paths -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["torch~torch-export~executorch", "torch~torch-export-xnnpack~executorch"])
+def test_each_path_preserves_torch_and_records_its_delegation(name: str, tmp_path: Any,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from gather_scatter_conformance.harness.cases.load import Case, load_file
+    from tests._shipped import ROOT
+
+    monkeypatch.setenv(convert_path.CACHE_ENV, str(tmp_path))
+    found = [c for c in load_file(ROOT / "cases/take.yaml", "cases/take.yaml")
+             if isinstance(c, Case) and c.id == "numpy-take-example-1"]
+    rec = execute(found[0], name, "take", InProcess())
+    assert rec["verdict"] == "conforms" and rec["conversion"]["preservation"] == "preserved"
+    # int64 data: XNNPACK takes not even the reshape (it lowers float tensors), so every op is on portable.
+    assert rec["providers"] == {"aten.view_copy.default": et.PORTABLE, "aten.index.Tensor": et.PORTABLE}
+    assert rec["fallback"] is ("xnnpack" in name)
+    assert list(tmp_path.glob("*.bin")), "the .pte program is kept in the conversion cache"
+    # float data: the XNNPACK path's reshape is delegated, the indexing is not.
+    path = adapters.get(name)
+    call = path.prepare(_case("Take", {"axis": None}, data=DATA, indices=[0, 11]), "take")
+    np.testing.assert_array_equal(path.to_numpy(call.run()), [0.0, 11.0])
+    backend = et.XNNPACK if "xnnpack" in name else et.PORTABLE
+    assert call.facts["providers"] == {"aten.view_copy.default": backend, "aten.index.Tensor": et.PORTABLE}

@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib.metadata
 import io
 import os
+import shutil
 import sys
 import tarfile
 import tempfile
@@ -153,6 +154,9 @@ class TorchCoreml(ConversionPath):
         with tempfile.TemporaryDirectory(prefix="gsc-coreml-") as work:
             mlmodel.save(os.path.join(work, _PACKAGE))
             blob = _tar(os.path.join(work, _PACKAGE))
+        if getattr(mlmodel, "is_temp_package", False):  # ct.convert wrote an .mlpackage to /tmp; its __del__ would
+            shutil.rmtree(mlmodel.package_path, ignore_errors=True)  # remove it, but not in a worker that is killed
+            mlmodel.is_temp_package = False
         details = {"opset": function_opset(spec), "input_dtypes": declared, "narrowed_inputs": narrowed}
         return Converted(blob, mil_ops(spec), details)
 

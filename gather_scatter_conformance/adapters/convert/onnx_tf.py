@@ -32,11 +32,15 @@ def _tar(folder: str) -> bytes:
     return buffer.getvalue()
 
 
-def _untar(blob: bytes) -> str:
-    folder = tempfile.mkdtemp(prefix="gsc-onnx2tf-")
-    with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
-        tar.extractall(folder, filter="data")
-    return folder
+def _load_saved_model(blob: bytes) -> Any:
+    """The serving signature of the SavedModel in ``blob`` (a tar), loaded from a folder removed afterwards: loading
+    restores its variables into memory, so nothing of it stays on disk."""
+    import tensorflow as tf
+
+    with tempfile.TemporaryDirectory(prefix="gsc-onnx2tf-") as folder:
+        with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
+            tar.extractall(folder, filter="data")
+        return tf.saved_model.load(folder).signatures["serving_default"]
 
 
 class Onnx2Tf(ConversionPath):
@@ -95,9 +99,7 @@ class Onnx2Tf(ConversionPath):
     def runner(self, converted: Converted) -> Any:
         if self.target == "litert":
             return litert_model.interpreter(converted.artifact["tflite"])
-        import tensorflow as tf
-
-        return tf.saved_model.load(_untar(converted.artifact["saved_model"])).signatures["serving_default"]
+        return _load_saved_model(converted.artifact["saved_model"])
 
     def execute(self, runner: Any, inputs: dict[str, np.ndarray]) -> np.ndarray:
         if self.target == "litert":
@@ -130,9 +132,7 @@ def _kept(case: CaseData) -> list[str]:
 
 def _tf_ops(saved: bytes) -> list[str]:
     """The TensorFlow ops of a SavedModel's serving signature (inner function graphs included), plumbing left out."""
-    import tensorflow as tf
-
-    signature = tf.saved_model.load(_untar(saved)).signatures["serving_default"]
+    signature = _load_saved_model(saved)
     graph_def = signature.graph.as_graph_def()
     ops = [n.op for f in graph_def.library.function for n in f.node_def] + [n.op for n in graph_def.node]
     return [op for op in ops if op not in _TF_PLUMBING]

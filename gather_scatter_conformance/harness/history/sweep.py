@@ -87,14 +87,14 @@ def run_cases(framework: str, python: str, cases: Sequence[str], tags: Sequence[
     this interpreter's plugin; results go to ``results``. Probe labels are not checked against any baseline. The
     run reads no ini file; user case files are named relative to the current directory (the shipped corpus's as
     ``cases/...`` wherever it lies)."""
-    empty = Path(tempfile.mkdtemp(prefix="gsc-no-baselines-"))
-    cmd = [sys.executable, "-m", "pytest", *cases, "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-           "--rootdir", os.getcwd(), "-c", os.devnull, "--tb=no", "-rN",
-           "--gsc-framework", framework, "--gsc-framework-python", f"{framework}={python}",
-           "--gsc-results", str(results), "--gsc-baseline-dir", str(empty)]
-    if tags:
-        cmd += ["--gsc-case-tags", ",".join(tags)]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **env})
+    with tempfile.TemporaryDirectory(prefix="gsc-no-baselines-") as empty:
+        cmd = [sys.executable, "-m", "pytest", *cases, "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+               "--rootdir", os.getcwd(), "-c", os.devnull, "--tb=no", "-rN",
+               "--gsc-framework", framework, "--gsc-framework-python", f"{framework}={python}",
+               "--gsc-results", str(results), "--gsc-baseline-dir", empty]
+        if tags:
+            cmd += ["--gsc-case-tags", ",".join(tags)]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **env})
 
 
 def sweep_release(framework: str, release: str, cases: Sequence[str] = (), root: Path | None = None) -> ReleaseResult:

@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_variants_default_first_and_compile_twins() -> None:
     assert ADAPTER.variants("Gather") == ["index_select", "indexing", "index_select/compile", "indexing/compile"]
-    assert ADAPTER.variants("GatherElements") == ["gather", "gather/compile"]
+    assert ADAPTER.variants("GatherElements") == ["gather", "take_along_dim", "gather/compile",
+                                                  "take_along_dim/compile"]
     assert ADAPTER.variants("GatherND") == ["indexing", "indexing/compile"]
     assert ADAPTER.variants("ScatterElements") == ["scatter", "scatter_reduce", "scatter/compile",
                                                    "scatter_reduce/compile"]

@@ -40,7 +40,7 @@ ORTOV_RESULTS ?= results/onnxruntime-openvino.jsonl
 $(ORTOV_VENV)/.installed: pyproject.toml $(PINS)
 	$(PYTHON) -m venv $(ORTOV_VENV)
 	$(ORTOV_VENV)/bin/python -m pip install -q --upgrade pip
-	$(ORTOV_VENV)/bin/python -m pip install -q -c $(PINS) -e '.[onnxruntime-openvino]'
+	$(ORTOV_VENV)/bin/python -m pip install -q -c $(PINS) -e '.[onnxruntime-openvino]' 'pytest-xdist>=3.5'
 	touch $@
 
 # Two pytest-xdist workers (the machine's two cores); each keeps one warm worker process per framework.

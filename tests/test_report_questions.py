@@ -267,5 +267,7 @@ def test_load_time_size_and_elements(browser, page) -> None:
     median = statistics.median(r[0] for r in runs[1:])
     size = page["path"].stat().st_size
     print(f"\nfull report: {size / 1e6:.2f} MB, {runs[-1][1]} elements, load {median:.0f} ms (median of 5)")
-    assert runs[-1][1] < 20_000  # the matrices and evidence are drawn on demand, not at load
+    # The matrices and evidence are drawn on demand, not at load. The delegation and upstream-report tables (#25) are
+    # drawn at load (about 400 elements here); drawing them on demand is the static site's job (#28).
+    assert runs[-1][1] < 21_000
     assert size < 8_000_000

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from gather_scatter_conformance.adapters.base import Call, CaseData, Unsupported
+from gather_scatter_conformance.adapters.base import Call, CaseData
+from gather_scatter_conformance.adapters.convert.jax_onnx import refuse_take_raise
 from gather_scatter_conformance.adapters.convert.onnx_iree import VmfbArtifact, vmfb
 from gather_scatter_conformance.adapters.convert.path import ConversionPath, Converted
 from gather_scatter_conformance.adapters.iree import compile_source, run_source
@@ -37,10 +38,7 @@ class JaxIree(VmfbArtifact, ConversionPath):
     target = "iree"
 
     def prepare(self, case: CaseData, variant: str) -> Call:
-        if case.op == "Take" and case.attrs.get("mode") == "raise":
-            # jnp.take raises NotImplementedError for mode='raise' whatever the input: nothing to export.
-            raise Unsupported("jnp.take has no working mode='raise' (NotImplementedError: The 'raise' mode to "
-                              "jnp.take is not supported)")
+        refuse_take_raise(case)
         return super().prepare(case, variant)
 
     def converter_version(self) -> str:

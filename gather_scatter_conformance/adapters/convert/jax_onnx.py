@@ -48,6 +48,14 @@ def _onnx_dtype(elem_type: int) -> np.dtype:
     return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
 
 
+
+def refuse_take_raise(case: CaseData) -> None:
+    """Raise Unsupported for a Take with mode='raise': the jax adapter finds this when jnp.take runs (it raises
+    NotImplementedError whatever the input), so a path from jax has nothing to convert."""
+    if case.op == "Take" and case.attrs.get("mode") == "raise":
+        raise Unsupported("jnp.take has no working mode='raise' (NotImplementedError: The 'raise' mode to "
+                          "jnp.take is not supported)")
+
 class JaxOnnx(targets.OnnxArtifact, ConversionPath):
     """jax2onnx.to_onnx on the jax call, run by onnxruntime on CPU."""
 
@@ -59,11 +67,7 @@ class JaxOnnx(targets.OnnxArtifact, ConversionPath):
     options: ClassVar[dict[str, Any]] = {"enable_double_precision": "True where data is 64-bit"}
 
     def prepare(self, case: CaseData, variant: str) -> Call:
-        if case.op == "Take" and case.attrs.get("mode") == "raise":
-            # The jax adapter finds this when jnp.take runs (it raises NotImplementedError whatever the input):
-            # the source cannot express the case, so there is nothing to convert.
-            raise Unsupported("jnp.take has no working mode='raise' (NotImplementedError: The 'raise' mode to "
-                              "jnp.take is not supported)")
+        refuse_take_raise(case)
         return super().prepare(case, variant)
 
     def converter_version(self) -> str:

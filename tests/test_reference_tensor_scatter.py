@@ -223,3 +223,10 @@ def tensor_scatter_inputs(draw: st.DrawFn) -> tuple[dict[str, np.ndarray], dict]
 def test_random_cases_agree_with_onnx_reference(case: tuple[dict[str, np.ndarray], dict]) -> None:
     inputs, attrs = case
     assert agree(inputs, attrs)
+
+
+def test_an_empty_cache_takes_an_empty_update() -> None:
+    empty = np.zeros((2, 0, 3), F)
+    out = compute("TensorScatter", {"data": empty, "updates": empty, "indices": np.array([4, -1])},
+                  {"mode": "circular"})
+    assert out.shape == (2, 0, 3)

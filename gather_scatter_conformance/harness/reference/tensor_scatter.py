@@ -70,9 +70,7 @@ def positions(write: np.ndarray, seq: int, size: int, mode: str, policy: Policy)
     keep = np.ones(p.shape, dtype=bool)
     if policy.negative == "error" and write.dtype.kind == "i" and (write < 0).any():
         raise IndexOutOfRange(f"write index {int(write.min())} is negative (policy negative=error)")
-    if size == 0:
-        if p.size:
-            raise IndexOutOfRange("max_sequence_length is 0: no position to write")
+    if size == 0:  # then sequence_length is 0 too: nothing is written
         return p, keep
     if mode == "circular":
         if policy.negative == "wrap":

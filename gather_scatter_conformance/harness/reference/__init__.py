@@ -41,6 +41,7 @@ __all__ = [
     "all_policies",
     "compute",
     "equal_nan",
+    "unchecked",
     "undecided",
 ]
 
@@ -96,3 +97,14 @@ def undecided(op: str, inputs: Mapping[str, Any], attrs: Mapping[str, Any] | Non
         return None
     a = with_defaults(op, {k: _text(v) for k, v in (attrs or {}).items()})
     return check({n: np.asarray(v) for n, v in inputs.items()}, a)
+
+
+def unchecked(op: str, inputs: Mapping[str, Any], attrs: Mapping[str, Any] | None = None) -> np.ndarray | None:
+    """What a kernel of ``op`` that never checks its positions writes or reads here (the classifier's ``alias``),
+    where the operator's module models it (``unchecked(arrays, attrs)``); None where it does not, or where such a
+    kernel would leave the buffer."""
+    model = getattr(_module(op), "unchecked", None)
+    if model is None:
+        return None
+    a = with_defaults(op, {k: _text(v) for k, v in (attrs or {}).items()})
+    return model({n: np.asarray(v) for n, v in inputs.items()}, a)

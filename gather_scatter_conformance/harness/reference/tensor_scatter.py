@@ -17,7 +17,8 @@ why the canonical values are the ones chosen):
 - circular mode on a negative position: ``negative`` wrap is the floor modulo (Python's ``%``, the pseudocode's),
   error raises, oob is the truncated remainder (C's ``%``), whose negative result ``out_of_bounds`` then decides.
 
-:func:`undecided` names the open question an input hits, so the judge never makes a verdict of the policy alone.
+:func:`undecided` names the open question an input hits, so the judge never makes a verdict of the policy alone;
+:func:`unchecked` is what a kernel that never checks its write positions writes (the classifier's ``alias``).
 """
 
 from __future__ import annotations
@@ -145,3 +146,34 @@ def undecided(arrays: Mapping[str, np.ndarray], attrs: Mapping[str, Any]) -> str
         return (f"write index {int(write.max())} + sequence_length {seq} > max_sequence_length {data.shape[a]} "
                 "in linear mode")
     return None
+
+
+def unchecked(arrays: Mapping[str, np.ndarray], attrs: Mapping[str, Any]) -> np.ndarray | None:
+    """The output of a linear TensorScatter that writes at unchecked flat offsets (row by row, in the pseudocode's
+    order): a position past the end of a batch's sequence lands in the next batch's (or head's) rows. None where an
+    offset leaves the buffer, in circular mode, or for an input the operator refuses."""
+    data, updates, write = arrays["data"], arrays["updates"], arrays.get("indices")
+    try:
+        a = _shapes(data, updates, write, attrs["axis"], attrs["mode"])
+    except InvalidInput:
+        return None
+    if attrs["mode"] != "linear":
+        return None
+    batch = data.shape[0]
+    w = np.zeros(batch, np.int64) if write is None else write.astype(np.int64)
+    # Every element's coordinates, its sequence coordinate moved by its batch's write index, flattened with the
+    # cache's strides and never checked. C order of the update is the pseudocode's order (prefix, sequence, rest).
+    coords = list(np.indices(updates.shape))
+    coords[a] = coords[a] + w.reshape((batch,) + (1,) * (updates.ndim - 1))
+    offsets = sum((c.reshape(-1) * s for c, s in zip(coords, _strides(data.shape), strict=True)),
+                  np.zeros(updates.size, np.int64))
+    if offsets.size and (offsets.min() < 0 or offsets.max() >= data.size):
+        return None
+    out = data.copy().reshape(-1)
+    out[offsets] = updates.reshape(-1)
+    return out.reshape(data.shape)
+
+
+def _strides(shape: tuple[int, ...]) -> list[int]:
+    """Element strides of a C-ordered array of ``shape``."""
+    return [int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape))]

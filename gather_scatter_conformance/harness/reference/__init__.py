@@ -1,11 +1,13 @@
-"""The NumPy reference engine: canonical (newest-ONNX) semantics of the six operators, under index policies.
+"""The NumPy reference engine: canonical (newest-ONNX) semantics of the vocabulary's operators, under index policies.
 
 ``compute(op, inputs, attrs, policy)`` returns the one correct output as an ndarray, or an
 :class:`AllowedOutputs` when duplicate scatter targets make several outputs correct. It raises
 :class:`InvalidInput` for invalid shapes/attributes/dtypes, :class:`IndexOutOfRange` when an index value is an
 error, and :class:`PolicyNotApplicable` when the policy has no meaning for the operator (all are ValueErrors).
-``compare`` says how an output differs from the reference's (exact, or a derived tolerance for reductions): what
-the judge's verdicts and the case loader's check of a declared ``expected:`` both use.
+``undecided`` names what an operator's text leaves open on an input and ``unchecked`` what a kernel without bounds
+checks would compute, where the operator's module says. ``compare`` says how an output differs from the reference's
+(exact, or a derived tolerance for reductions): what the judge's verdicts and the case loader's check of a declared
+``expected:`` both use.
 """
 
 from __future__ import annotations

@@ -165,3 +165,12 @@ def test_cli_prints_the_agreement_table_and_writes_json(tmp_path: Path, capsys: 
     take = data["ops"]["Take"]
     assert take["cases"] == 12 and take["agreement"][REFERENCE][REFERENCE]["agree"] == 12
     assert set(take["timings_s"]) >= {"generate_s", "run_s", "shrink_s", "total_s"}
+
+
+def test_an_operator_without_a_strategy_is_named_not_fuzzed() -> None:
+    from gather_scatter_conformance.harness.fuzz.strategies import case_strategy
+    from gather_scatter_conformance.vocab.ops import OPS
+
+    assert set(STRATEGIES) < set(OPS)  # TensorScatter has none yet
+    with pytest.raises(ValueError, match="no fuzzing strategy for operator 'TensorScatter'"):
+        case_strategy("TensorScatter")

@@ -156,3 +156,35 @@ def test_a_probe_is_tagged_with_probe_and_its_dimension(tmp_path: Path) -> None:
     case = entries[0]
     assert isinstance(case, Case), case
     assert case.tags == ["probe", "negative-indices", "mine"]
+
+
+TENSOR_SCATTER = """\
+op: TensorScatter
+cases:
+  - id: no-write-indices
+    source: test
+    inputs:
+      data: {value: [[[1], [2], [3]]], dtype: float32}
+      updates: {value: [[[-1]]], dtype: float32}
+  - id: bad-mode
+    source: test
+    inputs:
+      data: {value: [[[1], [2], [3]]], dtype: float32}
+      updates: {value: [[[-1]]], dtype: float32}
+    attrs: {mode: ring}
+  - id: no-updates
+    source: test
+    inputs:
+      data: {value: [[[1], [2], [3]]], dtype: float32}
+"""
+
+
+def test_an_optional_input_may_be_left_out_and_choices_come_from_the_vocabulary(tmp_path: Path) -> None:
+    entries = _load(tmp_path, TENSOR_SCATTER)
+    case = entries[0]
+    assert isinstance(case, Case) and set(case.inputs()) == {"data", "updates"}
+    assert case.reference().reshape(-1).tolist() == [-1, 2, 3]  # absent write indices are zeros
+    errors = [str(e) for e in _errors(entries)]
+    assert len(errors) == 2
+    assert "cases/x.yaml:13: cases[1].attrs.mode: 'ring' is not one of linear, circular" in errors[0]
+    assert "missing input 'updates' (TensorScatter needs data, updates)" in errors[1]

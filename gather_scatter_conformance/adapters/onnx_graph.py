@@ -5,6 +5,9 @@ Every model passes ``onnx.checker.check_model(full_check=True)`` wherever ONNX's
 types (tests/test_onnx_models.py): its inputs and its output carry their shapes (:func:`declare_output_shape`).
 
 onnx 1.23 writes IR version 14, which onnxruntime 1.31 rejects, so the IR version is set explicitly.
+Graph inputs carry ONNX's input names (``past_cache``, ``update``, ``write_indices`` for TensorScatter), which the
+vocabulary maps from the case's (``data``, ``updates``, ``indices``); an optional input a case leaves out is left
+out of the node.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
+from gather_scatter_conformance.vocab.ops import onnx_input_name
 
 # The one table of ONNX operator versions (ONNX changelog): every version a run may select, oldest first. The
 # deprecated Scatter-9/11 is ScatterElements' ancestor. onnxruntime's and DirectML's variants are these versions.
@@ -25,6 +29,7 @@ VERSIONS = {
     "ScatterElements": (11, 13, 16, 18),
     "ScatterND": (11, 13, 16, 18),
     "Scatter": (9, 11),
+    "TensorScatter": (24,),
 }
 # Newest version of each operator, the canonical semantics.
 NEWEST = {op: max(versions) for op, versions in VERSIONS.items()}
@@ -80,7 +85,13 @@ def onnx_op(case: CaseData, onnx_type: str | None = None) -> tuple[str, int, dic
             attrs["reduction"] = reduction
     elif op == "Scatter" and reduction != "none":
         raise Unsupported("Scatter-9/11 has no reduction")
+    elif op not in _TRANSLATED:  # an operator the case names as ONNX does: its attributes are ONNX's own
+        attrs = {k: v for k, v in a.items() if k not in case.omit}
     return op, version, attrs
+
+
+# The ONNX operators whose attributes onnx_op translates from the case's; any other takes the case's as they are.
+_TRANSLATED = ("Gather", "GatherElements", "ScatterElements", "Scatter", "GatherND", "ScatterND")
 
 
 def flattens(case: CaseData) -> bool:
@@ -95,10 +106,10 @@ def build(case: CaseData, onnx_type: str | None = None) -> tuple[Any, list[str],
     from onnx import helper
 
     op, version, attrs = onnx_op(case, onnx_type)
-    names = list(case.inputs)
+    names = input_names(case)
     graph_inputs = [
         helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), list(v.shape))
-        for n, v in case.inputs.items()
+        for n, v in zip(names, case.inputs.values(), strict=True)
     ]
     nodes = []
     node_inputs = list(names)
@@ -154,9 +165,14 @@ def preload() -> None:
                    {"axis": 0, "batch_dims": 0}, opset=13))
 
 
+def input_names(case: CaseData) -> list[str]:
+    """The graph input names of ``case``'s inputs, in their order: ONNX's names (vocab.ops.onnx_input_name)."""
+    return [onnx_input_name(case.op, n) for n in case.inputs]
+
+
 def feeds(case: CaseData) -> dict[str, np.ndarray]:
     """The input arrays keyed by graph input name."""
-    return dict(case.inputs)
+    return dict(zip(input_names(case), case.inputs.values(), strict=True))
 
 
 def model_source(model: Any) -> str:
@@ -205,6 +221,7 @@ def helper_value(attr: Any) -> Any:
     return value
 
 
-def feeds_source(names: list[str]) -> str:
-    """``{"data": data, "indices": indices}``: the feeds of a model's run, as source."""
-    return "{" + ", ".join(f"{n!r}: {n}" for n in names) + "}"
+def feeds_source(names: list[str], op: str | None = None) -> str:
+    """``{"data": data, "indices": indices}``: the feeds of a model's run, as source (the case's input variables
+    under ``op``'s ONNX input names: ``{"past_cache": data, ...}`` for TensorScatter)."""
+    return "{" + ", ".join(f"{onnx_input_name(op, n) if op else n!r}: {n}" for n in names) + "}"

@@ -40,7 +40,7 @@ class OnnxReferenceAdapter(Adapter):
 
         source = "\n".join([onnx_graph.model_source(model), "from onnx.reference import ReferenceEvaluator",
                             f"result = np.asarray(ReferenceEvaluator(model).run(None, "
-                            f"{onnx_graph.feeds_source(list(case.inputs))})[0])"])
+                            f"{onnx_graph.feeds_source(list(case.inputs), case.op)})[0])"])
         return Call(f"ReferenceEvaluator(model).run(None, feeds)  # model: {text}", run, source=source)
 
     def to_numpy(self, out: Any) -> np.ndarray:

@@ -255,8 +255,9 @@ class OnnxruntimeAdapter(Adapter):
         model, text, op_key = variant_model(case, variant)  # raises Unsupported where ONNX cannot say the case
         provider_list, n_threads = providers(case.device), threads()
         signature = tuple((n, tuple(v.shape), str(v.dtype)) for n, v in case.inputs.items())
+        names = list(case.inputs)  # the repro's variables; the model's inputs carry ONNX's names (onnx_graph)
         plan = _Plan((op_key, signature, tuple(provider_list), n_threads), model, provider_list, n_threads)
-        inputs = dict(case.inputs)
+        inputs = onnx_graph.feeds(case)
         comment = f"  # {', '.join(provider_list)}, intra_op_num_threads={n_threads}"
         device = device_of(provider_list[0])
         session = (f"session = onnxruntime.InferenceSession(model.SerializeToString(), providers={provider_list!r}, "
@@ -266,7 +267,7 @@ class OnnxruntimeAdapter(Adapter):
         facts: dict[str, Any] = {}  # filled by the run: which provider ran each node, where others than CPU run
         if not any(_is_bfloat16(v) for v in inputs.values()):
             api = f"onnxruntime.InferenceSession(model: {text}).run(None, {{{', '.join(inputs)}}}){comment}"
-            source = [*head, f"result = session.run(None, {onnx_graph.feeds_source(list(inputs))})[0]"]
+            source = [*head, f"result = session.run(None, {onnx_graph.feeds_source(names, case.op)})[0]"]
             return Call(api, lambda: self._session(plan, facts).run(None, inputs)[0], device,
                         source="\n".join(source), facts=facts)
         # sess.run() cannot take ml_dtypes.bfloat16 arrays ("Numpy_type 256 can't be converted to MLDataType"):
@@ -274,13 +275,14 @@ class OnnxruntimeAdapter(Adapter):
         feeds = ", ".join(
             f"{n}: OrtValue.ortvalue_from_numpy_with_onnx_type({n}.view(np.uint16), TensorProto.BFLOAT16)"
             if _is_bfloat16(v) else f"{n}: OrtValue.ortvalue_from_numpy({n})" for n, v in inputs.items())
+        variables = dict(zip(inputs, names, strict=True))  # ONNX input name -> the repro's variable
         api = f"onnxruntime.InferenceSession(model: {text}).run_with_ort_values(None, {{{feeds}}}){comment}"
         source = [*head, "from onnxruntime import OrtValue",
-                  *(f"{n} = np.ascontiguousarray({n}).reshape({n}.shape)" for n in inputs),
+                  *(f"{n} = np.ascontiguousarray({n}).reshape({n}.shape)" for n in names),
                   "out = session.run_with_ort_values(None, {" + ", ".join(
-                      f"{n!r}: " + (f"OrtValue.ortvalue_from_numpy_with_onnx_type({n}.view(np.uint16), "
+                      f"{n!r}: " + (f"OrtValue.ortvalue_from_numpy_with_onnx_type({variables[n]}.view(np.uint16), "
                                     "TensorProto.BFLOAT16)" if _is_bfloat16(v)
-                                    else f"OrtValue.ortvalue_from_numpy({n})")
+                                    else f"OrtValue.ortvalue_from_numpy({variables[n]})")
                       for n, v in inputs.items()) + "})[0]",
                   "if out.data_type() == 'tensor(bfloat16)':  # OrtValue.numpy() has no bfloat16: copy the bytes",
                   "    import ctypes",

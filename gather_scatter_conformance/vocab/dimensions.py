@@ -46,4 +46,40 @@ DIMENSIONS: dict[str, tuple[str, str]] = {
         f"data-dtype:{d}": (f"Is {d} data accepted?", "support")
         for d in ("float16", "bfloat16", "float64", "int8", "uint8", "bool", "complex64", "string")
     },
+    # TensorScatter-24 (the KV-cache write). Its index dimensions take the index labels, read for a block of
+    # writes: `wrap` counts a negative position from the end / continues at 0 past the end (circular); `skip` drops
+    # the positions outside the cache and writes the rest (a partial write); `clamp` clips each position into
+    # [0, s-1].
+    "write-index-negative": ("What happens to a negative write index in linear mode?", "index"),
+    "write-index-overflow": (
+        "What happens in linear mode when write_index + sequence_length passes max_sequence_length?", "index"),
+    "circular-wrap": ("Does circular mode continue at position 0 past max_sequence_length?", "index"),
+    "circular-negative": ("What does circular mode do with a negative write index?", "index"),
+    "empty-update": ("Is an update with sequence_length 0 accepted (the cache unchanged)?", "support"),
+    "sequence-axis-0": ("Is axis 0 (the batch axis, which TensorScatter-24 forbids) refused?", "support"),
+    "sequence-axis-last": ("Is axis -1 (the sequence axis last) supported?", "support"),
 }
+
+# Dimensions whose canonical label is not the one their kind implies (an index dimension's is `error`, a support
+# dimension's `ok`); for an open dimension (OPEN, below) the label of the reference engine's canonical policy
+# (docs/reference-engine.md says why each).
+CANONICAL_LABELS: dict[str, str] = {
+    "write-index-negative": "wrap",  # policy negative=wrap: counted from the end, as the pseudocode's Python does
+    "write-index-overflow": "error",  # policy out_of_bounds=error: the text's requirement, the pseudocode's IndexError
+    "circular-negative": "wrap",  # policy negative=wrap: floor modulo, the pseudocode's Python %
+    "circular-wrap": "wrap",  # TensorScatter-24: "the update index is modulo max_sequence_length"
+    "sequence-axis-0": "error",  # TensorScatter-24: axis "cannot be 0 (the batch dimension)"
+}
+
+# Dimensions the specs leave open: dimension -> what the text does not decide. Their probes measure a policy and
+# never make a verdict of it: every label but a crash, a hang or garbage conforms. The reference engine's canonical
+# policy still gives their canonical label (what the report shows as canonical).
+OPEN: dict[str, str] = {
+    "write-index-negative": "TensorScatter-24 says nothing of negative write_indices",
+    "write-index-overflow": "TensorScatter-24 linear mode 'requires' write_indices + sequence_length <= "
+                            "max_sequence_length and says nothing of what happens otherwise",
+    "circular-negative": "TensorScatter-24 takes the write index 'modulo max_sequence_length' without saying "
+                         "which modulo for negative values",
+}
+# Labels that never conform, open dimension or not: no policy explains them.
+NEVER_CONFORMING = ("garbage", "alias", "timeout")

@@ -119,8 +119,12 @@ def generate_indices(
 
 
 def derived_updates_shape(op: str, data_shape: tuple[int, ...], indices_shape: tuple[int, ...]) -> tuple[int, ...]:
-    """The shape ``updates`` must have for a scatter: indices' shape (elements) or indices.shape[:-1] + slice."""
+    """The shape ``updates`` must have for a scatter: indices' shape (elements) or indices.shape[:-1] + slice (ND);
+    InputValueError for a scatter whose updates' shape is not determined by them (TensorScatter)."""
     if op == "ScatterElements":
         return indices_shape
-    m = indices_shape[-1] if indices_shape else 0
-    return indices_shape[:-1] + tuple(data_shape[m:])
+    if op == "ScatterND":
+        m = indices_shape[-1] if indices_shape else 0
+        return indices_shape[:-1] + tuple(data_shape[m:])
+    # TensorScatter: the update's sequence length is its own, not a function of data and write indices.
+    raise InputValueError(f"{op}'s updates shape does not follow from data and indices: give it a shape", "random")

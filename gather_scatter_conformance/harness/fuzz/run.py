@@ -18,7 +18,7 @@ from gather_scatter_conformance.harness.fuzz import summary, triage
 from gather_scatter_conformance.harness.fuzz.describe import describe, finding, why
 from gather_scatter_conformance.harness.fuzz.differ import ApiRun, CaseRun, Differ, apis_for, available
 from gather_scatter_conformance.harness.fuzz.shrink import Signature, shrink
-from gather_scatter_conformance.harness.fuzz.strategies import GenCase, examples_for, generate
+from gather_scatter_conformance.harness.fuzz.strategies import STRATEGIES, GenCase, examples_for, generate
 from gather_scatter_conformance.harness.fuzz.writer import SOURCE, Found, case_id, to_case, to_spec, write_found
 from gather_scatter_conformance.vocab.ops import OPS
 
@@ -184,8 +184,14 @@ def _quiet() -> None:
 def main(args: argparse.Namespace) -> int:
     """The ``fuzz`` subcommand: returns 0 when the run completed (findings are results, not failures)."""
     _quiet()
-    ops = list(OPS) if args.op == "all" else [o.strip() for o in args.op.split(",")]
-    unknown = [o for o in ops if o not in OPS]
+    if args.op == "all":
+        ops = [o for o in OPS if o in STRATEGIES]
+        unfuzzed = [o for o in OPS if o not in STRATEGIES]
+        if unfuzzed:
+            print(f"not fuzzed (no strategy in harness/fuzz/strategies.py): {', '.join(unfuzzed)}", flush=True)
+    else:
+        ops = [o.strip() for o in args.op.split(",")]
+    unknown = [o for o in ops if o not in STRATEGIES]
     differ = Differ(timeout=args.case_timeout, isolation=args.isolation, run_unchecked=args.run_unchecked,
                     jobs=args.jobs)
     frameworks = [f.strip() for f in args.frameworks.split(",") if f.strip()] or available(differ.pythons)

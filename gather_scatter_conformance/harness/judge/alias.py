@@ -11,6 +11,12 @@ from typing import Any
 
 import numpy as np
 
+from gather_scatter_conformance.harness.reference import unchecked
+
+# The operators whose unchecked offsets this module computes; any other's are its reference module's
+# (harness.reference.unchecked), so a new operator models them there.
+_MODELLED = ("Gather", "GatherElements", "GatherND", "Take", "ScatterElements", "ScatterND")
+
 
 def _strides(shape: tuple[int, ...]) -> np.ndarray:
     out = np.ones(len(shape), dtype=np.int64)
@@ -58,7 +64,10 @@ def _offsets(shape: tuple[int, ...], coords: list[np.ndarray]) -> np.ndarray:
 
 
 def unchecked_gather(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, Any]) -> np.ndarray | None:
-    """The output of a gather that adds up unchecked offsets; None if any offset falls outside the buffer."""
+    """The output of a gather that adds up unchecked offsets; None if any offset falls outside the buffer, or for an
+    operator whose unchecked offsets are not modelled here."""
+    if op not in _MODELLED:  # an operator whose reference module models its unchecked kernel, if any
+        return unchecked(op, inputs, attrs)
     data, indices = inputs["data"], inputs["indices"]
     if op in ("ScatterElements", "ScatterND"):
         return _unchecked_scatter(op, inputs, attrs)

@@ -17,6 +17,7 @@ from gather_scatter_conformance.harness.judge.alias import unchecked_gather
 from gather_scatter_conformance.harness.judge.dimensions import kind
 from gather_scatter_conformance.harness.reference import AllowedOutputs, Policy, compute
 from gather_scatter_conformance.harness.reference.compare import compare
+from gather_scatter_conformance.vocab.ops import SCATTER_OPS
 
 _OOB_LABEL = {"zero": "zero", "clamp": "clamp", "wrap": "wrap", "fill": "fill-nan", "skip": "skip"}
 _TAKE_MODE_LABEL = {"wrap": "wrap", "clip": "clamp", "fill": "fill-nan"}
@@ -49,7 +50,7 @@ def _index_candidates(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, A
         gather_attrs = {"axis": 0 if attrs.get("axis") is None else attrs["axis"], "batch_dims": 0}
         out.append(("zero", _try("Gather", flat, gather_attrs, Policy(out_of_bounds="zero"))))
     else:
-        scatter = op.startswith("Scatter")
+        scatter = op in SCATTER_OPS
         out.append(("wrap", _try(op, inputs, attrs)))  # canonical: negatives wrap, no other index allowed
         for oob in ("skip", "clamp", "wrap") if scatter else ("zero", "clamp", "wrap", "fill"):
             for negative in ("wrap", "oob"):

@@ -6,9 +6,12 @@ from __future__ import annotations
 from gather_scatter_conformance.harness.reference.constraints import CONSTRAINTS
 from gather_scatter_conformance.vocab.dimensions import (
     AXIS_LABELS,
+    CANONICAL_LABELS,
     DIMENSIONS,
     DUPLICATE_LABELS,
     INDEX_LABELS,
+    NEVER_CONFORMING,
+    OPEN,
     OUTCOME_LABELS,
     SUPPORT_LABELS,
     UNCOVERED_LABELS,
@@ -22,8 +25,11 @@ _DUPLICATE_OK = ("last-wins", "first-wins", "accumulate", "mixed")
 
 
 def canonical_label(op: str, dimension: str) -> str | None:
-    """The label the canonical semantics (newest ONNX; NumPy's take for Take) give a dimension, if any."""
+    """The label the canonical semantics (newest ONNX; NumPy's take for Take) give a dimension, if any; where the
+    vocabulary declares one (vocab.dimensions.CANONICAL_LABELS), that one."""
     k = kind(dimension)
+    if dimension in CANONICAL_LABELS:
+        return CANONICAL_LABELS[dimension]
     if dimension == "negative-indices":
         return "wrap"
     if k == "index":
@@ -44,9 +50,14 @@ def canonical_label(op: str, dimension: str) -> str | None:
 def conforms(op: str, dimension: str, label: str) -> bool:
     """Whether a measured label agrees with the canonical semantics of that dimension.
 
+    On a dimension the specs leave open (vocab.dimensions.OPEN) every label a policy explains conforms, and only
+    ``garbage``, ``alias``, a hang or a crash do not: the probe measures the policy, it does not judge it.
+
     An index type outside the operator's type constraints (``index-dtype:int8`` for Gather) may be refused or
     computed: both conform (gather_scatter_conformance.harness.reference.constraints), only a wrong value does not.
     """
+    if dimension in OPEN:  # the spec does not decide: any behaviour a policy explains conforms
+        return label not in NEVER_CONFORMING and not label.startswith("crash:")
     want = canonical_label(op, dimension)
     if want is None:  # duplicate targets without a reduction: any single order is allowed
         return label in _DUPLICATE_OK

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from gather_scatter_conformance.harness.cases.load import Case, ExpectedError
-from gather_scatter_conformance.harness.reference import AllowedOutputs, compute, constraints
+from gather_scatter_conformance.harness.reference import AllowedOutputs, all_policies, compute, constraints, undecided
 from gather_scatter_conformance.harness.reference.compare import compare, reduction_atol
 from gather_scatter_conformance.harness.reference.constraints import Outside
 from gather_scatter_conformance.vocab import dtypes
@@ -90,8 +90,9 @@ def _exercises_types(case: Case) -> bool:
     """True when the case's data or index type is not the harness's default (float32 data, int64 indices): a
     refusal of such a case, inside the spec, is a dtype deviation rather than a refusal of the operation."""
     inputs = case.inputs()
+    indices = inputs.get("indices")  # an optional input a case may leave out (TensorScatter's write_indices)
     return (_dtype_name(inputs["data"].dtype) != dtypes.DEFAULT_DATA_DTYPE
-            or _dtype_name(inputs["indices"].dtype) != dtypes.DEFAULT_INDEX_DTYPE)
+            or (indices is not None and _dtype_name(indices.dtype) != dtypes.DEFAULT_INDEX_DTYPE))
 
 
 def judge(case: Case, res: Result | Mapping[str, Any], expected: Any) -> dict[str, Any]:
@@ -114,6 +115,50 @@ def judge(case: Case, res: Result | Mapping[str, Any], expected: Any) -> dict[st
     return {**scope, **fields}
 
 
+def open_question(case: Case) -> str | None:
+    """What the operator's spec leaves open on ``case``'s input (harness.reference.undecided), once per case."""
+    if "open_question" not in case.memo:
+        case.memo["open_question"] = undecided(case.op, case.inputs(), case.attrs)
+    return case.memo["open_question"]
+
+
+def _policy_outputs(case: Case) -> list[tuple[str, np.ndarray]]:
+    """(policy, output) for every policy the reference engine can apply to ``case``: the behaviours an open input
+    allows (the first policy of each distinct output), once per case."""
+    if "policy_outputs" not in case.memo:
+        found: list[tuple[str, np.ndarray]] = []
+        for policy in all_policies():
+            if not policy.applies_to(case.op):
+                continue
+            try:
+                out = compute(case.op, case.inputs(), case.attrs, policy)
+            except ValueError:
+                continue
+            out = out.example() if isinstance(out, AllowedOutputs) else out
+            if not any(compare(out, seen).equal for _, seen in found):
+                found.append((", ".join(f"{k}={v}" for k, v in policy.to_dict().items()), out))
+        case.memo["policy_outputs"] = found
+    return case.memo["policy_outputs"]
+
+
+def _judge_open(case: Case, res: Result, question: str) -> dict[str, Any] | None:
+    """The verdict on an input the spec leaves open: a refusal, or a value some policy gives, conforms (the policy
+    is a label, never a verdict); another value deviates. None for outcomes judged as usual (crash, hang)."""
+    if res.outcome == "error":
+        return {"verdict": "conforms", "reason": f"raised on an input the spec leaves open ({question})"}
+    if res.outcome != "ok" or res.observed is None:
+        return None
+    observed = res.observed
+    fields = {"observed": stored(observed), "observed_dtype": _dtype_name(observed.dtype),
+              "observed_shape": list(observed.shape)}
+    for policy, output in _policy_outputs(case):
+        if observed.dtype == output.dtype and compare(observed, output).equal:
+            return {**fields, "verdict": "conforms",
+                    "reason": f"the spec leaves this open ({question}); the value is the policy {policy}'s"}
+    return {**fields, "verdict": "deviates", "deviation": "value",
+            "reason": f"the spec leaves this open ({question}), but no policy gives this value"}
+
+
 def _judge(case: Case, res: Result, expected: Any, outside: Outside | None) -> dict[str, Any]:
     outcome = res.outcome
     if outcome == HARNESS_ERROR:
@@ -124,6 +169,11 @@ def _judge(case: Case, res: Result, expected: Any, outside: Outside | None) -> d
     if outcome in ("crash", "timeout"):
         return {"verdict": "deviates", "deviation": outcome,
                 "reason": f"{outcome}: {res.error_message or ''}".strip()}
+    question = open_question(case)
+    if question is not None:
+        verdict = _judge_open(case, res, question)
+        if verdict is not None:
+            return verdict
     if outcome == "error":
         if isinstance(expected, ExpectedError):
             return {"verdict": "conforms", "reason": "raised, as canonical semantics require"}

@@ -1,24 +1,25 @@
-"""The NumPy reference engine: canonical (newest-ONNX) semantics of the six operators, under index policies.
+"""The NumPy reference engine: canonical (newest-ONNX) semantics of the vocabulary's operators, under index policies.
 
 ``compute(op, inputs, attrs, policy)`` returns the one correct output as an ndarray, or an
 :class:`AllowedOutputs` when duplicate scatter targets make several outputs correct. It raises
 :class:`InvalidInput` for invalid shapes/attributes/dtypes, :class:`IndexOutOfRange` when an index value is an
 error, and :class:`PolicyNotApplicable` when the policy has no meaning for the operator (all are ValueErrors).
-``compare`` says how an output differs from the reference's (exact, or a derived tolerance for reductions): what
-the judge's verdicts and the case loader's check of a declared ``expected:`` both use.
+``undecided`` names what an operator's text leaves open on an input and ``unchecked`` what a kernel without bounds
+checks would compute, where the operator's module says. ``compare`` says how an output differs from the reference's
+(exact, or a derived tolerance for reductions): what the judge's verdicts and the case loader's check of a declared
+``expected:`` both use.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from gather_scatter_conformance.harness.reference.allowed import AllowedOutputs, equal_nan
-from gather_scatter_conformance.harness.reference.gather import gather
-from gather_scatter_conformance.harness.reference.gather_elements import gather_elements
-from gather_scatter_conformance.harness.reference.gather_nd import gather_nd
 from gather_scatter_conformance.harness.reference.indices import as_array, check_index_dtype
 from gather_scatter_conformance.harness.reference.policy import (
     CANONICAL,
@@ -29,10 +30,7 @@ from gather_scatter_conformance.harness.reference.policy import (
     PolicyNotApplicable,
     all_policies,
 )
-from gather_scatter_conformance.harness.reference.scatter_elements import scatter_elements
-from gather_scatter_conformance.harness.reference.scatter_nd import scatter_nd
-from gather_scatter_conformance.harness.reference.take import take
-from gather_scatter_conformance.vocab.ops import ATTRS, INPUTS, OPS, with_defaults
+from gather_scatter_conformance.vocab.ops import ATTRS, INPUTS, OPS, SPECS, required_inputs, with_defaults
 
 __all__ = [
     "CANONICAL",
@@ -45,7 +43,15 @@ __all__ = [
     "all_policies",
     "compute",
     "equal_nan",
+    "unchecked",
+    "undecided",
 ]
+
+
+def _module(op: str) -> ModuleType:
+    """The operator's reference module (its vocabulary entry names it): it defines ``reference(arrays, attrs,
+    policy)`` and, where the operator's text leaves inputs open, ``undecided(arrays, attrs)``."""
+    return importlib.import_module(f"{__name__}.{SPECS[op].module}")
 
 
 def _text(value: Any) -> Any:
@@ -66,7 +72,7 @@ def compute(
     if not isinstance(policy, Policy):
         raise TypeError(f"policy must be a Policy, got {type(policy).__name__}")
     names = INPUTS[op]
-    missing = [n for n in names if n not in inputs]
+    missing = [n for n in required_inputs(op) if n not in inputs]
     unknown = [n for n in inputs if n not in names]
     if missing or unknown:
         problems = [f"missing {', '.join(missing)}"] * bool(missing) + [f"unknown {', '.join(unknown)}"] * bool(unknown)
@@ -75,21 +81,32 @@ def compute(
     bad_attrs = sorted(set(a) - set(ATTRS[op]))
     if bad_attrs:
         raise InvalidInput(f"{op} has no attribute(s) {', '.join(bad_attrs)}; known: {', '.join(ATTRS[op])}")
-    arr = {n: as_array(inputs[n], n) for n in names}
-    data, indices = arr["data"], arr["indices"]
-    check_index_dtype(indices)
+    arr = {n: as_array(inputs[n], n) for n in names if n in inputs}
+    if "indices" in arr:
+        check_index_dtype(arr["indices"])
     if op != "Take" and not policy.applies_to(op):
-        kind = "scatter" if op.startswith("Scatter") else "gather"
+        kind = SPECS[op].kind
         raise PolicyNotApplicable(f"policy out_of_bounds={policy.out_of_bounds!r} is not meaningful for {kind} {op}")
+    return _module(op).reference(arr, a, policy)
 
-    if op == "Gather":
-        return gather(data, indices, a["axis"], a["batch_dims"], policy)
-    if op == "GatherElements":
-        return gather_elements(data, indices, a["axis"], policy)
-    if op == "GatherND":
-        return gather_nd(data, indices, a["batch_dims"], policy)
-    if op == "Take":
-        return take(data, indices, a["axis"], a["mode"])
-    if op == "ScatterElements":
-        return scatter_elements(data, indices, arr["updates"], a["axis"], a["reduction"], policy)
-    return scatter_nd(data, indices, arr["updates"], a["reduction"], policy)
+
+def undecided(op: str, inputs: Mapping[str, Any], attrs: Mapping[str, Any] | None = None) -> str | None:
+    """What ``op``'s specification leaves open on this input, in one phrase, or None where it decides the outcome
+    (the canonical policy then fills the gap, and the judge never makes a verdict of it). Operators whose text
+    decides every input (the six of the family) answer None."""
+    check = getattr(_module(op), "undecided", None)
+    if check is None:
+        return None
+    a = with_defaults(op, {k: _text(v) for k, v in (attrs or {}).items()})
+    return check({n: np.asarray(v) for n, v in inputs.items()}, a)
+
+
+def unchecked(op: str, inputs: Mapping[str, Any], attrs: Mapping[str, Any] | None = None) -> np.ndarray | None:
+    """What a kernel of ``op`` that never checks its positions writes or reads here (the classifier's ``alias``),
+    where the operator's module models it (``unchecked(arrays, attrs)``); None where it does not, or where such a
+    kernel would leave the buffer."""
+    model = getattr(_module(op), "unchecked", None)
+    if model is None:
+        return None
+    a = with_defaults(op, {k: _text(v) for k, v in (attrs or {}).items()})
+    return model({n: np.asarray(v) for n, v in inputs.items()}, a)

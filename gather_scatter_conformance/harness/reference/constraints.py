@@ -8,7 +8,8 @@ different value (harness.judge.verdict.judge). This table is the one place that 
 Sources (onnx/onnx docs/Operators.md, the opsets the engine implements):
 - Gather-13, GatherElements-13, ScatterElements-18: ``Tind`` is ``tensor(int32), tensor(int64)``.
 - GatherND-13, ScatterND-18: ``indices`` is ``tensor(int64)`` only.
-- All six: ``T`` is every tensor type, so every data type a case can declare is inside.
+- TensorScatter-24: ``write_indices`` is ``tensor(int64)`` only.
+- All seven: ``T`` is every tensor type, so every data type a case can declare is inside.
 - ScatterElements-18 / ScatterND-18 ``reduction``: the spec's pseudo-code combines with ``+``, ``*``, ``max``,
   ``min``; these are not defined for strings, ``+``/``*`` not for bool and ``max``/``min`` not for complex numbers
   (there is no order). The engine raises InvalidInput there, so a refusal conforms and a value deviates.
@@ -45,6 +46,7 @@ CONSTRAINTS: dict[str, TypeConstraints] = {
     "ScatterElements": TypeConstraints("ONNX ScatterElements-18", _INT32_64),
     "ScatterND": TypeConstraints("ONNX ScatterND-18", ("int64",)),
     "Take": TypeConstraints("ONNX Gather-13 (Take's ONNX form)", _INT32_64),
+    "TensorScatter": TypeConstraints("ONNX TensorScatter-24", ("int64",)),  # write_indices: tensor(int64)
 }
 
 # reduction -> the data types it is not defined for (every other declared type is allowed).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -85,3 +86,9 @@ def take_along(data: np.ndarray, indices: np.ndarray, axis: int, policy: Policy)
 def _array(result: object, dtype: np.dtype) -> np.ndarray:
     # np.take with 0-d indices on 1-D data returns a scalar (a bare str for object arrays); keep the dtype.
     return result if isinstance(result, np.ndarray) else np.array(result, dtype=dtype)
+
+
+def reference(arrays: Mapping[str, np.ndarray], attrs: Mapping[str, Any], policy: Policy) -> np.ndarray:
+    """The engine's entry (harness.reference.compute): Gather-13 (with batch_dims) of the case's named inputs and
+    attributes."""
+    return gather(arrays["data"], arrays["indices"], attrs["axis"], attrs["batch_dims"], policy)

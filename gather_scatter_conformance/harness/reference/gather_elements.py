@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -51,3 +52,8 @@ def gather_elements(data: np.ndarray, indices: np.ndarray, axis: Any, policy: Po
     if data.shape[axis] == 0:
         return full_of_fill(indices.shape, data.dtype, policy)
     return fill_dropped(np.take_along_axis(view, idx, axis=axis), dropped, policy)
+
+
+def reference(arrays: Mapping[str, np.ndarray], attrs: Mapping[str, Any], policy: Policy) -> np.ndarray:
+    """The engine's entry (harness.reference.compute): GatherElements-13 of the case's named inputs and attributes."""
+    return gather_elements(arrays["data"], arrays["indices"], attrs["axis"], policy)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -67,3 +68,8 @@ def gather_nd(data: np.ndarray, indices: np.ndarray, batch_dims: Any, policy: Po
     if dropped is not None:
         fill_dropped(out, dropped.any(axis=-1).reshape(batch, per_batch, 1), policy)
     return out.reshape(out_shape)
+
+
+def reference(arrays: Mapping[str, np.ndarray], attrs: Mapping[str, Any], policy: Policy) -> np.ndarray:
+    """The engine's entry (harness.reference.compute): GatherND-13 of the case's named inputs and attributes."""
+    return gather_nd(arrays["data"], arrays["indices"], attrs["batch_dims"], policy)

@@ -12,6 +12,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from gather_scatter_conformance.vocab.ops import SCATTER_OPS
+
 OUT_OF_BOUNDS = ("error", "zero", "clamp", "wrap", "fill", "skip")
 NEGATIVE = ("wrap", "error", "oob")
 DUPLICATES = ("any-of", "last", "first", "accumulate")
@@ -74,7 +76,7 @@ class Policy:
 
     def applies_to(self, op: str) -> bool:
         """True if this policy is meaningful for ``op``; compute() raises PolicyNotApplicable otherwise."""
-        if op in ("ScatterElements", "ScatterND"):
+        if op in SCATTER_OPS:
             return self.out_of_bounds in SCATTER_OUT_OF_BOUNDS
         return self.out_of_bounds in GATHER_OUT_OF_BOUNDS
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -48,3 +49,11 @@ def scatter_elements(
         rows, upd = rows[keep], upd[keep]
     out = data.copy().reshape(-1, 1)
     return scatter_rows(out, rows, upd, reduction, policy, data.shape)
+
+
+def reference(
+    arrays: Mapping[str, np.ndarray], attrs: Mapping[str, Any], policy: Policy
+) -> np.ndarray | AllowedOutputs:
+    """The engine's entry (harness.reference.compute): ScatterElements-18 of the case's named inputs and attributes."""
+    return scatter_elements(arrays["data"], arrays["indices"], arrays["updates"], attrs["axis"], attrs["reduction"],
+                            policy)

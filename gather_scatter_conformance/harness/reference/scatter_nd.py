@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from gather_scatter_conformance.harness.reference.allowed import AllowedOutputs, any_of
@@ -121,3 +124,10 @@ def scatter_nd(
         rows, upd = rows[keep], upd[keep]
     out = data.copy().reshape(prod(dims), prod(data.shape[k:]))
     return scatter_rows(out, rows, upd, reduction, policy, data.shape)
+
+
+def reference(
+    arrays: Mapping[str, np.ndarray], attrs: Mapping[str, Any], policy: Policy
+) -> np.ndarray | AllowedOutputs:
+    """The engine's entry (harness.reference.compute): ScatterND-18 of the case's named inputs and attributes."""
+    return scatter_nd(arrays["data"], arrays["indices"], arrays["updates"], attrs["reduction"], policy)

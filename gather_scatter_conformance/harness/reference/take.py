@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -40,3 +41,9 @@ def take(data: np.ndarray, indices: np.ndarray, axis: Any, mode: Any) -> np.ndar
         # no int64 copy of the indices; an empty axis and uint64 (which NumPy casts to intp) take the general path.
         return _array(np.take(data, indices, axis=axis, mode=mode), data.dtype)
     return take_along(data, indices, axis, MODE_POLICIES[mode])
+
+
+def reference(arrays: Mapping[str, np.ndarray], attrs: Mapping[str, Any], policy: Policy) -> np.ndarray:
+    """The engine's entry (harness.reference.compute): Take of the case's named inputs and attributes (its
+    mode handles the indices; the policy is ignored)."""
+    return take(arrays["data"], arrays["indices"], attrs["axis"], attrs["mode"])

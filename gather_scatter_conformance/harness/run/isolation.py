@@ -26,6 +26,7 @@ from typing import Any
 import execnet
 
 from gather_scatter_conformance.resources import PACKAGE
+from gather_scatter_conformance.vocab.ops import SCATTER_OPS
 
 # Messages travel as one pickled blob each way: execnet's own serializer walks every object in Python, which costs
 # more than the case itself for small cases. Both ends are this project's interpreters (Python >= 3.10), so
@@ -324,4 +325,4 @@ def is_risky(op: str, dimension: str | None, tags: list[str]) -> bool:
         return True
     if {"out-of-bounds", "crash", MEMORY_UNSAFE} & set(tags):
         return True
-    return op.startswith("Scatter") and (dimension == "negative-indices" or "negative-indices" in tags)
+    return op in SCATTER_OPS and (dimension == "negative-indices" or "negative-indices" in tags)

@@ -115,6 +115,21 @@ def test_baseline_from_results_file(tmp_path: Path) -> None:
     assert saved["labels"] == {"cases/p.yaml::probe[take]": "wrap"} and saved["version"] == "2.4"
 
 
+def test_a_devices_labels_join_the_baseline_without_moving_its_pinned_version(tmp_path: Path) -> None:
+    # ONNX Runtime's OpenVINO EP comes from another wheel (onnxruntime-openvino 1.24.1) than the CPU pin (1.31.1).
+    def rec(device: str, version: str, label: str) -> dict:
+        return {"case": "cases/p.yaml::probe", "framework": "onnxruntime", "framework_version": version,
+                "variant": "Gather-13", "device": device, "outcome": "ok", "verdict": "conforms", "label": label}
+
+    baseline.from_records(tmp_path, [rec("cpu", "1.31.1", "error")])
+    baseline.from_records(tmp_path, [rec("openvino", "1.24.1", "zero")])
+    saved = baseline.load(tmp_path, "onnxruntime")
+    assert saved["version"] == "1.31.1"
+    assert saved["labels"] == {"cases/p.yaml::probe[Gather-13]": "error",
+                               "cases/p.yaml::probe[Gather-13]@openvino": "zero"}
+    assert baseline.check(saved, "cases/p.yaml::probe[Gather-13]@openvino", "zero", "1.24.1") is None
+
+
 def test_a_heap_corruption_crash_matches_whichever_signal_kills_the_process() -> None:
     from gather_scatter_conformance.harness.judge.baseline import check
 

@@ -113,11 +113,13 @@ def _edit(root: Path, framework: str, change: Any) -> None:
         os.replace(tmp, path)
 
 
-def update(root: Path, framework: str, version: str, labels: dict[str, str]) -> None:
-    """Merge ``labels``, measured on ``version``, into the framework's baseline file as its pinned labels."""
+def update(root: Path, framework: str, version: str | None, labels: dict[str, str]) -> None:
+    """Merge ``labels``, measured on ``version``, into the framework's baseline file as its pinned labels; with
+    ``version`` None the pinned version stays (labels of another device, measured on that device's build)."""
 
     def change(data: dict[str, Any]) -> None:
-        data["version"] = version
+        if version is not None or not data.get("version"):
+            data["version"] = version
         data["labels"] = dict(sorted({**data["labels"], **labels}.items()))
 
     _edit(root, framework, change)
@@ -248,15 +250,19 @@ def check(baseline: dict[str, Any], key: str, observed: str, version: str, dimen
 
 def from_records(root: Path, records: list[dict[str, Any]]) -> dict[str, int]:
     """Write baseline files from result records (every probe record's label, every converter path record's
-    preservation: :func:`record_label`); returns labels per framework."""
+    preservation: :func:`record_label`); returns labels per framework. The pinned version is the CPU records': a
+    device's labels (keys ``...@device``) may come from another build, e.g. ONNX Runtime's OpenVINO EP wheel, and
+    join the file without moving its pin."""
     by_fw: dict[str, dict[str, str]] = {}
     versions: dict[str, str] = {}
     for rec in records:
         label = record_label(rec)
         if label:
-            key = item_key(rec["case"], rec.get("variant", ""), rec.get("device", "cpu"))
+            device = rec.get("device", "cpu") or "cpu"
+            key = item_key(rec["case"], rec.get("variant", ""), device)
             by_fw.setdefault(rec["framework"], {})[key] = label
-            versions[rec["framework"]] = rec.get("framework_version", "")
+            if device == "cpu":
+                versions[rec["framework"]] = rec.get("framework_version", "")
     for framework, labels in by_fw.items():
-        update(root, framework, versions[framework], labels)
+        update(root, framework, versions.get(framework), labels)
     return {fw: len(labels) for fw, labels in by_fw.items()}

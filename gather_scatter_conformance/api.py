@@ -23,6 +23,8 @@ from gather_scatter_conformance.adapters.base import ReleaseRules as ReleaseRule
 from gather_scatter_conformance.adapters.base import Unsupported as Unsupported
 from gather_scatter_conformance.adapters.base import delegation as delegation
 from gather_scatter_conformance.adapters.base import fmt_attrs as fmt_attrs
+from gather_scatter_conformance.adapters.base import importing as importing
+from gather_scatter_conformance.adapters.base import lacks_converter as lacks_converter
 
 __all__ = [
     "API_VERSION",
@@ -36,4 +38,6 @@ __all__ = [
     "Unsupported",
     "delegation",
     "fmt_attrs",
+    "importing",
+    "lacks_converter",
 ]

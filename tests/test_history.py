@@ -127,6 +127,20 @@ def test_changes_and_diff_read_consecutive_releases(tmp_path: Path) -> None:
     assert store.failures(records) == {"1.12.0": "import-failed: no module"}
 
 
+def test_a_sweep_of_one_operator_keeps_the_release_s_other_operators(tmp_path: Path) -> None:
+    # `gsc history onnxruntime --cases cases/probes/tensor_scatter.yaml` adds TensorScatter to releases swept before.
+    def rec(op: str, label: str) -> dict:
+        return {"framework": "x", "release": "1.0.0", "status": "ok", "op": op, "variant": "v", "device": "cpu",
+                "dimension": "d", "label": label}
+    store.write_release(tmp_path, "x", "1.0.0", [rec("Gather", "wrap"), rec("ScatterND", "skip")])
+    store.write_release(tmp_path, "x", "1.0.0", [rec("TensorScatter", "error"), rec("ScatterND", "error")])
+    assert sorted((r["op"], r["label"]) for r in store.read(tmp_path, "x")) == [
+        ("Gather", "wrap"), ("ScatterND", "error"), ("TensorScatter", "error")]
+    failed = {"framework": "x", "release": "1.0.0", "status": "install-failed", "reason": "no wheel"}
+    store.write_release(tmp_path, "x", "1.0.0", [failed])  # a whole-release record replaces the release
+    assert store.read(tmp_path, "x") == [failed]
+
+
 PROBES = ROOT / "cases" / "probes" / "gather.yaml"
 
 

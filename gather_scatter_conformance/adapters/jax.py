@@ -29,8 +29,12 @@ from gather_scatter_conformance.adapters.base import (
     Unsupported,
     fmt_attrs,
 )
+from gather_scatter_conformance.adapters.emulation import tensor_scatter_axis
 from gather_scatter_conformance.vocab import variants
 
+# TensorScatter's emulations (JAX has none): lax.dynamic_update_slice vmapped over the batch, the KV-cache write
+# JAX models use, and .at[].set at the positions write index + arange computes.
+DUS, AT = "emulated.dynamic_update_slice", "emulated.at"
 # Variants per operator, named by the jnp API the call uses (``at``: ``data.at[...].set/add/...``); each runs
 # eagerly and, as ``<api>/jit``, under jax.jit. The default first.
 _APIS = {
@@ -40,6 +44,7 @@ _APIS = {
     "ScatterElements": ("at",),
     "ScatterND": ("at",),
     "Take": ("take",),
+    "TensorScatter": (DUS, AT),
 }
 JIT = "jit"
 _VARIANTS = {op: [v for api in apis for v in (api, variants.join(api, JIT))] for op, apis in _APIS.items()}
@@ -140,6 +145,43 @@ def _scatter_nd(data: Any, indices: Any, updates: Any, *, method: str) -> Any:
 # --- the api strings (what a user pastes, with `data`, `indices`, `updates` as jax arrays) ----------------------
 
 
+def _dynamic_update_slice(data: Any, updates: Any, indices: Any = None, *, axis: int) -> Any:
+    jax, jnp = _jax()
+    start = jnp.zeros(data.shape[0], jnp.int64) if indices is None else indices
+    return jax.vmap(lambda c, u, w: jax.lax.dynamic_update_slice_in_dim(c, u, w, axis=axis - 1))(data, updates, start)
+
+
+def _at_positions(data: Any, updates: Any, indices: Any = None, *, axis: int, circular: bool) -> Any:
+    _, jnp = _jax()
+    pos = jnp.arange(updates.shape[axis])[None, :]
+    if indices is not None:
+        pos = indices[:, None] + pos
+    if circular:
+        pos = pos % data.shape[axis]  # jnp's % is the floor modulo, as Python's
+    rows = jnp.moveaxis(data, axis, 1).at[jnp.arange(data.shape[0])[:, None], pos].set(jnp.moveaxis(updates, axis, 1))
+    return jnp.moveaxis(rows, 1, axis)
+
+
+def _tensor_scatter(case: CaseData, variant: str) -> tuple[tuple[Any, ...], Callable[..., Any], str]:
+    """TensorScatter through one of the two emulations (its api string names the positions as computed)."""
+    axis = tensor_scatter_axis({n: a.shape for n, a in case.inputs.items()}, int(case.attrs["axis"]))
+    circular = case.attrs["mode"] == "circular"
+    start = "indices" if "indices" in case.inputs else "jnp.zeros(data.shape[0], jnp.int64)"
+    if variants.split(variant)[0] == DUS:
+        if circular:
+            raise Unsupported("lax.dynamic_update_slice writes one contiguous block (its start clamped so that the "
+                              "block fits): no circular wrap-around")
+        api = (f"jax.vmap(lambda c, u, w: jax.lax.dynamic_update_slice_in_dim(c, u, w, axis={axis - 1}))"
+               f"(data, updates, {start})")
+        return ("dus", axis), partial(_dynamic_update_slice, axis=axis), api
+    pos = f"{'indices[:, None] + ' if 'indices' in case.inputs else ''}jnp.arange(updates.shape[{axis}])[None, :]"
+    if circular:
+        pos = f"({pos}) % data.shape[{axis}]"
+    api = (f"jnp.moveaxis(jnp.moveaxis(data, {axis}, 1).at[jnp.arange(data.shape[0])[:, None], {pos}]"
+           f".set(jnp.moveaxis(updates, {axis}, 1)), 1, {axis})")
+    return ("at_positions", axis, circular), partial(_at_positions, axis=axis, circular=circular), api
+
+
 def _shape_str(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
@@ -226,6 +268,8 @@ class JaxAdapter(Adapter):
     def _translate(self, case: CaseData, variant: str) -> tuple[tuple[Any, ...], Callable[..., Any], str]:
         """(cache key, pure function of the input arrays, api string of the eager call) for a case."""
         a, op = case.attrs, case.op
+        if op == "TensorScatter":
+            return _tensor_scatter(case, variant)
         # Attributes in case.omit are left out of the call so JAX's own default applies (the default-axis probe);
         # batch_dims is no JAX argument, so leaving it out is the unbatched spelling.
         omit_axis = "axis" in case.omit

@@ -225,3 +225,4 @@ def feeds_source(names: list[str], op: str | None = None) -> str:
     """``{"data": data, "indices": indices}``: the feeds of a model's run, as source (the case's input variables
     under ``op``'s ONNX input names: ``{"past_cache": data, ...}`` for TensorScatter)."""
     return "{" + ", ".join(f"{onnx_input_name(op, n) if op else n!r}: {n}" for n in names) + "}"
+

@@ -29,6 +29,7 @@ APIS: dict[str, tuple[str, ...]] = {
     "ScatterElements": ("tensor_scatter_nd",),
     "ScatterND": ("tensor_scatter_nd", "scatter_nd"),
     "Take": ("take", "gather"),
+    "TensorScatter": (calls.EMULATED_SCATTER,),  # no TensorScatter: coordinates computed for tensor_scatter_nd_update
 }
 
 # (op, api) -> builder of the native call from the attributes
@@ -124,6 +125,8 @@ def build_spec(tf: Any, case: CaseData, api: str) -> calls.Spec:
     cannot write the case. The converter paths (adapters/convert/tf_onnx.py) convert the same call."""
     if api == "scatter_nd":
         return calls.scatter_nd(tf, case.attrs, case.inputs["data"], case.inputs["indices"])
+    if api == calls.EMULATED_SCATTER:
+        return calls.tensor_scatter(tf, case.attrs, {n: a.shape for n, a in case.inputs.items()})
     return _BUILDERS[(case.op, api)](tf, case.attrs, case.omit)  # omitted attributes: TF's defaults
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from gather_scatter_conformance.adapters.attrs import required
 from gather_scatter_conformance.adapters.base import Unsupported, fmt_attrs
+from gather_scatter_conformance.adapters.emulation import tensor_scatter_axis
 
 # The tensor_scatter_nd_* function per ONNX reduction; TensorFlow has no multiplying variant.
 SCATTER_FN = {"none": "update", "add": "add", "max": "max", "min": "min"}
@@ -26,6 +27,7 @@ NO_MUL = (
     " so reduction='mul' cannot be expressed"
 )
 TNP = "tf.experimental.numpy"
+EMULATED_SCATTER = "emulated.tensor_scatter_nd_update"  # TensorScatter through computed coordinates
 
 
 @dataclass
@@ -184,6 +186,38 @@ def scatter_nd(tf: Any, attrs: dict[str, Any], data: np.ndarray, indices: np.nda
         ("indices", "updates"),
         f"tf.scatter_nd(indices, updates, shape={shape})",
         lambda indices, updates: tf.scatter_nd(indices, updates, shape),
+    )
+
+
+def tensor_scatter(tf: Any, attrs: dict[str, Any], shapes: dict[str, tuple[int, ...]]) -> Spec:
+    """TensorScatter -> tf.tensor_scatter_nd_update(data, coords, updates) with the coordinate of every update
+    element computed as a KV-cache update computes it: its own, with write index + sequence position on ``axis``
+    (``tf.math.floormod`` by max_sequence_length in circular mode). TensorFlow has no TensorScatter, so the variant
+    is named an emulation. The coordinates take the write indices' dtype (as for ScatterElements), so the scatter
+    alone decides which index dtypes it accepts and what it does with a position outside the cache."""
+    axis = tensor_scatter_axis(shapes, int(attrs["axis"]))
+    has_write = "indices" in shapes
+    circular = attrs["mode"] == "circular"
+    args = ("data", "updates", "indices") if has_write else ("data", "updates")
+    start = "tf.reshape(indices, [-1] + [1] * (len(updates.shape) - 1))" if has_write else "0"
+
+    def fn(data: Any, updates: Any, indices: Any = None) -> Any:
+        dtype = indices.dtype if indices is not None else tf.int64
+        coords = tf.meshgrid(*[tf.cast(tf.range(n), dtype) for n in updates.shape], indexing="ij")
+        if indices is not None:
+            coords[axis] = coords[axis] + tf.reshape(indices, [-1] + [1] * (len(updates.shape) - 1))
+        if circular:
+            coords[axis] = tf.math.floormod(coords[axis], tf.cast(data.shape[axis], dtype))
+        return tf.tensor_scatter_nd_update(data, tf.stack(coords, axis=-1), updates)
+
+    wrap = f"; coords[{axis}] = tf.math.floormod(coords[{axis}], data.shape[{axis}])" if circular else ""
+    dtype = "indices.dtype" if has_write else "tf.int64"
+    return Spec(
+        args,
+        "tf.tensor_scatter_nd_update(data, tf.stack(coords, axis=-1), updates)",
+        fn,
+        prelude=(f"coords = tf.meshgrid(*[tf.cast(tf.range(n), {dtype}) for n in updates.shape], indexing='ij');"
+                 f" coords[{axis}] += {start}{wrap}"),
     )
 
 

@@ -140,7 +140,8 @@ class TorchAdapter(Adapter):
         self.check_variant(case.op, variant)
         base, mode = variants.split(variant)
         compiled = mode == COMPILE
-        names = ("data", "indices", "updates") if "updates" in case.inputs else ("data", "indices")
+        # TensorScatter may leave its write indices out.
+        names = tuple(n for n in ("data", "indices", "updates") if n in case.inputs)
         arrays = tuple(case.inputs[n] for n in names)
         shapes = {n: a.shape for n, a in zip(names, arrays, strict=True)}
         expr = expression(case.op, base, shapes, case.attrs, case.omit)  # omitted attributes: left out of the call

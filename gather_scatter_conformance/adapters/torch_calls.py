@@ -10,9 +10,13 @@ from typing import Any
 
 from gather_scatter_conformance.adapters.attrs import InvalidAttribute, axis_index, batch_dims_count, required
 from gather_scatter_conformance.adapters.base import Unsupported
+from gather_scatter_conformance.adapters.emulation import tensor_scatter_axis
 from gather_scatter_conformance.vocab import variants
 
 COMPILE = "compile"  # the mode of the variants run through torch.compile
+# torch has no TensorScatter: the KV-cache write users make is index_copy_ on the sequence dim (one position vector
+# per batch here, computed by the harness; hence "emulated" in the name).
+EMULATED_INDEX_COPY = "emulated.index_copy"
 _EAGER: dict[str, tuple[str, ...]] = {
     "Gather": ("index_select", "indexing"),
     "GatherElements": ("gather", "take_along_dim"),
@@ -20,6 +24,7 @@ _EAGER: dict[str, tuple[str, ...]] = {
     "ScatterElements": ("scatter", "scatter_reduce"),
     "ScatterND": ("index_put",),
     "Take": ("take", "index_select"),
+    "TensorScatter": (EMULATED_INDEX_COPY,),
 }
 # Every eager variant, then the same ones under torch.compile; the first is the default.
 VARIANTS: dict[str, tuple[str, ...]] = {
@@ -82,6 +87,8 @@ def expression(op: str, variant: str, shapes: Shapes, attrs: dict[str, Any], omi
         return scatter_elements(variant, None if omit_axis else int(attrs["axis"]), attrs["reduction"])
     if op == "ScatterND":
         return scatter_nd(attrs["reduction"])
+    if op == "TensorScatter":
+        return tensor_scatter(shapes, attrs)
     raise ValueError(f"unknown operator {op!r}")
 
 
@@ -160,3 +167,17 @@ def scatter_nd(reduction: str) -> str:
     if reduction not in ("none", "add"):
         raise Unsupported(f"Tensor.index_put only assigns or adds (accumulate=True); no reduction={reduction!r}")
     return f"data.index_put(tuple(indices.unbind(-1)), updates, accumulate={reduction == 'add'})"
+
+
+def tensor_scatter(shapes: Shapes, attrs: dict[str, Any]) -> str:
+    """TensorScatter as ``Tensor.index_copy`` on each batch's sequence dim, stacked. The positions are computed as a
+    KV-cache update computes them: write index + arange(sequence_length), in circular mode ``% max_sequence_length``
+    (torch's ``%`` is the floor modulo); absent write indices start every batch at 0. What index_copy does with a
+    position outside the cache (negative, past the end) is torch's answer. An empty batch is the cache itself."""
+    axis = tensor_scatter_axis(shapes, int(attrs["axis"]))
+    start = "indices[b] + " if "indices" in shapes else ""
+    pos = f"{start}torch.arange(updates.shape[{axis}])"
+    if attrs["mode"] == "circular":
+        pos = f"({pos}) % data.shape[{axis}]"
+    rows = f"data[b].index_copy({axis - 1}, {pos}, updates[b])"
+    return f"torch.stack([{rows} for b in range(data.shape[0])]) if data.shape[0] else data.clone()"

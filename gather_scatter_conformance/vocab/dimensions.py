@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from gather_scatter_conformance.vocab.dtypes import INDEX_DTYPES
 
-INDEX_LABELS = ("wrap", "error", "clamp", "zero", "fill-nan", "skip", "alias", "garbage")
+# shift: a TensorScatter block moved whole to the nearest start where it fits (XLA's dynamic_update_slice).
+INDEX_LABELS = ("wrap", "error", "clamp", "zero", "fill-nan", "skip", "shift", "alias", "garbage")
 DUPLICATE_LABELS = (
     "last-wins", "first-wins", "accumulate", "reduce-all", "mixed", "nondeterministic", "garbage", "error",
 )

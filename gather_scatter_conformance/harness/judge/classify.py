@@ -15,7 +15,7 @@ import numpy as np
 from gather_scatter_conformance.adapters.attrs import AXIS_REQUIRED
 from gather_scatter_conformance.harness.judge.alias import unchecked_gather
 from gather_scatter_conformance.harness.judge.dimensions import kind
-from gather_scatter_conformance.harness.reference import AllowedOutputs, Policy, compute
+from gather_scatter_conformance.harness.reference import AllowedOutputs, Policy, alternatives, compute
 from gather_scatter_conformance.harness.reference.compare import compare
 from gather_scatter_conformance.vocab.ops import SCATTER_OPS
 
@@ -56,6 +56,7 @@ def _index_candidates(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, A
             for negative in ("wrap", "oob"):
                 out.append((_OOB_LABEL[oob], _try(op, inputs, attrs, Policy(out_of_bounds=oob, negative=negative))))
     out.append(("alias", unchecked_gather(op, inputs, attrs)))
+    out.extend(alternatives(op, inputs, attrs))  # behaviours of the operator's own no policy models (shift)
     return out
 
 

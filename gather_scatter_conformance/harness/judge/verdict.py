@@ -12,7 +12,14 @@ from typing import Any
 import numpy as np
 
 from gather_scatter_conformance.harness.cases.load import Case, ExpectedError
-from gather_scatter_conformance.harness.reference import AllowedOutputs, all_policies, compute, constraints, undecided
+from gather_scatter_conformance.harness.reference import (
+    AllowedOutputs,
+    all_policies,
+    alternatives,
+    compute,
+    constraints,
+    undecided,
+)
 from gather_scatter_conformance.harness.reference.compare import compare, reduction_atol
 from gather_scatter_conformance.harness.reference.constraints import Outside
 from gather_scatter_conformance.vocab import dtypes
@@ -123,8 +130,9 @@ def open_question(case: Case) -> str | None:
 
 
 def _policy_outputs(case: Case) -> list[tuple[str, np.ndarray]]:
-    """(policy, output) for every policy the reference engine can apply to ``case``: the behaviours an open input
-    allows (the first policy of each distinct output), once per case."""
+    """(behaviour, output) for every policy the reference engine can apply to ``case``, then the operator's own
+    behaviours no policy models (harness.reference.alternatives: TensorScatter's ``shift``): what an open input
+    allows (the first behaviour of each distinct output), once per case."""
     if "policy_outputs" not in case.memo:
         found: list[tuple[str, np.ndarray]] = []
         for policy in all_policies():
@@ -136,7 +144,10 @@ def _policy_outputs(case: Case) -> list[tuple[str, np.ndarray]]:
                 continue
             out = out.example() if isinstance(out, AllowedOutputs) else out
             if not any(compare(out, seen).equal for _, seen in found):
-                found.append((", ".join(f"{k}={v}" for k, v in policy.to_dict().items()), out))
+                found.append(("the policy " + ", ".join(f"{k}={v}" for k, v in policy.to_dict().items()), out))
+        for label, out in alternatives(case.op, case.inputs(), case.attrs):
+            if not any(compare(out, seen).equal for _, seen in found):
+                found.append((f"the behaviour '{label}'", out))
         case.memo["policy_outputs"] = found
     return case.memo["policy_outputs"]
 
@@ -154,7 +165,7 @@ def _judge_open(case: Case, res: Result, question: str) -> dict[str, Any] | None
     for policy, output in _policy_outputs(case):
         if observed.dtype == output.dtype and compare(observed, output).equal:
             return {**fields, "verdict": "conforms",
-                    "reason": f"the spec leaves this open ({question}); the value is the policy {policy}'s"}
+                    "reason": f"the spec leaves this open ({question}); the value is {policy}'s"}
     return {**fields, "verdict": "deviates", "deviation": "value",
             "reason": f"the spec leaves this open ({question}), but no policy gives this value"}
 

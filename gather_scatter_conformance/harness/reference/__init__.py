@@ -41,6 +41,7 @@ __all__ = [
     "Policy",
     "PolicyNotApplicable",
     "all_policies",
+    "alternatives",
     "compute",
     "equal_nan",
     "unchecked",
@@ -99,6 +100,20 @@ def undecided(op: str, inputs: Mapping[str, Any], attrs: Mapping[str, Any] | Non
         return None
     a = with_defaults(op, {k: _text(v) for k, v in (attrs or {}).items()})
     return check({n: np.asarray(v) for n, v in inputs.items()}, a)
+
+
+def alternatives(op: str, inputs: Mapping[str, Any], attrs: Mapping[str, Any] | None = None
+                 ) -> list[tuple[str, np.ndarray]]:
+    """(label, output) of behaviours no :class:`Policy` models, where the operator's module names them
+    (``ALTERNATIVES``: label -> a function of (arrays, attrs) giving the outputs of its readings); the classifier
+    tries them after the policies. TensorScatter's ``shift`` (a block moved whole to fit, XLA's
+    dynamic_update_slice) is one."""
+    models = getattr(_module(op), "ALTERNATIVES", {})
+    if not models:
+        return []
+    a = with_defaults(op, {k: _text(v) for k, v in (attrs or {}).items()})
+    arrays = {n: np.asarray(v) for n, v in inputs.items()}
+    return [(label, out) for label, model in models.items() for out in model(arrays, a)]
 
 
 def unchecked(op: str, inputs: Mapping[str, Any], attrs: Mapping[str, Any] | None = None) -> np.ndarray | None:

@@ -75,7 +75,10 @@ def positions(write: np.ndarray, seq: int, size: int, mode: str, policy: Policy)
         return p, keep
     if mode == "circular":
         if policy.negative == "wrap":
-            return np.mod(p, size), keep  # floor modulo: the result is in [0, size)
+            # Floor modulo, in [0, size); of the write index first, so that one near INT64_MAX cannot overflow
+            # when the sequence position is added (onnxruntime#32012).
+            start = np.mod(w.astype(np.int64), size)[:, None]
+            return np.mod(start + np.arange(seq, dtype=np.int64)[None, :], size), keep
         p = np.fmod(p, size)  # truncated remainder: negative positions stay negative
     elif policy.negative == "wrap":
         p = np.where((p < 0) & (p >= -size), p + size, p)
@@ -174,6 +177,32 @@ def unchecked(arrays: Mapping[str, np.ndarray], attrs: Mapping[str, Any]) -> np.
     return out.reshape(data.shape)
 
 
+def shifted(arrays: Mapping[str, np.ndarray], attrs: Mapping[str, Any]) -> list[np.ndarray]:
+    """What a linear TensorScatter writes when each batch's block is moved, whole, to the nearest start where it
+    fits: start clamped into [0, max_sequence_length - sequence_length], as XLA's dynamic_update_slice clamps its
+    start indices (the classifier's ``shift``). Two readings, a negative start taken as it is and counted from the
+    end first (jax.lax.dynamic_update_slice's negative indices); [] in circular mode or for an input the operator
+    refuses."""
+    data, updates, write = arrays["data"], arrays["updates"], arrays.get("indices")
+    try:
+        a = _shapes(data, updates, write, attrs["axis"], attrs["mode"])
+    except InvalidInput:
+        return []
+    if attrs["mode"] != "linear" or write is None or data.dtype == object:
+        return []
+    size, seq = data.shape[a], updates.shape[a]
+    w = write.astype(np.float64)  # no int64 wrap-around for huge uint64 values
+    outs = []
+    for start in (w, np.where((w < 0) & (w >= -size), w + size, w)):
+        moved = np.clip(start, 0, size - seq).astype(np.int64)
+        outs.append(tensor_scatter(data, updates, moved, a, "linear", Policy()))
+    return outs
+
+
 def _strides(shape: tuple[int, ...]) -> list[int]:
     """Element strides of a C-ordered array of ``shape``."""
     return [int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape))]
+
+
+# Behaviours no Policy models, by label (harness.reference.alternatives; the classifier tries them last).
+ALTERNATIVES = {"shift": shifted}

@@ -25,8 +25,9 @@ DTYPE_PREFIXES = ("data-dtype:", "index-dtype:")
 
 WORDS = {
     "wrap": "Wrap (supported)", "error": "Error", "zero": "Zero", "clamp": "Clamp", "fill-nan": "Fill (NaN/min)",
-    "skip": "Dropped", "alias": "Reads neighbour", "garbage": "Garbage", "last-wins": "Last wins",
-    "first-wins": "First wins", "accumulate": "Accumulate", "reduce-all": "Reduces all", "mixed": "Mixed order",
+    "skip": "Dropped", "shift": "Block moved to fit", "alias": "Reads neighbour", "garbage": "Garbage",
+    "last-wins": "Last wins", "first-wins": "First wins", "accumulate": "Accumulate", "reduce-all": "Reduces all",
+    "mixed": "Mixed order",
     "nondeterministic": "Non-deterministic", "keep-data": "Same as data", "ok": "Supported",
     "wrong": "Wrong result", "axis-0": "Outermost axis", "flatten": "Flattened",
     "first-non-batch": "First non-batch axis", "last": "Innermost axis", "required": "Required (no default)",

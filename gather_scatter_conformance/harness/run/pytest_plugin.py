@@ -279,7 +279,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         from gather_scatter_conformance.harness.judge import baseline
 
         for framework, labels in state.new_labels.items():
-            baseline.update(state.baseline_dir, framework, state.versions[framework], labels)
+            baseline.update(state.baseline_dir, framework, state.versions.get(framework), labels)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -511,7 +511,8 @@ class CaseItem(pytest.Item):
         version = record.get("framework_version", "")
         if state.update_baseline:
             state.new_labels.setdefault(self.framework, {})[key] = label
-            state.versions[self.framework] = version
+            if (record.get("device") or "cpu") == "cpu":  # a device's labels join without moving the pin
+                state.versions[self.framework] = version
             return True
         problem = baseline.check(state.baseline(self.framework), key, label, version, record.get("dimension"))
         if problem:

@@ -29,7 +29,6 @@ from gather_scatter_conformance.adapters.torch_calls import expression
 from gather_scatter_conformance.vocab import variants
 
 CACHE_SIZE = 128
-_NAMES = ("data", "indices", "updates")
 
 
 def _eager(op: str) -> list[str]:
@@ -44,7 +43,7 @@ VARIANTS = {op: [variants.join(v, mode) for mode in et.BACKENDS for v in _eager(
 def torch_call(case: CaseData, torch_variant: str) -> tuple[str, tuple[str, ...]]:
     """(the torch expression of ``case`` in the torch adapter's ``torch_variant``, its argument names); raises
     Unsupported where torch's API cannot say the case."""
-    names = tuple(n for n in _NAMES if n in case.inputs)
+    names = tuple(case.inputs)  # the operator's order (TensorScatter: data, updates, indices), as paths feed them
     return expression(case.op, torch_variant, {n: case.inputs[n].shape for n in names}, case.attrs, case.omit), names
 
 

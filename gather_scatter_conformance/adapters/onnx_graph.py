@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
-from gather_scatter_conformance.vocab.ops import onnx_input_name
+from gather_scatter_conformance.vocab.ops import SPECS, onnx_input_name
 
 # The one table of ONNX operator versions (ONNX changelog): every version a run may select, oldest first. The
 # deprecated Scatter-9/11 is ScatterElements' ancestor. onnxruntime's and DirectML's variants are these versions.
@@ -226,3 +226,16 @@ def feeds_source(names: list[str], op: str | None = None) -> str:
     under ``op``'s ONNX input names: ``{"past_cache": data, ...}`` for TensorScatter)."""
     return "{" + ", ".join(f"{onnx_input_name(op, n) if op else n!r}: {n}" for n in names) + "}"
 
+
+
+def named_as(inputs: dict[str, np.ndarray], accepted: set[str]) -> dict[str, np.ndarray]:
+    """``inputs`` (keyed by the case's names) under the names a converted model's signature ``accepted``: as they
+    are, or under ONNX's names where an operator spells them otherwise (TensorScatter's ``past_cache``, ``update``,
+    ``write_indices``, which onnx2tf keeps as its SavedModel's argument names)."""
+    if set(inputs) <= accepted:
+        return inputs
+    for spec in SPECS.values():
+        renamed = {spec.onnx_inputs.get(n, n): v for n, v in inputs.items()}
+        if set(renamed) <= accepted:
+            return renamed
+    return inputs

@@ -140,8 +140,9 @@ class TorchAdapter(Adapter):
         self.check_variant(case.op, variant)
         base, mode = variants.split(variant)
         compiled = mode == COMPILE
-        # TensorScatter may leave its write indices out.
-        names = tuple(n for n in ("data", "indices", "updates") if n in case.inputs)
+        # The case's inputs in the operator's order (TensorScatter: data, updates[, indices]), as the converter paths,
+        # which export this call, feed them.
+        names = tuple(case.inputs)
         arrays = tuple(case.inputs[n] for n in names)
         shapes = {n: a.shape for n, a in zip(names, arrays, strict=True)}
         expr = expression(case.op, base, shapes, case.attrs, case.omit)  # omitted attributes: left out of the call

@@ -19,6 +19,19 @@ DUPLICATE_LABELS = (
 UNCOVERED_LABELS = ("keep-data", "zero", "garbage")
 SUPPORT_LABELS = ("ok", "error", "wrong")  # wrong: ran, but the value differs from canonical semantics
 AXIS_LABELS = ("axis-0", "flatten", "first-non-batch", "last", "required", "other")
+# What a reader sees for each label (the report's cells); a label without words reads capitalised.
+LABEL_WORDS = {
+    "wrap": "Wrap (supported)", "error": "Error", "zero": "Zero", "clamp": "Clamp", "fill-nan": "Fill (NaN/min)",
+    "skip": "Dropped", "shift": "Block moved to fit", "alias": "Reads neighbour", "garbage": "Garbage",
+    "last-wins": "Last wins", "first-wins": "First wins", "accumulate": "Accumulate", "reduce-all": "Reduces all",
+    "mixed": "Mixed order",
+    "nondeterministic": "Non-deterministic", "keep-data": "Same as data", "ok": "Supported",
+    "wrong": "Wrong result", "axis-0": "Outermost axis", "flatten": "Flattened",
+    "first-non-batch": "First non-batch axis", "last": "Innermost axis", "required": "Required (no default)",
+    "other": "Other axis", "unsupported": "Not expressible", "timeout": "Timeout (hang)",
+    "unspecified": "Unspecified", "undefined": "Undefined",
+}
+
 # Labels any dimension can get from the outcome alone.
 OUTCOME_LABELS = ("unsupported", "timeout")  # and crash:<SIGNAL>
 

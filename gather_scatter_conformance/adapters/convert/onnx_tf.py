@@ -106,11 +106,13 @@ class Onnx2Tf(ConversionPath):
             return targets.run_litert(runner, inputs)
         import tensorflow as tf
 
-        out = runner(**{n: tf.constant(v) for n, v in inputs.items()})
+        named = onnx_graph.named_as(inputs, set(runner.structured_input_signature[1]))
+        out = runner(**{n: tf.constant(v) for n, v in named.items()})
         return np.asarray(next(iter(out.values())))
 
     def repro(self, case: CaseData, variant: str) -> str:
         names = list(case.inputs)
+        onnx_names = list(zip(names, onnx_graph.input_names(case), strict=True))  # the signature's argument names
         model, _, _ = onnx_graph.build(case)
         convert = ["import onnx", "import onnx2tf", "onnx.save(model, 'case.onnx')",
                    f"onnx2tf.convert(input_onnx_file_path='case.onnx', output_folder_path='out', non_verbose=True, "
@@ -118,16 +120,17 @@ class Onnx2Tf(ConversionPath):
         if self.target == "litert":
             run = [targets.litert_repro("open('out/case_float32.tflite', 'rb').read()", names)]
         else:
+            kwargs = ", ".join(f"{o}=tf.constant({n})" for n, o in onnx_names)
             run = ["import tensorflow as tf",
                    "signature = tf.saved_model.load('out').signatures['serving_default']",
-                   f"result = next(iter(signature({', '.join(f'{n}=tf.constant({n})' for n in names)}).values()))"
-                   ".numpy()"]
+                   f"result = next(iter(signature({kwargs}).values())).numpy()"]
         return "\n".join([onnx_graph.model_source(model), *convert, *run])
 
 
 def _kept(case: CaseData) -> list[str]:
-    """The inputs whose layout onnx2tf would transpose (rank 3 to 5; it accepts the option for those only)."""
-    return [n for n, v in case.inputs.items() if 3 <= v.ndim <= 5]
+    """The inputs whose layout onnx2tf would transpose (rank 3 to 5; it accepts the option for those only), by the
+    model's (ONNX's) input names."""
+    return [o for o, v in zip(onnx_graph.input_names(case), case.inputs.values(), strict=True) if 3 <= v.ndim <= 5]
 
 
 def _tf_ops(saved: bytes) -> list[str]:

@@ -36,7 +36,7 @@ from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, Un
 from gather_scatter_conformance.adapters.cache import LRU
 
 CACHE_ENV = "GSC_CONVERSION_CACHE"  # a directory; "off" keeps conversions in memory only
-FORMAT = 1  # bump when what is stored changes
+FORMAT = 2  # bump when what is stored changes (2: source functions take the case inputs in the operator's order)
 
 
 class ConversionFailed(Exception):

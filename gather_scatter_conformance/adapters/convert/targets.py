@@ -175,8 +175,9 @@ def run_litert(interpreter: Any, inputs: dict[str, np.ndarray]) -> np.ndarray:
     from gather_scatter_conformance.adapters import litert_model
 
     names = litert_model.input_names(interpreter)
-    if sorted(names) == sorted(inputs):
-        arrays = [inputs[n] for n in names]
+    named = onnx_graph.named_as(inputs, set(names))  # a model converted from ONNX names its inputs as ONNX does
+    if sorted(names) == sorted(named):
+        arrays = [named[n] for n in names]
     else:
         arrays = list(inputs.values())
     details = interpreter.get_input_details()

@@ -15,6 +15,7 @@ import pandas as pd
 from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS, canonical_label, conforms, kind
 from gather_scatter_conformance.harness.report import severity
 from gather_scatter_conformance.harness.run.records import record_key
+from gather_scatter_conformance.vocab.dimensions import LABEL_WORDS
 from gather_scatter_conformance.vocab.ops import OPS
 
 STATUSES = ("conforms", "deviates", "dtype", "error", "crash", "timeout", "n/a")
@@ -23,17 +24,6 @@ GLYPH = {"conforms": "✓", "deviates": "✗", "dtype": "D", "error": "E", "cras
 DOC_RANK = {"contradicts": 0, "undocumented": 1, "unspecified": 2, "agrees": 3}
 DTYPE_PREFIXES = ("data-dtype:", "index-dtype:")
 
-WORDS = {
-    "wrap": "Wrap (supported)", "error": "Error", "zero": "Zero", "clamp": "Clamp", "fill-nan": "Fill (NaN/min)",
-    "skip": "Dropped", "shift": "Block moved to fit", "alias": "Reads neighbour", "garbage": "Garbage",
-    "last-wins": "Last wins", "first-wins": "First wins", "accumulate": "Accumulate", "reduce-all": "Reduces all",
-    "mixed": "Mixed order",
-    "nondeterministic": "Non-deterministic", "keep-data": "Same as data", "ok": "Supported",
-    "wrong": "Wrong result", "axis-0": "Outermost axis", "flatten": "Flattened",
-    "first-non-batch": "First non-batch axis", "last": "Innermost axis", "required": "Required (no default)",
-    "other": "Other axis", "unsupported": "Not expressible", "timeout": "Timeout (hang)",
-    "unspecified": "Unspecified", "undefined": "Undefined",
-}
 
 
 def words(label: str | None, dimension: str | None = None) -> str:
@@ -47,7 +37,7 @@ def words(label: str | None, dimension: str | None = None) -> str:
         elif part == "error" and dimension in DIMENSIONS and kind(dimension) == "support":
             out.append("Not supported (error)")
         else:
-            out.append(WORDS.get(part, part.capitalize()))
+            out.append(LABEL_WORDS.get(part, part.capitalize()))
     return " / ".join(out)
 
 

@@ -258,8 +258,8 @@ _LAMBDA_BODY = re.compile(r"lambda [^:]*:\s*(.*)")
 def _api_name(api: str | None) -> str | None:
     """The callable's name: an API string as records show it (``tf.gather(data, indices, axis=0)``) -> ``tf.gather``.
 
-    A wrapped call (``tf.function(lambda data, indices: tf.gather(...))(...)``) is named by what the lambda calls; a
-    call through an operator version (``InferenceSession(model: Gather-11(...))``, ``ov.opset7.gather(...)  #
+    A wrapped call (``tf.function(lambda data, indices: tf.gather(...))(...)``) is named by what the innermost lambda
+    calls; a call through an operator version (``InferenceSession(model: Gather-11(...))``, ``ov.opset7.gather(...)  #
     Gather-7``) by that version, ``Gather-11``: claims about one version of an operator say nothing of another.
     """
     if api is None:
@@ -267,7 +267,8 @@ def _api_name(api: str | None) -> str | None:
     version = _OP_VERSION.search(api)
     if version:
         return version.group(0)
-    body = _LAMBDA_BODY.search(api)
+    # The innermost lambda's call: jax.jit(lambda ...: jax.vmap(lambda c, u, w: lax.f(...))) is named lax.f.
+    body = _LAMBDA_BODY.search(api[api.rfind("lambda "):]) if "lambda " in api else None
     return (body.group(1) if body else api).split("(", 1)[0].strip()
 
 

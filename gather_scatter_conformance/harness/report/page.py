@@ -84,6 +84,7 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
                       "platform": platform.platform(terse=True)},
         "head": build.header(records),
         "ops": ops,
+        "all_ops": ", ".join(build.OPS[:-1]) + " and " + build.OPS[-1],  # the vocabulary's operators, in order
         "n_cases": int(df["case"].nunique()),
         "op_index": {o: i for i, o in enumerate(ops)},
         "fws": fws,

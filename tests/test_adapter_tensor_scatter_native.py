@@ -131,6 +131,13 @@ def test_an_importer_without_a_converter_makes_the_case_unsupported_with_its_own
         _run(framework, variant, _case([1, 3]))
 
 
+def test_tinygrad_s_onnx_importer_refuses_a_tensor_scatter_node_that_spells_its_axis() -> None:
+    # Measured on tinygrad 0.14.0: its kernel's signature has no axis (tinygrad/nn/onnx.py), so ONNX's own default,
+    # written out, is a TypeError; known/tinygrad.yaml lists the cases.
+    with pytest.raises(TypeError, match="unexpected keyword argument 'axis'"):
+        _run("tinygrad", "nn.onnx.OnnxRunner", _case([1, 3]))
+
+
 def test_lacks_converter_matches_only_the_importer_s_missing_operator_message() -> None:
     says = r"not supported for frontend ONNX: [^\n]*\b{op}\b"
     missing = RuntimeError("The following operators are not supported for frontend ONNX: TensorScatter")

@@ -23,10 +23,14 @@ from typing import Any
 
 import numpy as np
 
+from gather_scatter_conformance.adapters import onnx_graph
 from gather_scatter_conformance.adapters.attrs import batch_dims_count, required
 from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, Unsupported
 
 GATHER, SCATTER, SCATTER_REDUCE, INDEXING, SETITEM = "gather", "scatter", "scatter_reduce", "indexing", "setitem"
+# tinygrad's ONNX importer (tinygrad.nn.onnx.OnnxRunner) on the case's one-node model: the only way tinygrad has to
+# run TensorScatter, which its Tensor API lacks.
+ONNX_RUNNER = "nn.onnx.OnnxRunner"
 VARIANTS: dict[str, tuple[str, ...]] = {
     "Gather": (INDEXING,),
     "GatherElements": (GATHER,),
@@ -34,6 +38,7 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "ScatterElements": (SCATTER, SCATTER_REDUCE),
     "ScatterND": (SETITEM,),
     "Take": (INDEXING,),
+    "TensorScatter": (ONNX_RUNNER,),
 }
 # ONNX reduction -> Tensor.scatter_reduce's reduce.
 SCATTER_REDUCE_REDUCES = {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}
@@ -160,6 +165,8 @@ class TinygradAdapter(Adapter):
             if arr.dtype == object or arr.dtype.kind in "USc":
                 raise Unsupported(f"tinygrad has no {'complex' if arr.dtype.kind == 'c' else 'string'} tensors "
                                   f"({n} is {arr.dtype})")
+        if variant == ONNX_RUNNER:
+            return _onnx_runner_call(case)
         names = tuple(n for n in _NAMES if n in case.inputs)
         lines = body(case, variant)
         dev = device()
@@ -185,6 +192,31 @@ class TinygradAdapter(Adapter):
                   "result = out.cast(dtypes.float32).numpy().astype(ml_dtypes.bfloat16) "
                   "if out.dtype == dtypes.bfloat16 else out.numpy()"]
         return Call("; ".join(lines) + note, run, device="cpu", device_name=dev, source="\n".join(source))
+
+
+def _onnx_runner_call(case: CaseData) -> Call:
+    """The case's one-node ONNX model (adapters.onnx_graph) run by tinygrad's ONNX importer, its inputs fed under
+    ONNX's names; the model is handed over as bytes, so nothing is written to disk."""
+    model, _, text = onnx_graph.build(case)  # Unsupported where ONNX cannot say the case
+    blob = model.SerializeToString()
+    feeds = onnx_graph.feeds(case)
+    dev = device()
+
+    def run() -> np.ndarray:
+        _tinygrad()
+        from tinygrad import Tensor
+        from tinygrad.nn.onnx import OnnxRunner
+
+        runner = OnnxRunner(Tensor(np.frombuffer(blob, np.uint8).copy()))
+        out = runner({n: to_tensor(a, dev) for n, a in feeds.items()})
+        return next(iter(out.values())).numpy()
+
+    source = [onnx_graph.model_source(model), f"import os; os.environ.setdefault('DEV', {dev!r})",
+              "from tinygrad import Tensor", "from tinygrad.nn.onnx import OnnxRunner",
+              *(f"{n} = Tensor({n})" for n in case.inputs),
+              "runner = OnnxRunner(Tensor(np.frombuffer(model.SerializeToString(), np.uint8).copy()))",
+              f"result = next(iter(runner({onnx_graph.feeds_source(list(case.inputs), case.op)}).values())).numpy()"]
+    return Call(f"OnnxRunner(model: {text})(feeds)", run, device="cpu", device_name=dev, source="\n".join(source))
 
 
 ADAPTER = TinygradAdapter()

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gather_scatter_conformance.adapters import emulation
+from gather_scatter_conformance.adapters import emulation, onnx_graph
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported, lacks_converter
 from gather_scatter_conformance.harness.judge.classify import label
 from gather_scatter_conformance.harness.reference import alternatives, compute
@@ -145,3 +145,23 @@ def test_lacks_converter_matches_only_the_importer_s_missing_operator_message() 
     assert isinstance(found, Unsupported) and "TVM has no converter for ONNX TensorScatter" in str(found)
     assert lacks_converter(missing, "TVM", says, "Gather") is None  # another operator's gap
     assert lacks_converter(ValueError("index 7 out of range"), "TVM", says, "TensorScatter") is None
+
+
+def test_a_converter_path_feeds_the_converted_model_the_inputs_in_the_order_it_was_exported_with(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # TensorScatter's inputs come as data, updates, indices; the exported torch function must take them so (it took
+    # data, indices, updates, and the converted model was fed updates where it wanted indices).
+    from gather_scatter_conformance import adapters
+
+    monkeypatch.setenv("GSC_CONVERSION_CACHE", "off")
+    case = _case([1, 3])
+    case.progress = None
+    np.testing.assert_array_equal(_run("torch~onnx-dynamo~onnxruntime", "emulated.index_copy", case), _expected(case))
+    assert adapters.get("torch~onnx-dynamo~onnxruntime").variants("TensorScatter") == ["emulated.index_copy"]
+
+
+def test_inputs_are_fed_under_the_names_a_model_converted_from_onnx_accepts() -> None:
+    inputs = {"data": CACHE, "updates": ROWS, "indices": np.array([1, 3])}
+    named = onnx_graph.named_as(inputs, {"past_cache", "update", "write_indices"})
+    assert list(named) == ["past_cache", "update", "write_indices"] and named["update"] is ROWS
+    assert onnx_graph.named_as(inputs, {"data", "indices", "updates"}) is inputs

@@ -212,3 +212,13 @@ def test_a_paths_test_fails_on_a_new_change_xfails_on_a_recorded_one_and_fails_w
     file.write_text(file.read_text().replace("'changed: error -> wrap'", "preserved"))
     gone = run()
     assert gone.returncode == 1 and "baseline says 'preserved'" in gone.stdout, gone.stdout[-2000:]
+
+
+def test_only_a_cpu_record_pins_the_baseline_s_version() -> None:
+    # The OpenVINO EP wheel is onnxruntime 1.24.1 beside the pinned 1.32.0: its labels join the file (gsc baseline and
+    # --update-baseline alike, both through pinned_version) without moving the pin.
+    from gather_scatter_conformance.harness.judge.baseline import pinned_version
+
+    assert pinned_version({"framework_version": "1.32.0", "device": "cpu"}) == "1.32.0"
+    assert pinned_version({"framework_version": "1.32.0"}) == "1.32.0"
+    assert pinned_version({"framework_version": "1.24.1", "device": "openvino"}) is None

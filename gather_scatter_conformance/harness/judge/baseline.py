@@ -248,6 +248,13 @@ def check(baseline: dict[str, Any], key: str, observed: str, version: str, dimen
             f"{baseline.get('framework')} {near} -> {observed!r} on {version} ({key})")
 
 
+def pinned_version(record: dict[str, Any]) -> str | None:
+    """The version a record's label pins its framework's baseline to: a CPU record's framework version; None for a
+    device's record (ONNX Runtime's OpenVINO EP is another wheel, 1.24.1 beside the pinned 1.32.0), whose labels
+    join the file without moving its pin."""
+    return record.get("framework_version", "") if (record.get("device") or "cpu") == "cpu" else None
+
+
 def from_records(root: Path, records: list[dict[str, Any]]) -> dict[str, int]:
     """Write baseline files from result records (every probe record's label, every converter path record's
     preservation: :func:`record_label`); returns labels per framework. The pinned version is the CPU records': a
@@ -261,8 +268,9 @@ def from_records(root: Path, records: list[dict[str, Any]]) -> dict[str, int]:
             device = rec.get("device", "cpu") or "cpu"
             key = item_key(rec["case"], rec.get("variant", ""), device)
             by_fw.setdefault(rec["framework"], {})[key] = label
-            if device == "cpu":
-                versions[rec["framework"]] = rec.get("framework_version", "")
+            pin = pinned_version(rec)
+            if pin is not None:
+                versions[rec["framework"]] = pin
     for framework, labels in by_fw.items():
         update(root, framework, versions.get(framework), labels)
     return {fw: len(labels) for fw, labels in by_fw.items()}

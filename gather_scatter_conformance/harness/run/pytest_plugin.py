@@ -511,8 +511,9 @@ class CaseItem(pytest.Item):
         version = record.get("framework_version", "")
         if state.update_baseline:
             state.new_labels.setdefault(self.framework, {})[key] = label
-            if (record.get("device") or "cpu") == "cpu":  # a device's labels join without moving the pin
-                state.versions[self.framework] = version
+            pin = baseline.pinned_version(record)  # a device's labels join without moving the pin
+            if pin is not None:
+                state.versions[self.framework] = pin
             return True
         problem = baseline.check(state.baseline(self.framework), key, label, version, record.get("dimension"))
         if problem:

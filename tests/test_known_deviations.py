@@ -74,6 +74,7 @@ class Plan:
 
 
 PLANS: dict[str, Plan] = {
+    "onnx-reference": Plan(),  # ONNX's own Python kernels: every case in a second or two
     "onnxruntime": Plan(),
     "openvino": Plan(cannot_run=crash_risk),  # cases that kill the process belong to the isolated run
     "torch": Plan(selects=lambda c, v: not v.endswith("/compile") or c.nodeid in TORCH_COMPILE_SUBSET),

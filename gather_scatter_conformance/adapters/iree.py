@@ -48,7 +48,6 @@ _VARIANTS = {op: [name, IMPORT_ONNX] for op, name in _STABLEHLO_OP.items()}
 # compiler says the same of a node form it does not convert (ScatterElements reduction max), so no run can tell a
 # missing converter from a refused input (known/iree.yaml).
 _VARIANTS["TensorScatter"] = [IMPORT_ONNX]
-_NAMES = ("data", "indices", "updates")
 # Executable formats of the llvm-cpu backend (the HAL's embedded ELF, a system library, the VMVX fallback is not).
 _LLVM_CPU_FORMATS = ("embedded-elf-", "system-elf-", "system-dll-", "system-dylib-", "static")
 _DISPATCH = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*_dispatch_[0-9]+(?:_[A-Za-z0-9_]+)?)")
@@ -200,8 +199,7 @@ class IreeAdapter(Adapter):
 
     def prepare(self, case: CaseData, variant: str) -> Call:
         self.check_variant(case.op, variant)
-        # The ONNX model's inputs come in the operator's order (TensorScatter: data, updates, indices).
-        names = list(case.inputs) if variant == IMPORT_ONNX else [n for n in _NAMES if n in case.inputs]
+        names = list(case.inputs)  # the operator's order (TensorScatter: data, updates, indices), as ONNX takes it
         arrays = [case.inputs[n] for n in names]
         facts: dict[str, Any] = {}
         if variant == IMPORT_ONNX:

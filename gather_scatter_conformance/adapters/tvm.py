@@ -230,8 +230,7 @@ class TvmAdapter(Adapter):
     def prepare(self, case: CaseData, variant: str) -> Call:
         self.check_variant(case.op, variant)
         _check_dtypes(case)
-        # The ONNX model's inputs come in the operator's order (TensorScatter: data, updates, indices).
-        names = list(case.inputs) if variant == FROM_ONNX else [n for n in _NAMES if n in case.inputs]
+        names = list(case.inputs)  # the operator's order (TensorScatter: data, updates, indices), as ONNX takes it
         arrays = [case.inputs[n] for n in names]
         tensors = ", ".join(f"tvm.runtime.tensor({n})" for n in names)
         head = ["import tvm", "from tvm import relax"]

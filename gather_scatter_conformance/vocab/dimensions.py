@@ -12,9 +12,13 @@ from __future__ import annotations
 from gather_scatter_conformance.vocab.dtypes import INDEX_DTYPES
 
 # shift: a TensorScatter block moved whole to the nearest start where it fits (XLA's dynamic_update_slice).
-INDEX_LABELS = ("wrap", "error", "clamp", "zero", "fill-nan", "skip", "shift", "alias", "garbage")
+# alias: a gather read another valid element (the unchecked flat offset); alias-write: a scatter wrote one (the
+# neighbour's element changed). wrong: one value, the same in every fresh process, that no policy gives.
+INDEX_LABELS = (
+    "wrap", "error", "clamp", "zero", "fill-nan", "skip", "shift", "alias", "alias-write", "wrong", "garbage",
+)
 DUPLICATE_LABELS = (
-    "last-wins", "first-wins", "accumulate", "reduce-all", "mixed", "nondeterministic", "garbage", "error",
+    "last-wins", "first-wins", "accumulate", "reduce-all", "mixed", "nondeterministic", "wrong", "garbage", "error",
 )
 UNCOVERED_LABELS = ("keep-data", "zero", "garbage")
 SUPPORT_LABELS = ("ok", "error", "wrong")  # wrong: ran, but the value differs from canonical semantics
@@ -22,7 +26,8 @@ AXIS_LABELS = ("axis-0", "flatten", "first-non-batch", "last", "required", "othe
 # What a reader sees for each label (the report's cells); a label without words reads capitalised.
 LABEL_WORDS = {
     "wrap": "Wrap (supported)", "error": "Error", "zero": "Zero", "clamp": "Clamp", "fill-nan": "Fill (NaN/min)",
-    "skip": "Dropped", "shift": "Block moved to fit", "alias": "Reads neighbour", "garbage": "Garbage",
+    "skip": "Dropped", "shift": "Block moved to fit", "alias": "Reads neighbour",
+    "alias-write": "Writes neighbour", "garbage": "Garbage (varies between runs)",
     "last-wins": "Last wins", "first-wins": "First wins", "accumulate": "Accumulate", "reduce-all": "Reduces all",
     "mixed": "Mixed order",
     "nondeterministic": "Non-deterministic", "keep-data": "Same as data", "ok": "Supported",
@@ -96,4 +101,22 @@ OPEN: dict[str, str] = {
                          "which modulo for negative values",
 }
 # Labels that never conform, open dimension or not: no policy explains them.
-NEVER_CONFORMING = ("garbage", "alias", "timeout")
+NEVER_CONFORMING = ("garbage", "alias", "alias-write", "timeout")
+
+# The memory-unsafe class: labels that show an access the framework does not own (a value that changes from one
+# fresh process to the next, a neighbour's element read or written through an unchecked offset), a crash, or a
+# hang. Which label of the class a cell gets may depend on what lies in memory, so baselines and the nightly
+# compare the class and the labels seen, not one label (harness.judge.baseline).
+MEMORY_UNSAFE = "memory-unsafe"
+MEMORY_UNSAFE_LABELS = ("garbage", "alias", "alias-write", "timeout")  # and crash:<SIGNAL>
+
+
+def is_memory_unsafe(label: str | None) -> bool:
+    """True when some part of ``label`` (``a|b`` when runs disagreed) is in the memory-unsafe class."""
+    return any(part in MEMORY_UNSAFE_LABELS or part.startswith("crash:") for part in (label or "").split("|"))
+
+
+def label_class(label: str | None) -> str | None:
+    """The class a baseline compares: ``memory-unsafe`` for a label of that class (whichever parts it has), else the
+    label itself."""
+    return MEMORY_UNSAFE if is_memory_unsafe(label) else label

@@ -167,7 +167,12 @@ class Record(BaseModel):
     dimension: str | None = None
     """A probe's behaviour dimension."""
     label: str | None = None
-    """Its behaviour label (harness.judge.dimensions)."""
+    """Its behaviour label (harness.judge.dimensions); ``a|b`` (most frequent first) when repeated runs disagreed."""
+    distribution: dict[str, int] | None = None
+    """A repeated cell (memory-unsafe, or flipping in its baseline): label -> how many of its runs, each in a fresh
+    process, gave it (``{"garbage": 3, "zero": 2}``)."""
+    cached: bool | None = None
+    """True when the record was reused from the result cache instead of measured (harness.run.cache)."""
     conversion: dict[str, Any] | None = None
     """A converter path's account (harness.judge.preservation)."""
     known_change: str | None = None

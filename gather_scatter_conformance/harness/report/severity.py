@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from gather_scatter_conformance.vocab.dimensions import is_memory_unsafe
+
 Severity = Literal["ok", "alt", "wrong", "unsafe", "na"]
 
 # Severity -> (symbol, words): the symbol says it without colour (the legend and every cell use these).
@@ -17,11 +19,10 @@ SEVERITY: dict[str, tuple[str, str]] = {
     "ok": ("✓", "conforms to canonical ONNX"),
     "alt": ("◇", "a defined alternative (clamp, zero, wrap, fill, error, ...)"),
     "wrong": ("✗", "a wrong value"),
-    "unsafe": ("⚠", "memory-unsafe: garbage, a neighbour's element, a crash or a hang"),
+    "unsafe": ("⚠", "memory-unsafe: garbage, a neighbour's element read or written, a crash or a hang"),
     "na": ("·", "not expressible in this API"),
 }
 ORDER = ("unsafe", "wrong", "alt", "ok", "na")  # worst first
-UNSAFE_LABELS = ("garbage", "alias", "timeout")  # and crash:<SIGNAL>
 WRONG_LABELS = ("wrong",)
 
 
@@ -29,7 +30,7 @@ def label_part(part: str) -> Severity:
     """The severity of one non-conforming label (``crash:SIGSEGV``, ``clamp``, ...)."""
     if part == "unsupported":
         return "na"
-    if part.startswith("crash:") or part in UNSAFE_LABELS:
+    if is_memory_unsafe(part):
         return "unsafe"
     return "wrong" if part in WRONG_LABELS else "alt"
 

@@ -49,13 +49,15 @@ $(ORTOV_VENV)/.installed: pyproject.toml $(PINS)
 # The converter paths run after the frameworks, in a run of their own: each warm worker holds a framework (and a
 # path's holds a source, a converter and a target), and the two sets at once would not fit in 24 GiB.
 CONVERSIONS ?= results/conversions.jsonl
+# The memory checker's evidence (gsc memcheck, slow: not run here); the report shows it when the file exists.
+MEMCHECK ?= results/memcheck.jsonl
 report: $(VENV)/.installed $(MXVENV)/.installed $(ORTOV_VENV)/.installed clang tfjs
 	@if [ -f $(RESULTS) ]; then cp $(RESULTS) results/previous.jsonl; fi
 	$(PY) -m gather_scatter_conformance run --framework frameworks --results $(RESULTS) -n 2 $(PYTEST_ARGS)
 	$(ORTOV_VENV)/bin/python -m gather_scatter_conformance run --framework onnxruntime --gsc-ort-providers OpenVINOExecutionProvider --results $(ORTOV_RESULTS) -n 2 $(PYTEST_ARGS)
 	$(PY) -m gather_scatter_conformance run --framework paths --results $(CONVERSIONS) -n 2 $(PYTEST_ARGS)
 	$(PY) -m gather_scatter_conformance behaviour $(RESULTS) $(ORTOV_RESULTS) $(CONVERSIONS) --json results/behaviour.json
-	$(PY) -m gather_scatter_conformance report $(RESULTS) $(ORTOV_RESULTS) $(CONVERSIONS) --out reports --baseline results/previous.jsonl --history history
+	$(PY) -m gather_scatter_conformance report $(RESULTS) $(ORTOV_RESULTS) $(CONVERSIONS) --out reports --baseline results/previous.jsonl --history history --evidence $(MEMCHECK)
 	@echo "report: reports/index.html"
 
 # tinygrad's CPU device compiles its kernels with clang: installed here when we may (root), else the tinygrad adapter

@@ -245,6 +245,9 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("files", nargs="+", help="results files (JSON Lines)")
     rep.add_argument("--out", required=True, help="output directory")
     rep.add_argument("--baseline", nargs="+", default=[], help="previous results files to show changes against")
+    rep.add_argument("--evidence", nargs="+", default=[], metavar="FILE",
+                     help="memory-checker evidence (gsc memcheck --out FILE) shown with the memory-unsafe findings; "
+                          "files that do not exist are left out")
     rep.add_argument("--claims", default="", help="claims directory (default: claims/)")
     rep.add_argument("--history", default="", help="release sweeps (history/<framework>.jsonl) for the History "
                      "section")

@@ -20,7 +20,7 @@ INDEX_LABELS = (
 DUPLICATE_LABELS = (
     "last-wins", "first-wins", "accumulate", "reduce-all", "mixed", "nondeterministic", "wrong", "garbage", "error",
 )
-UNCOVERED_LABELS = ("keep-data", "zero", "garbage")
+UNCOVERED_LABELS = ("keep-data", "zero", "wrong", "garbage")
 SUPPORT_LABELS = ("ok", "error", "wrong")  # wrong: ran, but the value differs from canonical semantics
 AXIS_LABELS = ("axis-0", "flatten", "first-non-batch", "last", "required", "other")
 # What a reader sees for each label (the report's cells); a label without words reads capitalised.

@@ -7,6 +7,8 @@ and, once release sweeps have been folded in (``python -m harness history FRAMEW
 ``releases`` (every release whose labels the file knows) and ``ranges`` (the keys whose label differs between them,
 as ``[{label, until}, {label, since, until}, ..., {label, since}]``). A run on any release is checked against the
 label valid for that release; a change in a release the file does not know fails, naming both releases.
+A memory-unsafe cell is checked by its class, not its label (:func:`check`); ``memory_unsafe`` lists the cells a
+memory checker's evidence puts in that class whatever their value (``gsc memcheck``, :func:`mark_unsafe`).
 
 A converter path's file (``baselines/<source>~<converter>~<target>.yaml``) holds its preservation verdicts
 (:func:`record_label`): its test fails when one differs from the file, and xfails on a change the file records.
@@ -24,6 +26,7 @@ import yaml
 from packaging.version import InvalidVersion, Version
 
 from gather_scatter_conformance.adapters import is_path
+from gather_scatter_conformance.vocab.dimensions import is_memory_unsafe
 
 _RELEASE = re.compile(r"\d+(?:\.\d+)*")
 
@@ -95,7 +98,8 @@ def _edit(root: Path, framework: str, change: Any) -> None:
         data["framework"] = framework
         change(data)
         data.pop("_files", None)
-        ordered = {k: data[k] for k in ("framework", "version", "releases", "labels", "ranges") if data.get(k)}
+        ordered = {k: data[k] for k in ("framework", "version", "releases", "labels", "ranges", "memory_unsafe")
+                   if data.get(k)}
         ordered.setdefault("labels", {})
         tmp = path.with_suffix(".tmp")
         if is_path(framework):
@@ -120,7 +124,19 @@ def update(root: Path, framework: str, version: str | None, labels: dict[str, st
     def change(data: dict[str, Any]) -> None:
         if version is not None or not data.get("version"):
             data["version"] = version
-        data["labels"] = dict(sorted({**data["labels"], **labels}.items()))
+        old = data["labels"]
+        data["labels"] = dict(sorted({**old, **{k: merged(old.get(k), v) for k, v in labels.items()}}.items()))
+
+    _edit(root, framework, change)
+
+
+def mark_unsafe(root: Path, framework: str, evidence: dict[str, str]) -> None:
+    """Record in the framework's baseline that the cells ``evidence`` names (key -> the checker's one-line account)
+    are memory-unsafe by a memory checker's evidence; a key mapped to ``""`` is dropped from the section."""
+
+    def change(data: dict[str, Any]) -> None:
+        section = {**(data.get("memory_unsafe") or {}), **evidence}
+        data["memory_unsafe"] = {k: v for k, v in sorted(section.items()) if v}
 
     _edit(root, framework, change)
 
@@ -213,29 +229,42 @@ def record_label(record: dict[str, Any]) -> str | None:
 
 
 # Signals of a process whose heap was corrupted: which one kills it depends on the allocator's state, not on the
-# behaviour (paddle's index_put out of range, OpenVINO's unchecked scatters: SIGSEGV or SIGABRT from run to run).
+# behaviour. A converter path's preservation (``changed: ok -> crash:SIGSEGV``) names one inside its summary.
 _CORRUPTION = re.compile(r"crash:SIG(?:SEGV|ABRT|BUS)\b")
 
 
-def _same(known: str, observed: str) -> bool:
-    """``observed`` is the label ``known``, or differs only in which corruption signal ended the process (also
-    inside a path's ``changed: ok -> crash:SIGSEGV``)."""
-    return known == observed or _CORRUPTION.sub("crash:memory", known) == _CORRUPTION.sub("crash:memory", observed)
+def _parts(label: str) -> set[str]:
+    """A label's parts as the check compares them: the corruption signal left out, and ``garbage`` read as
+    ``wrong``: both are a value no policy gives, and whether it also differs between fresh processes depends on
+    the heap the process forked with (harness.judge.repeats)."""
+    return {"wrong" if p == "garbage" else _CORRUPTION.sub("crash:memory", p) for p in label.split("|")}
+
+
+def in_class(baseline: dict[str, Any], key: str, label: str | None) -> bool:
+    """Whether a cell is memory-unsafe by its baseline: its label is (harness.judge.repeats), or the baseline's
+    ``memory_unsafe`` section holds a checker's evidence for it (a deterministic read before a buffer is ``wrong``
+    by its value and memory-unsafe by the evidence)."""
+    return is_memory_unsafe(label) or key in (baseline.get("memory_unsafe") or {})
 
 
 def check(baseline: dict[str, Any], key: str, observed: str, version: str, dimension: str | None = None) -> str | None:
-    """None when ``observed`` is the label the baseline gives ``key`` on ``version``, or the baseline knows nothing
-    of the probe's case file; otherwise the failure message, naming the dimension, both labels and both releases."""
+    """None when ``observed`` agrees with the label the baseline gives ``key`` on ``version`` (every part of it is
+    one the baseline has seen, a corruption signal and garbage/wrong aside), when both are in the memory-unsafe
+    class (the class and not the label is compared: which label such a cell gets depends on what lies in memory),
+    or when the baseline knows nothing of the probe's case file; otherwise the failure message, naming the
+    dimension, both labels and both releases, and saying when the cell moved into or out of the class."""
     known = label_at(baseline, key, version)
     if known is None and not covers(baseline, key.split("::", 1)[0]):
         return None
     if known is None:
         return (f"no baseline label for {key} (observed {observed!r} on {version}); "
                 "run with --update-baseline to record it")
-    # "a|b": the probe reads memory it does not own, and which of the labels it gets depends on what lies there
-    if any(_same(alternative, observed) for alternative in known.split("|")):
+    was, now = in_class(baseline, key, known), is_memory_unsafe(observed)
+    if (was and now) or _parts(observed) <= _parts(known):
         return None
     what = f"{dimension}: " if dimension else ""
+    if was != now:
+        what += "left the memory-unsafe class: " if was else "entered the memory-unsafe class: "
     rel, releases = release_of(version), known_releases(baseline)
     if rel is None and version == baseline.get("version"):  # a path's version names three parts, no one release
         return f"behaviour changed: {what}baseline says {known!r}, observed {observed!r} on {version} ({key})"
@@ -246,6 +275,26 @@ def check(baseline: dict[str, Any], key: str, observed: str, version: str, dimen
     near = before[-1] if before else (releases[0] if releases else baseline.get("version"))
     return (f"behaviour changed in a release the baseline does not know: {what}{known!r} on "
             f"{baseline.get('framework')} {near} -> {observed!r} on {version} ({key})")
+
+
+def note(baseline: dict[str, Any], key: str, observed: str, version: str) -> str | None:
+    """For a cell that passed :func:`check`: the labels it showed that its baseline has not seen (a note, not a
+    failure: a memory-unsafe cell's new label inside the class, garbage where the baseline says wrong), else
+    None."""
+    known = label_at(baseline, key, version)
+    if not known:
+        return None
+    new = [p for p in observed.split("|") if p not in known.split("|")]
+    return f"{key}: baseline says {known!r}; new label(s) {', '.join(new)} (same class)" if new else None
+
+
+def merged(known: str | None, observed: str) -> str:
+    """The label a baseline keeps when a run observed ``observed`` where it held ``known``: ``known`` when every
+    observed label is one it already lists (a memory-unsafe cell keeps every label it has been seen with, so the
+    next run's draw still passes), else the observation."""
+    if known and set(observed.split("|")) <= set(known.split("|")):
+        return known
+    return observed
 
 
 def pinned_version(record: dict[str, Any]) -> str | None:

@@ -55,7 +55,8 @@ def _index_candidates(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, A
         for oob in ("skip", "clamp", "wrap") if scatter else ("zero", "clamp", "wrap", "fill"):
             for negative in ("wrap", "oob"):
                 out.append((_OOB_LABEL[oob], _try(op, inputs, attrs, Policy(out_of_bounds=oob, negative=negative))))
-    out.append(("alias", unchecked_gather(op, inputs, attrs)))
+    # A scatter's unchecked offset is a write: the neighbour's element is what changed.
+    out.append(("alias-write" if op in SCATTER_OPS else "alias", unchecked_gather(op, inputs, attrs)))
     out.extend(alternatives(op, inputs, attrs))  # behaviours of the operator's own no policy models (shift)
     return out
 

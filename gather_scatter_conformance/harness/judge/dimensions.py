@@ -51,13 +51,17 @@ def conforms(op: str, dimension: str, label: str) -> bool:
     """Whether a measured label agrees with the canonical semantics of that dimension.
 
     On a dimension the specs leave open (vocab.dimensions.OPEN) every label a policy explains conforms, and only
-    ``garbage``, ``alias``, a hang or a crash do not: the probe measures the policy, it does not judge it.
+    a memory-unsafe label (``garbage``, ``alias``, ``alias-write``, a hang or a crash) or ``wrong`` (a value no policy
+    gives) does not: the probe measures the policy, it does not judge it. A label of repeated runs that disagreed
+    (``a|b``) conforms when every part does.
 
     An index type outside the operator's type constraints (``index-dtype:int8`` for Gather) may be refused or
     computed: both conform (gather_scatter_conformance.harness.reference.constraints), only a wrong value does not.
     """
+    if "|" in label:
+        return all(conforms(op, dimension, part) for part in label.split("|"))
     if dimension in OPEN:  # the spec does not decide: any behaviour a policy explains conforms
-        return label not in NEVER_CONFORMING and not label.startswith("crash:")
+        return label not in NEVER_CONFORMING and label != "wrong" and not label.startswith("crash:")
     want = canonical_label(op, dimension)
     if want is None:  # duplicate targets without a reduction: any single order is allowed
         return label in _DUPLICATE_OK

@@ -25,6 +25,7 @@ from gather_scatter_conformance.harness.report import (
     faults,
     regressions,
     severity,
+    unsafe,
 )
 from gather_scatter_conformance.harness.report.agreement import agreement
 from gather_scatter_conformance.harness.report.findings import findings
@@ -62,10 +63,12 @@ def environment() -> jinja2.Environment:
 def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
             baseline: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None,
             history: list[dict[str, Any]] | None = None,
-            conversions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+            conversions: list[dict[str, Any]] | None = None,
+            evidence: dict[tuple[str, str, str], dict[str, Any]] | None = None) -> dict[str, Any]:
     """Everything the template needs, from deduplicated records of the frameworks' own APIs, their behaviour rows,
-    the previous run's records and rows (``baseline``), release-sweep records (``history``) and converter paths'
-    records (``conversions``, the Conversion section)."""
+    the previous run's records and rows (``baseline``), release-sweep records (``history``), converter paths'
+    records (``conversions``, the Conversion section) and memory-checker evidence (``evidence``, by case, framework
+    and variant: harness.report.unsafe.load_evidence)."""
     df = build.frame(records)
     measured_cols = build.columns(df)
     doc_cols = build.documented_columns(rows)
@@ -102,6 +105,7 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
         "changes": changes,
         "history": hist,
         "findings": findings(records, rows, sevs, changes, hist),
+        "unsafe": unsafe.section(records, evidence or {}),
         "conversion": conversion.section(conversions or [], drilldown.CaseIndex()),
         "harness_faults": faults.listing([*records, *(conversions or [])]),
         "delegation": delegation.table([*records, *(conversions or [])]),
@@ -135,12 +139,14 @@ def matrix_csv(records: list[dict[str, Any]], path: Path) -> None:
 
 
 def generate(results: Sequence[str | Path], out: str | Path, baseline: Sequence[str | Path] = (),
-             claims_dir: Path | None = None, history_dir: Path | None = None) -> dict[str, Path]:
+             claims_dir: Path | None = None, history_dir: Path | None = None,
+             evidence: Sequence[str | Path] = ()) -> dict[str, Path]:
     """Build the report from results files into ``out``; returns the written paths by name.
 
     ``baseline``: earlier results to show changes against (files that do not exist are left out, and the page says
     when nothing is left to compare with). ``history_dir``: release sweeps (history/<framework>.jsonl) for the
-    History section.
+    History section. ``evidence``: ``gsc memcheck`` output files (absent ones are left out), shown with the
+    memory-unsafe findings.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -157,7 +163,8 @@ def generate(results: Sequence[str | Path], out: str | Path, baseline: Sequence[
     paths = {"index.html": out / "index.html", "behaviour.json": out / "behaviour.json",
              "matrix.csv": out / "matrix.csv"}
     history = store.read(history_dir) if history_dir and Path(history_dir).is_dir() else []
-    paths["index.html"].write_text(render(context(records, rows, base, history, conversions)), encoding="utf-8")
+    ctx = context(records, rows, base, history, conversions, unsafe.load_evidence(list(evidence)))
+    paths["index.html"].write_text(render(ctx), encoding="utf-8")
     every_row = rows + [r for r in _behaviour(conversions, claims_dir) if r.get("preservation") is not None]
     paths["behaviour.json"].write_text(json.dumps(every_row, indent=1, default=str) + "\n", encoding="utf-8")
     matrix_csv(records, paths["matrix.csv"])
@@ -167,7 +174,7 @@ def generate(results: Sequence[str | Path], out: str | Path, baseline: Sequence[
 def main(args: Any) -> int:
     """The ``report`` subcommand (see gather_scatter_conformance.harness.cli)."""
     paths = generate(args.files, args.out, args.baseline or (), Path(args.claims) if args.claims else None,
-                     Path(args.history) if args.history else None)
+                     Path(args.history) if args.history else None, getattr(args, "evidence", None) or ())
     for path in paths.values():
         print(f"wrote {path} ({path.stat().st_size} bytes)")
     return 0

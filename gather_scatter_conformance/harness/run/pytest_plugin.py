@@ -70,6 +70,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             help="seconds before a case counts as a hang")
     _option(group, "--gsc-update-baseline", "--update-baseline", action="store_true", default=False,
             help="probe cases: record observed labels as the new baseline instead of checking them")
+    _option(group, "--gsc-repeats", "--repeats", type=int, default=5, metavar="N",
+            help="runs of a memory-unsafe or flipping cell, each in a fresh process; its record holds the "
+                 "distribution of labels (default 5; 1 runs every cell once)")
+    _option(group, "--gsc-unsafe-only", "--unsafe-only", action="store_true", default=False,
+            help="run only the cells whose baseline label is memory-unsafe or flipped (a|b), with their repeats")
     _option(group, "--gsc-baseline-dir", "--baseline-dir", default="", metavar="DIR",
             help="where baseline files live (default: <rootdir>/baselines if it exists or --gsc-update-baseline "
                  "is given, else the baselines shipped with the harness)")
@@ -150,6 +155,21 @@ class _State:
         self.baselines: dict[str, dict[str, Any]] = {}
         self.new_labels: dict[str, dict[str, str]] = {}
         self.versions: dict[str, str] = {}
+        self.repeats = max(1, int(config.getoption("gsc_repeats")))
+        self.unsafe_only = bool(config.getoption("gsc_unsafe_only"))
+        self.notes: list[str] = []  # labels a memory-unsafe cell showed that its baseline had not seen
+
+    def baseline_label(self, case_nodeid: str, framework: str, variant: str, device: str) -> str | None:
+        """The newest label the framework's baseline gives a cell (None where it has none)."""
+        from gather_scatter_conformance.harness.judge import baseline
+
+        return baseline.label_at(self.baseline(framework), baseline.item_key(case_nodeid, variant, device), None)
+
+    def suspect(self, case_nodeid: str, framework: str, variant: str, device: str) -> bool:
+        """Whether the cell's baseline says it flipped or is memory-unsafe (harness.judge.repeats.suspect)."""
+        from gather_scatter_conformance.harness.judge.repeats import suspect
+
+        return suspect(self.baseline_label(case_nodeid, framework, variant, device))
 
     def baseline(self, framework: str) -> dict[str, Any]:
         if framework not in self.baselines:
@@ -378,6 +398,8 @@ class CaseFile(pytest.File):
                     for i, variant in enumerate(variants if state.all_variants else variants[:1]):
                         if (i or adapter.focus_only) and adapter.is_slow(variant) and not (focus or state.all_slow):
                             continue
+                        if state.unsafe_only and not state.suspect(entry.nodeid, framework, variant, device):
+                            continue
                         label = (framework if i == 0 else f"{framework}:{variant}") + at
                         yield CaseItem.from_parent(
                             self, name=f"{entry.id}[{label}]", case=entry, framework=framework, variant=variant,
@@ -438,7 +460,9 @@ class CaseItem(pytest.Item):
         reason = adapters.get(self.framework).unavailable()
         if reason:  # no device or platform for the framework here: not a result, so nothing is recorded
             pytest.skip(reason)
-        record = execute(self.case, self.framework, self.variant, state.executor_for(self.config), self.device)
+        suspect = state.repeats > 1 and state.suspect(self.case.nodeid, self.framework, self.variant, self.device)
+        record = execute(self.case, self.framework, self.variant, state.executor_for(self.config), self.device,
+                         repeats=state.repeats, suspect=suspect)
         if record["outcome"] == "skipped":
             pytest.skip(f"{self.device}: {record['reason']}")
         self.record = record
@@ -516,6 +540,10 @@ class CaseItem(pytest.Item):
                 state.versions[self.framework] = pin
             return True
         problem = baseline.check(state.baseline(self.framework), key, label, version, record.get("dimension"))
+        note = None if problem else baseline.note(state.baseline(self.framework), key, label, version)
+        if note:
+            state.notes.append(note)
+            self.user_properties.append(("note", note))
         if problem:
             describe = preservation_message if record.get("conversion") else failure_message
             raise Deviation(f"{problem}\n{describe(self.case, record)}")
@@ -545,3 +573,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         tr.write_line(f"{fw:<16}" + "".join(f"{state.counts[(fw, k)]:>14}" for k in kinds))
     tr.write_line("(ok/error: conforming results by outcome; deviates: differs from canonical ONNX semantics; "
                   "harness-error: the harness failed, not the framework: no result)")
+    if state.notes:  # pytest-xdist workers keep their own notes: in a -n run each worker's show in its log only
+        tr.section("memory-unsafe cells with a label their baseline had not seen (notes, not failures)")
+        for note in state.notes:
+            tr.write_line(note)

@@ -80,22 +80,44 @@ def _run_path(executor: Executor, framework: str, variant: str, job: dict[str, A
 
 
 
-def execute(case: Case, framework: str, variant: str, executor: Executor, device: str = "cpu") -> dict[str, Any]:
+def _answer(case: Case, framework: str, variant: str, executor: Executor, device: str, fresh: bool = False
+            ) -> dict[str, Any]:
+    """One worker answer for ``case`` (in a forked child of its own when ``fresh``)."""
+    job = payload(case, device)
+    if fresh:
+        job = {**job, "fresh": True}
+    if adapters.is_path(framework):
+        return _run_path(executor, framework, variant, job)
+    return executor.run(framework, variant, job)
+
+
+def execute(case: Case, framework: str, variant: str, executor: Executor, device: str = "cpu", repeats: int = 1,
+            suspect: bool = False) -> dict[str, Any]:
     """Run ``case`` on ``framework``/``variant`` on ``device`` through ``executor``; return the full result record
     (a :class:`~gather_scatter_conformance.vocab.record.Record`, as its JSON line holds it).
+
+    With ``repeats`` > 1, a cell whose first run is memory-unsafe, crashed, hung or gave several outputs (or that
+    is ``suspect``: its baseline says it flipped or is memory-unsafe) runs ``repeats`` times in all, each repeat in a
+    fresh process, and its record holds the distribution (harness.judge.repeats).
 
     Where the device is absent here the record is only ``{"outcome": "skipped", "reason": ...}``: not a result.
     The worker's value is decoded once, here, for the verdict, the label and a converter path's account.
     """
+    from gather_scatter_conformance.harness.judge import repeats as rep
+
     expected = case.reference()
-    if adapters.is_path(framework):
-        res = _run_path(executor, framework, variant, payload(case, device))
-    else:
-        res = executor.run(framework, variant, payload(case, device))
+    res = _answer(case, framework, variant, executor, device)
     if res["outcome"] == "skipped":
         return {"outcome": "skipped", "reason": res.get("reason", ""), "device": device}
     try:
-        return _record(case, framework, variant, res, expected)
+        record = _record(case, framework, variant, res, expected)
+        if repeats > 1 and (suspect or rep.needs_repeats(record)):
+            runs = [(record, rep.value_digest(res))]
+            for _ in range(repeats - 1):
+                again = _answer(case, framework, variant, executor, device, fresh=True)
+                runs.append((_record(case, framework, variant, again, expected), rep.value_digest(again)))
+            record = rep.combine(runs)
+        return record
     except Exception as exc:  # judging it failed: the harness's fault, recorded as such (no verdict on the framework)
         from gather_scatter_conformance.harness.run.faults import fault
 

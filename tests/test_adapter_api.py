@@ -53,6 +53,24 @@ def test_every_adapter_leaves_an_undeclared_operator_unmapped(name: str) -> None
     assert adapters.get(name).variants("NoSuchOperator") == []
 
 
+@pytest.mark.parametrize("name", adapters.names())
+def test_every_data_less_variant_is_a_declared_variant(name: str) -> None:
+    """NO_DATA_INPUT names variants of VARIANTS (a typo would silently label the real variant keep-data), and only
+    scatters have a data input to lack."""
+    adapter = adapters.get(name)
+    for op, data_less in adapter.NO_DATA_INPUT.items():
+        assert op in ("ScatterND", "ScatterElements", "TensorScatter")
+        assert set(data_less) <= set(adapter.variants(op)), (op, data_less)
+        assert not any(adapter.has_data_input(op, v) for v in data_less)
+
+
+def test_an_adapter_that_declares_no_data_less_variant_has_data_everywhere() -> None:
+    adapter = _Undeclared()
+    assert adapter.has_data_input("ScatterND", "anything")
+    assert not adapters.get("tensorflow").has_data_input("ScatterND", "scatter_nd/xla")
+    assert adapters.get("tensorflow").has_data_input("ScatterND", "tensor_scatter_nd/xla")
+
+
 PARTIAL = """\
     from gather_scatter_conformance.adapters.numpy import NumpyAdapter
 

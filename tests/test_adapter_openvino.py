@@ -260,3 +260,48 @@ def test_an_opset_the_release_lacks_is_unsupported_not_an_error() -> None:
     assert opset(8).gather is not None
     with pytest.raises(Unsupported, match="has no opset99 module"):
         opset(99)
+
+
+def test_a_node_without_a_python_function_is_made_by_the_node_factory() -> None:
+    """OpenVINO 2023.0-2023.2 register ScatterNDUpdate-3 in opset4 but have no Python scatter_nd_update (it came in
+    2023.3): the node factory makes the same node, which is what the function itself calls where it exists."""
+    import openvino as ov
+
+    from gather_scatter_conformance.adapters.openvino import node_function, opset
+
+    params = [opset(8).parameter(s, ov.Type.f32 if n != "i" else ov.Type.i64, name=n)
+              for n, s in (("d", [2, 3]), ("i", [1, 1]), ("u", [1, 3]))]
+    node = node_function(4, "no_such_function", "ScatterNDUpdate")(*params)
+    assert node.get_type_name() == "ScatterNDUpdate" and node.get_type_info().version_id == "opset4"
+    with pytest.raises(Unsupported, match="has no no_such_function in opset4 or below"):
+        node_function(4, "no_such_function")  # no node type: nothing to fall back on
+
+
+def test_the_api_module_is_top_level_openvino_here() -> None:
+    """From 2023.1 on the API is top-level; ov_module() falls back to openvino.runtime only where it is not (2023.0,
+    measured by the release sweep, history/openvino.jsonl)."""
+    import openvino as ov
+
+    from gather_scatter_conformance.adapters.openvino import ov_module
+
+    assert ov_module() is ov
+
+
+def test_the_release_check_reaches_core_and_version() -> None:
+    """The sweep's import check (ReleaseRules.check) runs here too: it must pass on the pinned release."""
+    code = OpenVinoAdapter.releases.check_code()
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+@pytest.mark.parametrize("message", [
+    "Check 'unknown_operators.empty()' failed at src/frontends/onnx/frontend/src/core/graph.cpp:226:\n"
+    "OpenVINO does not support the following ONNX operations: TensorScatter\n",  # 2023.0.2, as it said it
+    "No conversion rule found for operations: TensorScatter-24",  # 2026.4.1
+])
+def test_the_onnx_frontend_s_missing_converter_is_unsupported_in_either_release_s_words(message: str) -> None:
+    from gather_scatter_conformance.adapters.base import lacks_converter
+    from gather_scatter_conformance.adapters.openvino import NO_CONVERTER
+
+    found = lacks_converter(RuntimeError(message), "OpenVINO's ONNX frontend", NO_CONVERTER, "TensorScatter")
+    assert isinstance(found, Unsupported) and "TensorScatter" in str(found)
+    assert lacks_converter(RuntimeError(message), "OpenVINO's ONNX frontend", NO_CONVERTER, "Scatter") is None

@@ -86,6 +86,30 @@ def test_uncovered() -> None:
     assert label("uncovered", "ScatterND", inputs, attrs, *_ok(np.array([0, 9, 0], F))) == "zero"
 
 
+@pytest.mark.parametrize(("framework", "variant", "want"), [
+    ("tensorflow", "scatter_nd/eager", "zero-fill"),  # declared data-less (TensorFlowAdapter.NO_DATA_INPUT)
+    ("mxnet", "scatter_nd", "zero-fill"),
+    ("tensorflow~tf2onnx~onnxruntime", "scatter_nd/function", "zero-fill"),  # a path answers for its source API
+    ("tensorflow", "tensor_scatter_nd/eager", "keep-data"),  # takes data: the zeros are the data it kept
+    ("mxnet", "np.setitem", "keep-data"),
+    (None, None, "keep-data"),  # a record that names no adapter
+])
+def test_uncovered_zero_data_says_whether_the_api_has_data(framework: str | None, variant: str | None,
+                                                           want: str) -> None:
+    """On all-zero data keep-data and zero coincide; an API without a data input is labelled zero-fill, for the
+    zeros are its own, not data it kept."""
+    inputs = {"data": np.zeros((2, 3), F), "indices": np.array([[1, 0]]), "updates": np.array([-1], F)}
+    rec, obs = _ok(np.array([[0, 0, 0], [-1, 0, 0]], F), framework=framework, variant=variant)
+    assert label("uncovered", "ScatterND", inputs, {"reduction": "none"}, rec, obs) == want
+
+
+def test_zero_fill_needs_the_zeros() -> None:
+    """A data-less API whose uncovered places are not 0 is not labelled zero-fill."""
+    inputs = {"data": np.zeros(3, F), "indices": np.array([[1]]), "updates": np.array([9], F)}
+    rec, obs = _ok(np.array([7, 9, 7], F), framework="tensorflow", variant="scatter_nd/eager")
+    assert label("uncovered", "ScatterND", inputs, {"reduction": "none"}, rec, obs) == "garbage"
+
+
 def test_default_axis() -> None:
     data = np.arange(6, dtype=F).reshape(2, 3)
     inputs = {"data": data, "indices": np.array([1])}
@@ -118,3 +142,13 @@ def test_default_axis_flattening_within_each_batch() -> None:
     inputs = {"data": data, "indices": np.array([[2, 0], [1, 2]])}
     attrs = {"axis": 1, "batch_dims": 1}
     assert label("default-axis", "Gather", inputs, attrs, *_ok(np.array([[3, 1], [14, 15]], F))) == "flatten"
+
+
+def test_zero_fill_conforms_and_zero_does_not() -> None:
+    """zero-fill (a data-less API's zeros on all-zero data) conforms beside keep-data; zero (data lost) does not."""
+    from gather_scatter_conformance.harness.judge.dimensions import canonical_label, conforms
+
+    assert canonical_label("ScatterND", "uncovered") == "keep-data"
+    assert conforms("ScatterND", "uncovered", "zero-fill") and conforms("ScatterND", "uncovered", "keep-data")
+    assert not conforms("ScatterND", "uncovered", "zero")
+    assert not conforms("Gather", "oob-positive", "zero-fill")  # only where the vocabulary allows it

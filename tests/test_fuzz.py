@@ -76,6 +76,19 @@ def test_touched_dimensions() -> None:
     assert triage.index_features(oob) == {"oob-positive", "oob-negative"}
 
 
+@pytest.mark.parametrize(("labels", "zeros_allowed"), [
+    (frozenset({"zero-fill"}), True),  # a data-less API (tf.scatter_nd): its uncovered places are its own zeros
+    (frozenset({"zero"}), True),
+    (frozenset({"keep-data"}), False),
+])
+def test_uncovered_zeros_only_where_the_baseline_allows(labels: frozenset, zeros_allowed: bool) -> None:
+    gc = _gen("ScatterND", {"reduction": "none"}, data=np.array([5.0, 6.0, 7.0], np.float32),
+              indices=np.array([[1]]), updates=np.array([9.0], np.float32))
+    outputs = [np.asarray(c).tolist() for c in triage._candidates(gc, {"uncovered": labels}, ["uncovered"])]
+    assert [5.0, 9.0, 7.0] in outputs
+    assert ([0.0, 9.0, 0.0] in outputs) is zeros_allowed
+
+
 def test_labelled_differences_are_not_findings(differ: Differ) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("openvino")

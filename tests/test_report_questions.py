@@ -272,6 +272,7 @@ def test_load_time_size_and_elements(browser, page) -> None:
     size = page["path"].stat().st_size
     print(f"\nfull report: {size / 1e6:.2f} MB, {runs[-1][1]} elements, load {median:.0f} ms (median of 5)")
     # The matrices and evidence are drawn on demand, not at load. The delegation and upstream-report tables (#25) are
-    # drawn at load (about 400 elements here); drawing them on demand is the static site's job (#28).
-    assert runs[-1][1] < 21_000
+    # drawn at load (about 400 elements here); drawing them on demand is the static site's job (#28). The History
+    # section grows with each swept release: OpenVINO 2023.0.2 (#27) added about 570 (20777 -> 21346).
+    assert runs[-1][1] < 22_000
     assert size < 8_000_000

@@ -139,6 +139,10 @@ class Adapter:
     # Operator -> its API variants, the first the default. An operator the adapter does not declare is not mapped:
     # its cases are recorded as unsupported ("not mapped"), never as errors.
     VARIANTS: ClassVar[Mapping[str, Sequence[str]]] = {}
+    # Operator -> its variants whose API has no data input: it scatters into zeros of a given shape (tf.scatter_nd),
+    # so it expresses only cases whose data is all zeros (Unsupported otherwise), and what its uncovered places
+    # hold is those zeros, not data it kept (harness.judge.classify labels them zero-fill, not keep-data).
+    NO_DATA_INPUT: ClassVar[Mapping[str, Sequence[str]]] = {}
     # True: a forked child of a worker that has already run cases runs cases correctly (harness.run.worker warms
     # such a framework up before forking the template that runs risky cases); False: the template is forked cold.
     fork_after_run: bool = False
@@ -165,6 +169,11 @@ class Adapter:
         """The API variants this adapter has for ``op``, the first the default; [] where ``op`` is not mapped
         (its cases are then recorded as unsupported, "not mapped"). Must not import the framework."""
         return list(self.VARIANTS.get(op, ()))
+
+    def has_data_input(self, op: str, variant: str) -> bool:
+        """False where ``variant`` of ``op`` is an API without a data input (:attr:`NO_DATA_INPUT`: it builds the
+        output from zeros); True otherwise. Must not import the framework."""
+        return variant not in self.NO_DATA_INPUT.get(op, ())
 
     def check_variant(self, op: str, variant: str) -> None:
         """Raise ValueError unless ``variant`` is one of ``variants(op)``: a caller's mistake, never the framework's

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -77,6 +77,9 @@ class KerasAdapter(Adapter):
     requires = ("keras",)
     extra = "keras"
     VARIANTS = VARIANTS
+    # keras.ops.scatter(indices, values, shape) writes into zeros of the shape (its docstring)
+    NO_DATA_INPUT: ClassVar[dict[str, tuple[str, ...]]] = (
+        {"ScatterND": tuple(variants.join("scatter", backend) for backend in calls.BACKENDS)})
     mapping = "docs/mapping/keras.md"
 
     def version(self) -> str:

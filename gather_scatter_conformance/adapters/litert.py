@@ -16,7 +16,7 @@ builtins-only LiteRT model: that is Unsupported, with the converter's reason. Co
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -139,6 +139,8 @@ class LitertAdapter(Adapter):
     requires = ("ai_edge_litert", "tensorflow")
     extra = "litert"
     VARIANTS = _VARIANTS
+    # the model of tf.scatter_nd: SCATTER_ND(indices, updates, shape)
+    NO_DATA_INPUT: ClassVar[dict[str, tuple[str, ...]]] = {"ScatterND": (ZEROS,)}
     mapping = "docs/mapping/litert.md"
 
     def __init__(self) -> None:

@@ -29,7 +29,7 @@ already ``Const``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -126,6 +126,8 @@ class MnnAdapter(Adapter):
     requires = ("MNN",)
     extra = "mnn"
     VARIANTS = VARIANTS
+    # expr.scatter_nd(indices, updates, shape): into zeros
+    NO_DATA_INPUT: ClassVar[dict[str, tuple[str, ...]]] = {"ScatterND": ("expr.scatter_nd",)}
     mapping = "docs/mapping/mnn.md"
 
     def version(self) -> str:

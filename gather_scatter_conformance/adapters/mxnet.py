@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -131,6 +131,8 @@ class MxnetAdapter(Adapter):
     # A forked child of a worker that ran cases runs cases (checked on the pinned release).
     fork_after_run = True
     VARIANTS = _VARIANTS
+    # mx.nd.scatter_nd(data=updates, indices, shape): into zeros
+    NO_DATA_INPUT: ClassVar[dict[str, tuple[str, ...]]] = {"ScatterND": ("scatter_nd",)}
     mapping = "docs/mapping/mxnet.md"
 
     def version(self) -> str:

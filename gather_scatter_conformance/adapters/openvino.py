@@ -44,10 +44,13 @@ _VARIANTS: dict[str, list[str]] = {
     "TensorScatter": [ONNX],  # no opset node does its per-batch write (slice_scatter-15 takes one start for all)
 }
 # What the ONNX frontend says of an operator it has no converter for (2026.4.1: "No conversion rule found for
-# operations: TensorScatter-24"): that case is unsupported through it (onnx_graph.importing).
-NO_CONVERTER = r"No conversion rule found for operations:[^\n]*\b{op}-\d+"
+# operations: TensorScatter-24"; 2023.0.2: "OpenVINO does not support the following ONNX operations:
+# TensorScatter"): that case is unsupported through it (onnx_graph.importing).
+NO_CONVERTER = (r"(?:No conversion rule found for operations:[^\n]*\b{op}-\d+"
+                r"|does not support the following ONNX operations:[^\n]*\b{op}\b)")
 # Which Python opset module builds which node version (checked against node.get_type_info() on 2026.4.1):
-# ScatterNDUpdate-3 is registered in opset4 and is what ov.opset4.scatter_nd_update makes (ov.opset3 has none).
+# ScatterNDUpdate-3 is registered in opset4 and is what ov.opset4.scatter_nd_update makes (ov.opset3 has none;
+# 2023.0-2023.2 have no Python function for it at all, and node_function falls back on the node factory).
 _NODES: dict[str, tuple[int, str]] = {
     "Gather-8": (8, "gather"),
     "Gather-7": (7, "gather"),
@@ -99,16 +102,28 @@ class NodeSpec:
         return (self.variant, self.opset, self.fn, tuple(sorted(self.kwargs.items())), self.flatten, shapes)
 
 
+def ov_module() -> Any:
+    """The module that holds OpenVINO's API (Core, Model, Tensor, Type, __version__): ``openvino`` from 2023.1 on;
+    in 2023.0 the top-level package is empty and all of it lives in ``openvino.runtime`` (removed in 2026)."""
+    import openvino
+
+    if hasattr(openvino, "Core"):
+        return openvino
+    import openvino.runtime
+
+    return openvino.runtime
+
+
 def _string_type() -> Any:
     """ov.Type.string, or None in releases before it (2023.x: the release sweeps run them)."""
-    import openvino as ov
+    ov = ov_module()
 
     return getattr(ov.Type, "string", None)
 
 
 def element_type(arr: np.ndarray) -> Any:
     """The ov.Type of a case array: strings (object arrays) -> string, ml_dtypes.bfloat16 -> bf16."""
-    import openvino as ov
+    ov = ov_module()
 
     if arr.dtype == object or arr.dtype.kind in "US":
         if _string_type() is None:
@@ -123,7 +138,7 @@ def element_type(arr: np.ndarray) -> Any:
 
 def to_tensor(arr: np.ndarray) -> Any:
     """An ov.Tensor holding a copy of ``arr`` with its element type (bf16 and string included)."""
-    import openvino as ov
+    ov = ov_module()
 
     if arr.dtype == object or arr.dtype.kind == "S":
         return ov.Tensor(arr.astype(str))  # ov.Tensor makes a string tensor from a NumPy str_ array
@@ -138,7 +153,7 @@ def to_tensor(arr: np.ndarray) -> Any:
 
 def from_tensor(t: Any) -> np.ndarray:
     """Copy an output ov.Tensor into NumPy with the same element type (bf16 -> ml_dtypes.bfloat16, string -> object)."""
-    import openvino as ov
+    ov = ov_module()
 
     et = t.get_element_type()
     shape = tuple(t.get_shape())
@@ -245,7 +260,8 @@ def native_spec(case: CaseData, variant: str) -> NodeSpec:
 
 
 # The conversions a repro script needs, as this module runs them: the functions' own source.
-_TENSOR_SOURCE = ["import openvino as ov", "from typing import Any", inspect.getsource(_string_type),
+_TENSOR_SOURCE = ["import openvino as ov", "from typing import Any", inspect.getsource(ov_module),
+                  inspect.getsource(_string_type),
                   inspect.getsource(to_tensor),
                   inspect.getsource(from_tensor)]
 
@@ -278,7 +294,7 @@ def _source(spec: NodeSpec) -> str:
 def opset(number: int) -> Any:
     """OpenVINO's Python module of opset ``number`` (``ov.opset8``); Unsupported where this release has none (the
     release sweeps run releases older than a node version: ScatterNDUpdate-15 needs opset15)."""
-    import openvino as ov
+    ov = ov_module()
 
     mod = getattr(ov, f"opset{number}", None)
     if mod is None:  # before 2025.0 the opset modules live in openvino.runtime
@@ -290,10 +306,13 @@ def opset(number: int) -> Any:
     return mod
 
 
-def node_function(number: int, fn: str) -> Any:
-    """``ov.opset<number>.<fn>``, or the same function from the nearest lower opset module that has it: releases
-    before 2023.3 make ScatterNDUpdate-3 with ``opset3.scatter_nd_update`` (newer ones with ``opset4``'s)."""
-    import openvino as ov
+def node_function(number: int, fn: str, node_type: str = "") -> Any:
+    """``ov.opset<number>.<fn>``, or the same function from the nearest lower opset module that has it. Where none
+    has it and ``node_type`` is given, the node factory's ``NodeFactory("opset<number>").create(node_type, inputs)``,
+    which is what the function does in the releases that have it: 2023.0-2023.2 register ScatterNDUpdate-3 in
+    opset4 but have no Python ``scatter_nd_update`` in any opset module (it came in 2023.3). Only for a node
+    without attributes (the factory takes OpenVINO's attribute names, not the functions' keyword arguments)."""
+    ov = ov_module()
 
     for n in range(number, 0, -1):
         try:
@@ -302,12 +321,26 @@ def node_function(number: int, fn: str) -> Any:
             continue
         if hasattr(mod, fn):
             return getattr(mod, fn)
+    factory = _node_factory(f"opset{number}") if node_type else None
+    if factory is not None:
+        return lambda *inputs: factory.create(node_type, list(inputs), {})
     raise Unsupported(f"openvino {ov.__version__} has no {fn} in opset{number} or below")
+
+
+def _node_factory(opset_name: str) -> Any:
+    """OpenVINO's NodeFactory for ``opset_name`` (``openvino.utils`` from 2025.0, ``openvino.runtime.utils``
+    before), or None where neither module exists."""
+    for module in ("openvino.utils.node_factory", "openvino.runtime.utils.node_factory"):
+        try:
+            return importlib.import_module(module).NodeFactory(opset_name)
+        except (ImportError, AttributeError):
+            continue
+    return None
 
 
 def build_model(spec: NodeSpec, types: dict[str, Any] | None = None) -> Any:
     """The ov.Model of ``spec``: one Parameter per input (shape and element type of the case's array), one node."""
-    import openvino as ov
+    ov = ov_module()
 
     mod = opset(spec.opset)
     types = types or {n: element_type(arr) for n, arr in spec.inputs.items()}
@@ -315,7 +348,10 @@ def build_model(spec: NodeSpec, types: dict[str, Any] | None = None) -> Any:
     args = list(params)
     if spec.flatten:
         args[0] = mod.reshape(args[0], [-1], special_zero=False)
-    node = node_function(spec.opset, spec.fn)(*args, **spec.kwargs)
+    # A node without attributes can be made by the node factory where no opset module has its function; its type
+    # is the variant's name before the version (ScatterNDUpdate-3 -> ScatterNDUpdate).
+    node_type = "" if spec.kwargs or spec.flatten else spec.variant.rsplit("-", 1)[0]
+    node = node_function(spec.opset, spec.fn, node_type)(*args, **spec.kwargs)
     return ov.Model([node], params, spec.variant)
 
 
@@ -323,10 +359,11 @@ class OpenVinoAdapter(Adapter):
     name = "openvino"
     requires = ("openvino",)
     extra = "openvino"
-    # NumPy 2 from 2024.3; its ONNX frontend reads IR 10 models in every release swept here. Its top-level API
-    # (ov.Core, ov.__version__), which the adapter calls, exists from 2023.1 on.
+    # NumPy 2 from 2024.3; its ONNX frontend reads IR 10 models in every release swept here. The check reaches the
+    # API where ov_module() finds it: top-level from 2023.1, openvino.runtime in 2023.0.
     releases = ReleaseRules("openvino", "openvino", extra=("onnx==1.23.2",), numpy2_since="2024.3.0",
-                            check="openvino.Core; openvino.__version__")
+                            check="ov = openvino if hasattr(openvino, 'Core') else __import__('openvino.runtime', "
+                                  "fromlist=['Core']); ov.Core; ov.__version__")
     VARIANTS = _VARIANTS
     mapping = "docs/mapping/openvino.md"
 
@@ -335,7 +372,7 @@ class OpenVinoAdapter(Adapter):
         self.cache: LRU[Any] = LRU(CACHE_SIZE)  # compiled models
 
     def version(self) -> str:
-        import openvino as ov
+        ov = ov_module()
 
         return ov.__version__
 
@@ -349,7 +386,7 @@ class OpenVinoAdapter(Adapter):
     def core(self) -> Any:
         """The one ov.Core of this process (creating it loads the plugins)."""
         if self._core is None:
-            import openvino as ov
+            ov = ov_module()
 
             self._core = ov.Core()
         return self._core

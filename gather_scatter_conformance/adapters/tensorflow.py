@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -138,6 +138,9 @@ class TensorFlowAdapter(Adapter):
     releases = ReleaseRules("tensorflow-cpu", "tensorflow", numpy2_since="2.18.0")
     devices = ("cpu", "gpu")
     VARIANTS = _VARIANTS
+    # tf.scatter_nd(indices, updates, shape) scatters into zeros it makes itself
+    NO_DATA_INPUT: ClassVar[dict[str, tuple[str, ...]]] = (
+        {"ScatterND": tuple(variants.join("scatter_nd", mode) for mode in MODES)})
     mapping = "docs/mapping/tensorflow.md"
 
     def version(self) -> str:

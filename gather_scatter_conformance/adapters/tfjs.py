@@ -234,6 +234,9 @@ class TfjsAdapter(Adapter):
     # installs them: `make tfjs` does, from tfjs_node/package-lock.json).
     requires = ("numpy",)
     VARIANTS: ClassVar[dict[str, list[str]]] = _VARIANTS
+    # tf.scatterND(indices, updates, shape) scatters into zeros it makes itself
+    NO_DATA_INPUT: ClassVar[dict[str, tuple[str, ...]]] = {
+        "ScatterND": tuple(variants.join("scatterND", backend) for backend in BACKENDS)}
     mapping = "docs/mapping/tfjs.md"
 
     def unavailable(self) -> str | None:

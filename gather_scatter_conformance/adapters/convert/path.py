@@ -185,6 +185,13 @@ class ConversionPath(Adapter):
     def variants(self, op: str) -> list[str]:
         return self.source_variants(op)
 
+    def has_data_input(self, op: str, variant: str) -> bool:
+        # The converted model computes what the source API did: a data-less source (tf.scatter_nd) converts to a
+        # scatter into the zeros it made, not into a data input.
+        from gather_scatter_conformance import adapters
+
+        return adapters.get(self.source).has_data_input(op, variant)
+
     def is_slow(self, variant: str) -> bool:
         return True
 

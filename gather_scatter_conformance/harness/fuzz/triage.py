@@ -167,7 +167,7 @@ def _candidates(gc: GenCase, have: dict[str, frozenset[str]], dims: list[str]) -
     index_dims = [d for d in dims if d in INDEX_DIMS]
     dup = ["any-of"] + sorted({_DUP_POLICY[x] for x in have.get("duplicates", ()) if x in _DUP_POLICY})
     variants = [inputs]
-    if "uncovered" in dims and "zero" in have.get("uncovered", ()):  # data-less APIs: uncovered places are 0
+    if "uncovered" in dims and {"zero", "zero-fill"} & set(have.get("uncovered", ())):  # uncovered places are 0
         variants.append({**inputs, "data": np.zeros_like(inputs["data"])})
     out = []
     for neg, oob, dups, inp in itertools.product(NEGATIVE, OUT_OF_BOUNDS, dup, variants):

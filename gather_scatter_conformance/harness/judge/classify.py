@@ -87,7 +87,20 @@ def _duplicates_label(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, A
     return "garbage"
 
 
-def _uncovered_label(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, Any], observed: np.ndarray) -> str:
+def has_data_input(op: str, record: dict[str, Any]) -> bool:
+    """Whether the record's API takes a data input: False for a variant its adapter declares data-less
+    (Adapter.NO_DATA_INPUT, tf.scatter_nd); True otherwise, and where the record names no registered adapter."""
+    from gather_scatter_conformance import adapters
+
+    try:
+        adapter = adapters.get(record.get("framework") or "")
+    except (KeyError, TypeError):
+        return True
+    return adapter.has_data_input(op, record.get("variant") or "")
+
+
+def _uncovered_label(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, Any], observed: np.ndarray,
+                     data_input: bool = True) -> str:
     counting = {
         "data": np.zeros(inputs["data"].shape, np.float64),
         "indices": inputs["indices"],
@@ -100,6 +113,8 @@ def _uncovered_label(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, An
     if observed.shape != untouched.shape or not untouched.any():
         return "garbage"
     data = inputs["data"]
+    if not data_input and _same(observed[untouched], np.zeros_like(data[untouched])):
+        return "zero-fill"  # no data to keep: the API made these zeros (it runs only on all-zero data)
     if _same(observed[untouched], data[untouched]):
         return "keep-data"
     if _same(observed[untouched], np.zeros_like(data[untouched])):
@@ -161,5 +176,5 @@ def label(
     if k == "duplicates":
         return _duplicates_label(op, inputs, attrs, observed)
     if k == "uncovered":
-        return _uncovered_label(op, inputs, attrs, observed)
+        return _uncovered_label(op, inputs, attrs, observed, has_data_input(op, record))
     return _axis_label(op, inputs, attrs, observed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gather_scatter_conformance.harness.reference.constraints import CONSTRAINTS
 from gather_scatter_conformance.vocab.dimensions import (
+    ALSO_CONFORMING,
     AXIS_LABELS,
     CANONICAL_LABELS,
     DIMENSIONS,
@@ -53,7 +54,8 @@ def conforms(op: str, dimension: str, label: str) -> bool:
     On a dimension the specs leave open (vocab.dimensions.OPEN) every label a policy explains conforms, and only
     a memory-unsafe label (``garbage``, ``alias``, ``alias-write``, a hang or a crash) or ``wrong`` (a value no policy
     gives) does not: the probe measures the policy, it does not judge it. A label of repeated runs that disagreed
-    (``a|b``) conforms when every part does.
+    (``a|b``) conforms when every part does. A label of vocab.dimensions.ALSO_CONFORMING conforms beside the
+    canonical one (``zero-fill`` on ``uncovered``).
 
     An index type outside the operator's type constraints (``index-dtype:int8`` for Gather) may be refused or
     computed: both conform (gather_scatter_conformance.harness.reference.constraints), only a wrong value does not.
@@ -62,6 +64,8 @@ def conforms(op: str, dimension: str, label: str) -> bool:
         return all(conforms(op, dimension, part) for part in label.split("|"))
     if dimension in OPEN:  # the spec does not decide: any behaviour a policy explains conforms
         return label not in NEVER_CONFORMING and label != "wrong" and not label.startswith("crash:")
+    if label in ALSO_CONFORMING.get(dimension, ()):  # zero-fill: a data-less API's zeros on zero data
+        return True
     want = canonical_label(op, dimension)
     if want is None:  # duplicate targets without a reduction: any single order is allowed
         return label in _DUPLICATE_OK

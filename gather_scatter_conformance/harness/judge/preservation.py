@@ -26,9 +26,10 @@ from gather_scatter_conformance.vocab.record import Result
 PRESERVATION = ("preserved", "changed", "conversion-failed", "conversion-only", "unknown")
 
 
-def side_label(case: Case, res: Result | Mapping[str, Any], expected: Any) -> str:
+def side_label(case: Case, res: Result | Mapping[str, Any], expected: Any, who: Mapping[str, Any] | None = None) -> str:
     """The label of one side's outcome: a probe's behaviour label; for other cases ``ok`` (conforms), ``wrong``
-    (a value the canonical semantics do not give), ``error``, ``crash:<SIGNAL>``, ``timeout``, ``unsupported``."""
+    (a value the canonical semantics do not give), ``error``, ``crash:<SIGNAL>``, ``timeout``, ``unsupported``.
+    ``who``: the ``framework`` and ``variant`` that ran it, where the label depends on the API (zero-fill)."""
     res = Result.of(res)
     outcome = res.outcome
     if outcome == "crash":
@@ -39,7 +40,8 @@ def side_label(case: Case, res: Result | Mapping[str, Any], expected: Any) -> st
     if case.spec.dimension:
         from gather_scatter_conformance.harness.judge.classify import label
 
-        return label(case.spec.dimension, case.op, case.inputs(), case.attrs, {**res.raw, **verdict}, res.observed)
+        return label(case.spec.dimension, case.op, case.inputs(), case.attrs, {**res.raw, **(who or {}), **verdict},
+                     res.observed)
     return "ok" if verdict["verdict"] == "conforms" else "wrong"
 
 
@@ -72,7 +74,9 @@ def account(case: Case, description: dict[str, Any], res: Result | Mapping[str, 
     a = source.observed if source is not None else None
     b = res.observed
     if source is not None:  # what the source did natively, whatever became of the conversion
-        conv["source_label"] = side_label(case, source, expected)
+        # The path's adapter answers for its source's API (a data-less tf.scatter_nd stays data-less)
+        who = {"framework": record.get("framework"), "variant": record.get("variant")}
+        conv["source_label"] = side_label(case, source, expected, who)
         if a is not None:
             conv.update(source_value=stored(a), source_dtype=str(a.dtype), source_shape=list(a.shape))
         else:

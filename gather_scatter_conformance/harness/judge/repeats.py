@@ -1,0 +1,79 @@
+"""Cells measured as distributions: a memory-unsafe or flipping cell runs several times, each in a fresh process,
+and its record says what each run gave (``{"garbage": 3, "zero": 2}``).
+
+One run cannot tell an unchecked read of memory that changes (``garbage``) from one deterministic wrong value; the
+repeats can. A value no policy explains that is the same in every fresh process is ``wrong``, not ``garbage``
+(LiteRT's SCATTER_ND with duplicate targets gives 20·(1−2)+(1+2) = −17 every time); one that differs between
+processes stays ``garbage`` and is memory-unsafe by that evidence.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from typing import Any
+
+from gather_scatter_conformance.vocab.dimensions import is_memory_unsafe
+
+DEFAULT_REPEATS = 5
+
+
+def needs_repeats(record: dict[str, Any]) -> bool:
+    """True when a record's single run cannot say what the cell does: its label is memory-unsafe (garbage, a
+    neighbour's element, a crash, a hang), the case crashed or hung, or one process gave several outputs."""
+    return (is_memory_unsafe(record.get("label")) or record["outcome"] in ("crash", "timeout")
+            or (record.get("distinct_outputs") or 1) > 1)
+
+
+def suspect(baseline_label: str | None) -> bool:
+    """True when a cell's baseline says it flipped (``a|b``) or is memory-unsafe: it is repeated whatever its first
+    run gives, so a run that happens to read zeros is not taken for a safe one."""
+    return bool(baseline_label) and ("|" in baseline_label or is_memory_unsafe(baseline_label))
+
+
+def value_digest(answer: dict[str, Any]) -> str | None:
+    """A digest of a worker answer's value (None when it returned none): equal digests, equal outputs bitwise."""
+    value = answer.get("value")
+    if answer.get("outcome") != "ok" or not isinstance(value, dict):
+        return None
+    h = hashlib.sha256(f"{value.get('dtype')}{value.get('shape')}".encode())
+    h.update(value["bytes"] if "bytes" in value else repr(value.get("items")).encode())
+    return h.hexdigest()
+
+
+def run_label(record: dict[str, Any]) -> str:
+    """What one run gave, as a distribution counts it: a probe's label; for another case its crash signal, its hang,
+    or its verdict."""
+    if record.get("label"):
+        return str(record["label"])
+    if record["outcome"] == "crash":
+        return f"crash:{record.get('signal') or 'exit'}"
+    if record["outcome"] == "timeout":
+        return "timeout"
+    return str(record.get("verdict") or record["outcome"])
+
+
+def combine(runs: list[tuple[dict[str, Any], str | None]]) -> dict[str, Any]:
+    """The record of a repeated cell from its runs (record, value digest), the first run's first.
+
+    The first run's record is kept (its value, verdict and repro); a probe's ``label`` becomes the labels seen, most
+    frequent first (``garbage|zero``), and ``distribution`` counts them. ``garbage`` becomes ``wrong`` when every run
+    returned and all returned the same value: deterministic, so no evidence of an unowned read.
+    """
+    labels = [run_label(rec) for rec, _ in runs]
+    digests = {d for _, d in runs}
+    if len(digests) == 1 and None not in digests and all(rec["outcome"] == "ok" for rec, _ in runs):
+        labels = ["wrong" if lab == "garbage" else lab for lab in labels]
+    counts = Counter(labels)
+    ordered = sorted(counts, key=lambda lab: (-counts[lab], lab))
+    out = dict(runs[0][0])
+    out["distribution"] = {lab: counts[lab] for lab in ordered}
+    if out.get("label"):
+        out["label"] = "|".join(ordered)
+    return out
+
+
+def distribution_text(distribution: dict[str, int]) -> str:
+    """``garbage 3/5, zero 2/5``: a distribution as the report and the advisories show it."""
+    total = sum(distribution.values())
+    return ", ".join(f"{lab} {n}/{total}" for lab, n in distribution.items())

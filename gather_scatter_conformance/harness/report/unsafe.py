@@ -1,0 +1,104 @@
+"""The report's lead: memory-unsafe findings grouped by what the access was, writes first.
+
+Four groups: out-of-bounds writes, out-of-bounds reads, uninitialised reads, and crashes (or hangs) without
+evidence. A memory checker's evidence (``gsc memcheck``'s JSON lines, harness.evidence) decides the group where there
+is some; without it, the value does where it can: ``alias-write`` is a neighbour's element written, ``alias`` one
+read, ``garbage`` from a gather a read of memory that changes between processes. Each item says which: the checker's
+one-line account, or "inferred from the value".
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from gather_scatter_conformance.harness.judge.repeats import distribution_text
+from gather_scatter_conformance.vocab.dimensions import is_memory_unsafe
+from gather_scatter_conformance.vocab.ops import SCATTER_OPS
+
+GROUPS = {
+    "write": "Out-of-bounds writes",
+    "read": "Out-of-bounds reads",
+    "uninitialised": "Uninitialised reads",
+    "crash": "Crashes and hangs without evidence",
+}
+
+
+def load_evidence(paths: list[str | Path]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """Memory-checker evidence by (case, framework, variant), from ``gsc memcheck`` output files (the last line of
+    a cell wins); files that do not exist are left out."""
+    out: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for path in paths:
+        if not Path(path).is_file():
+            continue
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                ev = json.loads(line)
+                out[(ev["case"], ev["framework"], ev.get("variant", ""))] = ev
+    return out
+
+
+def evidence_text(evidence: dict[str, Any]) -> str:
+    """One line of a checker's account: ``memcheck: invalid read of size 4, 4 bytes before a block of size 24
+    (tvm::runtime::Tensor::Empty)``, or the measured reason no checker saw the access."""
+    for checker in evidence.get("checkers", []):
+        for err in checker.get("errors", []):
+            where = err.get("where") or ""
+            place = (f", {err['offset']} bytes {where} a block of size {err['block_size']}"
+                     if err.get("block_size") is not None and where in ("before", "after", "inside") else "")
+            size = f" of size {err['size']}" if err.get("size") else ""
+            frame = f" ({err['frame']})" if err.get("frame") else ""
+            return f"{checker['name']}: {err.get('kind', 'error').replace('-', ' ')}{size}{place}{frame}"
+    return evidence.get("reason") or "no checker has run"
+
+
+def _group(rec: dict[str, Any], evidence: dict[str, Any] | None) -> str:
+    verdict = (evidence or {}).get("verdict")
+    if verdict in ("write", "read", "uninitialised"):
+        return verdict
+    parts = set((rec.get("label") or "").split("|"))
+    if "alias-write" in parts:
+        return "write"
+    if "alias" in parts or ("garbage" in parts and rec["op"] not in SCATTER_OPS):
+        return "read"
+    if "garbage" in parts:  # a scatter's output holds values nothing wrote: memory it never initialised
+        return "uninitialised"
+    return "crash"
+
+
+def is_unsafe(rec: dict[str, Any], evidence: dict[str, Any] | None) -> bool:
+    """A memory-unsafe finding: its label is in the class, a case without a dimension crashed or hung, or a
+    checker saw an invalid access."""
+    if (evidence or {}).get("verdict") in ("write", "read", "uninitialised"):
+        return True
+    if rec.get("dimension"):
+        return is_memory_unsafe(rec.get("label"))
+    return rec.get("outcome") in ("crash", "timeout")
+
+
+def section(records: list[dict[str, Any]], evidence: dict[tuple[str, str, str], dict[str, Any]]) -> dict[str, Any]:
+    """The grouped findings: ``groups`` (write, read, uninitialised, crash; each a list of frameworks with their
+    items, ``r`` the record's index), per-framework ``counts`` of the four, and whether any evidence was given."""
+    groups: dict[str, dict[str, list[dict[str, Any]]]] = {g: defaultdict(list) for g in GROUPS}
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(GROUPS, 0))
+    for i, rec in enumerate(records):
+        ev = evidence.get((rec["case"], rec["framework"], rec.get("variant", "")))
+        if not is_unsafe(rec, ev):
+            continue
+        g = _group(rec, ev)
+        what = rec.get("label") or (rec.get("outcome", "") + (f" ({rec['signal']})" if rec.get("signal") else ""))
+        groups[g][rec["framework"]].append({
+            "r": i, "op": rec["op"], "case": rec["case"].split("::", 1)[-1], "api": rec.get("api") or rec["variant"],
+            "what": what, "distribution": distribution_text(rec["distribution"]) if rec.get("distribution") else "",
+            "evidence": evidence_text(ev) if ev else "inferred from the value; no checker has run",
+            "checked": bool(ev and ev.get("verdict") in ("write", "read", "uninitialised"))})
+        counts[rec["framework"]][g] += 1
+    return {
+        "groups": [{"key": g, "title": GROUPS[g], "n": sum(len(v) for v in groups[g].values()),
+                    "frameworks": [{"framework": fw, "entries": items} for fw, items in sorted(groups[g].items())]}
+                   for g in GROUPS],
+        "counts": {fw: c for fw, c in sorted(counts.items())},
+        "with_evidence": bool(evidence),
+    }

@@ -1,0 +1,88 @@
+"""Memory-unsafe and flipping cells measured as distributions (harness.judge.repeats, issue #27)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gather_scatter_conformance.harness.judge.repeats import combine, distribution_text, needs_repeats, suspect
+from gather_scatter_conformance.vocab import wire
+
+
+def _answer(values: list[float]) -> dict:
+    return {"outcome": "ok", "value": wire.encode(np.array(values, np.float32))}
+
+
+def _probe(label: str, outcome: str = "ok", **extra: object) -> dict:
+    return {"case": "f.yaml::p", "outcome": outcome, "verdict": "deviates", "label": label, **extra}
+
+
+def _digest(answer: dict) -> str | None:
+    from gather_scatter_conformance.harness.judge.repeats import value_digest
+
+    return value_digest(answer)
+
+
+def test_a_value_no_policy_gives_that_every_fresh_process_repeats_is_wrong_not_garbage() -> None:
+    # LiteRT's SCATTER_ND with duplicate targets: -17 every time, deterministic, no evidence of an unowned read.
+    same = _digest(_answer([-17.0, 2.0]))
+    out = combine([(_probe("garbage"), same)] * 5)
+    assert out["label"] == "wrong" and out["distribution"] == {"wrong": 5}
+
+
+def test_values_that_differ_between_processes_stay_garbage_with_their_distribution() -> None:
+    # TVM's unchecked take: zeros in some processes, whatever lay before the buffer in others.
+    zero, other = _digest(_answer([0.0, 0.0])), _digest(_answer([3.5e-38, 0.0]))
+    runs = [(_probe("zero"), zero), (_probe("garbage"), other), (_probe("garbage"), _digest(_answer([1.0, 9.0]))),
+            (_probe("zero"), zero), (_probe("garbage"), other)]
+    out = combine(runs)
+    assert out["label"] == "garbage|zero" and out["distribution"] == {"garbage": 3, "zero": 2}
+    assert distribution_text(out["distribution"]) == "garbage 3/5, zero 2/5"
+    assert out["verdict"] == "deviates"  # the first run's record is kept
+
+
+def test_a_crash_in_some_runs_joins_the_distribution_and_keeps_garbage() -> None:
+    # One run died: not every run returned the same value, so garbage is not relabelled.
+    same = _digest(_answer([1.0]))
+    runs = [(_probe("garbage"), same), (_probe("crash:SIGSEGV", outcome="crash", signal="SIGSEGV"), None),
+            (_probe("garbage"), same)]
+    out = combine(runs)
+    assert out["distribution"] == {"garbage": 2, "crash:SIGSEGV": 1}
+
+
+def test_a_case_without_a_dimension_counts_outcomes_and_gets_no_label() -> None:
+    crash = {"case": "f.yaml::c", "outcome": "crash", "signal": "SIGABRT", "verdict": "deviates"}
+    fine = {"case": "f.yaml::c", "outcome": "ok", "verdict": "conforms"}
+    out = combine([(crash, None), (fine, "x"), (crash, None)])
+    assert "label" not in out and out["distribution"] == {"crash:SIGABRT": 2, "conforms": 1}
+
+
+def test_which_cells_repeat() -> None:
+    assert needs_repeats(_probe("alias-write")) and needs_repeats(_probe("crash:SIGABRT", outcome="crash"))
+    assert needs_repeats({"outcome": "timeout", "verdict": "deviates"})
+    assert needs_repeats(_probe("last-wins", distinct_outputs=2))
+    assert not needs_repeats(_probe("clamp")) and not needs_repeats(_probe("wrong"))
+    assert suspect("zero|garbage") and suspect("crash:SIGFPE") and suspect("wrap|error")
+    assert not suspect("clamp") and not suspect(None)
+
+
+@pytest.mark.slow
+def test_a_run_repeats_litert_s_duplicate_scatter_and_finds_it_deterministic(tmp_path: Path) -> None:
+    # A real run: LiteRT's SCATTER_ND with duplicate targets, five fresh processes, one value: `wrong`.
+    pytest.importorskip("ai_edge_litert")
+    results = tmp_path / "r.jsonl"
+    from gather_scatter_conformance import resources
+
+    cases = resources.cases_dir() / "probes" / "scatter_nd.yaml"
+    subprocess.run([sys.executable, "-m", "gather_scatter_conformance", "run", "--framework", "litert", "--results",
+                    str(results), "-p", "no:xdist", "--repeats", "3", "-k", "probe-duplicates-slices", str(cases),
+                    "--baseline-dir", str(tmp_path / "none")], cwd=tmp_path, capture_output=True, text=True,
+                   timeout=600)
+    records = [json.loads(line) for line in results.read_text().splitlines()]
+    ran = [r for r in records if r["variant"] == "SCATTER_ND"]
+    assert ran and ran[0]["label"] == "wrong" and ran[0]["distribution"] == {"wrong": 3}

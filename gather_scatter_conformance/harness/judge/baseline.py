@@ -233,11 +233,14 @@ def record_label(record: dict[str, Any]) -> str | None:
 _CORRUPTION = re.compile(r"crash:SIG(?:SEGV|ABRT|BUS)\b")
 
 
+_GARBAGE = re.compile(r"\bgarbage\b")  # also inside a path's preservation (``changed: reduce-all -> garbage``)
+
+
 def _parts(label: str) -> set[str]:
     """A label's parts as the check compares them: the corruption signal left out, and ``garbage`` read as
     ``wrong``: both are a value no policy gives, and whether it also differs between fresh processes depends on
     the heap the process forked with (harness.judge.repeats)."""
-    return {"wrong" if p == "garbage" else _CORRUPTION.sub("crash:memory", p) for p in label.split("|")}
+    return {_GARBAGE.sub("wrong", _CORRUPTION.sub("crash:memory", p)) for p in label.split("|")}
 
 
 def in_class(baseline: dict[str, Any], key: str, label: str | None) -> bool:

@@ -14,8 +14,8 @@ Parts (benchmarks/README.md has the method and the latest results):
   history     a release sweep vs (its environment from a warm cache + the same cases), and the full onnxruntime sweep
   report      the report page of a full run: size, elements and load time in headless Chromium, now vs --report-ref
   plugin      an unrelated one-test pytest run with the plugin loaded vs without it: seconds added
-  cache       gsc run over cases/probes a second time (result cache filled) vs the first (empty): time, and the
-              reused records against a --no-cache run
+  cache       gsc run over Gather and ScatterElements probes a second time (result cache filled) vs the first
+              (empty): time, and the reused records against a --no-cache run
 
 Exit status 0 whatever the ratios are: a benchmark reports; it does not gate.
 """
@@ -70,8 +70,7 @@ def _part(name: str, args: argparse.Namespace) -> list[Row]:
     if name == "cache":
         from benchmarks import cache
 
-        return cache.run(reps=1 if args.quick else 3, frameworks=args.framework,
-                         cases="cases/probes/gather.yaml" if args.quick else cache.CASES)
+        return cache.run(reps=1, frameworks=args.framework, cases=cache.QUICK_CASES if args.quick else cache.CASES)
     from benchmarks import matrix
 
     return matrix.run(workers=(1, 2), frameworks=args.framework)

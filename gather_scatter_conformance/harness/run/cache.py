@@ -136,11 +136,15 @@ def packages_fingerprint(python: str) -> str:
     return h.hexdigest()
 
 
+@functools.cache
+def _platform() -> list[str]:
+    return [platform.platform(), platform.machine(), platform.python_version(), harness_version()]
+
+
 def environment_fingerprint() -> str:
     """The platform, the harness version and the environment variables that change a framework's answer."""
     env = {k: v for k, v in os.environ.items() if (k.startswith("GSC_") and k not in _NOT_ENV) or k in _ENV_NAMES}
-    return json.dumps([platform.platform(), platform.machine(), platform.python_version(), harness_version(),
-                       sorted(env.items())])
+    return json.dumps([*_platform(), sorted(env.items())])
 
 
 def case_digest(case: Case) -> str:
@@ -165,8 +169,14 @@ def case_digest(case: Case) -> str:
 def _known_fingerprint(framework: str) -> str:
     from gather_scatter_conformance.harness.judge import known
 
+    return _file_digest(known.directory() / f"{framework}.yaml")
+
+
+@functools.cache
+def _file_digest(path: Path) -> str:
+    """The digest of a file read once per process ('' for none)."""
     try:
-        return hashlib.sha256((known.directory() / f"{framework}.yaml").read_bytes()).hexdigest()
+        return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         return ""
 

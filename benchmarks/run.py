@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import Row, print_rows
+from benchmarks.common import Row, print_rows, summary_lines
 
 PARTS = ("overhead", "collection", "reference", "onnx-runner", "history", "report", "plugin", "cache", "matrix")
 DEFAULT_PARTS = ("overhead", "collection", "reference", "onnx-runner", "plugin", "cache")
@@ -106,12 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         print_rows(got)
         print(f"  ({time.perf_counter() - start:.0f} s)", flush=True)
         rows += got
-    judged = [r for r in rows if r.holds is not None]
-    print(f"\nsummary: {sum(bool(r.holds) for r in judged)} of {len(judged)} claims hold")
-    for r in judged:
-        if not r.holds:
-            value = "n/a" if r.value is None else f"{r.value:.2f}{r.unit if r.unit == 'x' else ' ' + r.unit}"
-            print(f"  misses: {r.part} {r.name}: {value} (target {r.target})")
+    print("\n" + "\n".join(summary_lines(rows)))
     if args.json:
         Path(args.json).write_text(json.dumps([r.__dict__ for r in rows], indent=1, default=str))
     return 0

@@ -76,7 +76,25 @@ def print_rows(rows: list[Row], out: Any = None) -> None:
     out = out or sys.stdout
     width = max((len(r.name) for r in rows), default=10)
     for r in rows:
-        value = "n/a" if r.value is None else (f"{r.value:.2f}{r.unit}" if r.unit == "x" else f"{r.value:.3g} {r.unit}")
+        value = _value(r, ".2f" if r.unit == "x" else ".3g")
         verdict = {True: "holds", False: "MISSES", None: ""}[r.holds]
         print(f"  {r.part:<11} {r.name:<{width}}  {value:>10}  {r.target:<7} {verdict:<7} {r.detail}", file=out)
     out.flush()
+
+
+def summary_lines(rows: list[Row]) -> list[str]:
+    """The run's closing summary: how many claims hold, then one line per claim that misses. A claim with no value
+    (its part failed or was skipped: ``value`` None) reads ``n/a``; a row without a target is no claim."""
+    judged = [r for r in rows if r.holds is not None]
+    lines = [f"summary: {sum(bool(r.holds) for r in judged)} of {len(judged)} claims hold"]
+    for r in judged:
+        if not r.holds:
+            lines.append(f"  misses: {r.part} {r.name}: {_value(r, '.2f')} (target {r.target})")
+    return lines
+
+
+def _value(r: Row, spec: str) -> str:
+    """A row's value with its unit (``1.50x``, ``0.06 s``), or ``n/a`` for none."""
+    if r.value is None:
+        return "n/a"
+    return f"{r.value:{spec}}" + (r.unit if r.unit == "x" else f" {r.unit}")

@@ -14,6 +14,8 @@ Parts (benchmarks/README.md has the method and the latest results):
   history     a release sweep vs (its environment from a warm cache + the same cases), and the full onnxruntime sweep
   report      the report page of a full run: size, elements and load time in headless Chromium, now vs --report-ref
   plugin      an unrelated one-test pytest run with the plugin loaded vs without it: seconds added
+  cache       gsc run over Gather and ScatterElements probes a second time (result cache filled) vs the first
+              (empty): time, and the reused records against a --no-cache run
 
 Exit status 0 whatever the ratios are: a benchmark reports; it does not gate.
 """
@@ -29,10 +31,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import Row, print_rows
+from benchmarks.common import Row, print_rows, summary_lines
 
-PARTS = ("overhead", "collection", "reference", "onnx-runner", "history", "report", "plugin", "matrix")
-DEFAULT_PARTS = ("overhead", "collection", "reference", "onnx-runner", "plugin")
+PARTS = ("overhead", "collection", "reference", "onnx-runner", "history", "report", "plugin", "cache", "matrix")
+DEFAULT_PARTS = ("overhead", "collection", "reference", "onnx-runner", "plugin", "cache")
 
 
 def _part(name: str, args: argparse.Namespace) -> list[Row]:
@@ -65,6 +67,10 @@ def _part(name: str, args: argparse.Namespace) -> list[Row]:
         from benchmarks import plugin_load
 
         return plugin_load.run(reps=7 if args.quick else 31)
+    if name == "cache":
+        from benchmarks import cache
+
+        return cache.run(reps=1, frameworks=args.framework, cases=cache.QUICK_CASES if args.quick else cache.CASES)
     from benchmarks import matrix
 
     return matrix.run(workers=(1, 2), frameworks=args.framework)
@@ -76,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer cases and repetitions")
     parser.add_argument("--matrix", action="store_true", help="add the full CPU matrix (long)")
     parser.add_argument("--only", default="", help=f"comma-separated parts: {', '.join(PARTS)}")
-    parser.add_argument("--framework", default="", help="overhead/matrix: NAME[,NAME...] (default: every one)")
+    parser.add_argument("--framework", default="", help="overhead/matrix/cache: NAME[,NAME...] (default: every one; "
+                        "cache: numpy,onnxruntime,torch)")
     parser.add_argument("--cases", type=int, default=0, help="overhead: cases per adapter (default 240)")
     parser.add_argument("--filter", default="", help="reference: only configurations whose name contains this")
     parser.add_argument("--onnx-cases", default="", help="onnx-runner: imported node-test cases (file or directory)")
@@ -99,12 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         print_rows(got)
         print(f"  ({time.perf_counter() - start:.0f} s)", flush=True)
         rows += got
-    judged = [r for r in rows if r.holds is not None]
-    print(f"\nsummary: {sum(bool(r.holds) for r in judged)} of {len(judged)} claims hold")
-    for r in judged:
-        if not r.holds:
-            value = "n/a" if r.value is None else f"{r.value:.2f}{r.unit if r.unit == 'x' else ' ' + r.unit}"
-            print(f"  misses: {r.part} {r.name}: {value} (target {r.target})")
+    print("\n" + "\n".join(summary_lines(rows)))
     if args.json:
         Path(args.json).write_text(json.dumps([r.__dict__ for r in rows], indent=1, default=str))
     return 0

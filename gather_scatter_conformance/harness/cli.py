@@ -33,6 +33,8 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
         argv += ["--gsc-results", args.results]
     if args.resume:
         argv.append("--gsc-resume")
+    if args.no_cache:
+        argv.append("--gsc-no-cache")
     argv += ["--tb=line", "-rN"] + extra
     malformed = _MalformedCases()
     code = pytest.main(argv, plugins=[malformed])
@@ -224,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--framework", default="", help="NAME[,NAME...] (default: every installed one)")
     run.add_argument("--results", default="results/results.jsonl")
     run.add_argument("--resume", action="store_true")
+    run.add_argument("--no-cache", action="store_true", help="measure every record: reuse nothing from the result "
+                     "cache (docs/cache.md)")
     val = sub.add_parser("validate", help="check case files (default: the shipped corpus); one line per problem")
     val.add_argument("files", nargs="*")
     sch = sub.add_parser("schema", help="print (or write) the case-file JSON Schema, or the result records' one")

@@ -94,7 +94,8 @@ def columns(df: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def header(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Run metadata: time range, machines, and per framework its versions, devices and interpreters."""
+    """Run metadata: time range, machines, how many records were reused from the result cache (``cached``), and per
+    framework its versions, devices and interpreters."""
     df = pd.DataFrame([{k: r.get(k) or "" for k in ("framework", "framework_version", "device", "python", "host",
                                                      "time")} for r in records],
                       columns=["framework", "framework_version", "device", "python", "host", "time"])
@@ -107,6 +108,7 @@ def header(records: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "first": times[0] if times else "", "last": times[-1] if times else "",
         "hosts": join(df["host"]), "pythons": join(df["python"]), "records": len(df),
+        "cached": sum(bool(r.get("cached")) for r in records),  # reused from the result cache (harness.run.cache)
         "frameworks": fws.to_dict("records"),
     }
 

@@ -160,6 +160,7 @@ def blob(records: list[dict[str, Any]], cols: list[str], behaviour: list[dict[st
             "pv": strings(placement_text(rec)),
             # Most records are inside the spec: the page says so by default, and stores only the exceptions.
             "sp": strings(rec["spec"]) if rec.get("spec", "inside") != "inside" else None,
+            "ca": 1 if rec.get("cached") else None,  # reused from the result cache (harness.run.cache)
         }
         recs.append({k: v for k, v in item.items() if v is not None})
     rec_of = {(r["case"], column(r)): i for i, r in enumerate(records)}

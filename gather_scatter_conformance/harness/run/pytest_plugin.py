@@ -94,6 +94,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     _option(group, "--gsc-ort-providers", default="", metavar="PROVIDER[,PROVIDER...]",
             help="onnxruntime's execution providers, in priority order (default: $GSC_ORT_PROVIDERS, else "
                  "CPUExecutionProvider); one that is not installed is a usage error")
+    _option(group, "--gsc-no-cache", "--no-cache", action="store_true", default=False,
+            help="measure every record: reuse nothing from the result cache, and store nothing in it")
+    _option(group, "--gsc-cache-dir", default="", metavar="DIR",
+            help="the result cache's directory (default: $GSC_RESULT_CACHE, else "
+                 "$XDG_CACHE_HOME/gather-scatter-conformance/results; GSC_RESULT_CACHE=off disables it)")
 
 
 class _State:
@@ -158,6 +163,11 @@ class _State:
         self.repeats = max(1, int(config.getoption("gsc_repeats")))
         self.unsafe_only = bool(config.getoption("gsc_unsafe_only"))
         self.notes: list[str] = []  # labels a memory-unsafe cell showed that its baseline had not seen
+        from gather_scatter_conformance.harness.run import cache
+
+        # The result cache (harness.run.cache): None when off.
+        self.cache_dir = None if config.getoption("gsc_no_cache") else cache.directory(
+            config.getoption("gsc_cache_dir"))
 
     def baseline_label(self, case_nodeid: str, framework: str, variant: str, device: str) -> str | None:
         """The newest label the framework's baseline gives a cell (None where it has none)."""
@@ -446,6 +456,7 @@ class CaseItem(pytest.Item):
         self.variant = variant
         self.device = device
         self.record: dict[str, Any] | None = None
+        self.cache_key = ""  # harness.run.cache.key, made on first use
 
     def setup(self) -> None:
         """Run the case and record it; the test (runtest) then judges the record. Running it here makes a harness
@@ -460,9 +471,12 @@ class CaseItem(pytest.Item):
         reason = adapters.get(self.framework).unavailable()
         if reason:  # no device or platform for the framework here: not a result, so nothing is recorded
             pytest.skip(reason)
-        suspect = state.repeats > 1 and state.suspect(self.case.nodeid, self.framework, self.variant, self.device)
-        record = execute(self.case, self.framework, self.variant, state.executor_for(self.config), self.device,
-                         repeats=state.repeats, suspect=suspect)
+        record = self._from_cache(state)
+        if record is None:
+            suspect = state.repeats > 1 and state.suspect(self.case.nodeid, self.framework, self.variant, self.device)
+            record = execute(self.case, self.framework, self.variant, state.executor_for(self.config), self.device,
+                             repeats=state.repeats, suspect=suspect)
+            self._to_cache(state, record)
         if record["outcome"] == "skipped":
             pytest.skip(f"{self.device}: {record['reason']}")
         self.record = record
@@ -474,6 +488,43 @@ class CaseItem(pytest.Item):
             raise HarnessFault(f"{self.case.nodeid} [{self.framework}:{self.variant}]: harness fault, not a result "
                                f"({fault.get('phase', '')}): {record.get('error_type')}: {record.get('error_message')}"
                                f"\n{fault.get('traceback', '')}".rstrip(), pytrace=False)
+
+    def _cache_key(self, state: _State) -> str | None:
+        """This item's result-cache key (harness.run.cache.key), or None where the cache is off."""
+        import sys
+
+        from gather_scatter_conformance.harness.run import cache
+
+        if state.cache_dir is None:
+            return None
+        if not self.cache_key:
+            python = state.pythons.get(self.framework, sys.executable) if state.isolation != "none" else sys.executable
+            self.cache_key = cache.key(self.case, self.framework, self.variant, self.device, python)
+        return self.cache_key
+
+    def _baseline_label(self, state: _State, record: dict[str, Any]) -> str | None:
+        from gather_scatter_conformance.harness.judge import baseline
+
+        key = baseline.item_key(self.case.nodeid, self.variant, record.get("device", "cpu"))
+        return baseline.label_at(state.baseline(self.framework), key, record.get("framework_version"))
+
+    def _from_cache(self, state: _State) -> dict[str, Any] | None:
+        """The record the result cache holds for this item, marked cached, where it may be reused; else None."""
+        from gather_scatter_conformance.harness.run import cache
+
+        key = self._cache_key(state)
+        stored = cache.get(state.cache_dir, key) if key else None
+        if stored is None or not cache.reusable(stored, self._baseline_label(state, stored)):
+            return None
+        return cache.reused(stored)
+
+    def _to_cache(self, state: _State, record: dict[str, Any]) -> None:
+        """Keep a measured record in the result cache where it may be reused."""
+        from gather_scatter_conformance.harness.run import cache
+
+        key = self._cache_key(state)
+        if key and cache.reusable(record, self._baseline_label(state, record)):
+            cache.put(state.cache_dir, key, record)
 
     def runtest(self) -> None:
         from gather_scatter_conformance.adapters.base import NOT_MAPPED

@@ -1,0 +1,38 @@
+"""benchmarks/run.py's rows and closing summary print every kind of row: a claim with no value (its part failed or
+was skipped) reads n/a instead of ending the run in a TypeError after minutes of measuring."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.common import Row, print_rows, summary_lines  # noqa: E402
+
+
+def rows() -> list[Row]:
+    return [
+        Row("overhead", "numpy (40 cases)", 1.2, "<= 1.5", True),
+        Row("overhead", "tfjs", None, "<= 1.5", False, "x", "failed: ZeroDivisionError('float division by zero')"),
+        Row("onnx-runner", "onnx runner / harness", None, ">= 10", None, "x", "skipped"),
+        Row("report", "skipped: needs chromium", None),
+        Row("collection", "as-is (3 items)", 4.76, "<= 1.5 s", False, "s"),
+        Row("overhead", "  cache over the suite", None, "", None, "%", "RuntimeError()"),
+    ]
+
+
+def test_summary_counts_claims_and_lists_misses_a_missing_value_as_na() -> None:
+    lines = summary_lines(rows())
+    assert lines[0] == "summary: 1 of 3 claims hold"
+    assert lines[1:] == ["  misses: overhead tfjs: n/a (target <= 1.5)",
+                         "  misses: collection as-is (3 items): 4.76 s (target <= 1.5 s)"]
+
+
+def test_every_row_prints() -> None:
+    out = io.StringIO()
+    print_rows(rows(), out)
+    text = out.getvalue()
+    assert text.count("\n") == len(rows()) and "n/a" in text and "1.20x" in text and "4.76 s" in text

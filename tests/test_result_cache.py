@@ -1,0 +1,180 @@
+"""The result cache (harness.run.cache): a second run of unchanged cases reuses the first run's records, which are
+the records a measurement gives; what may never be reused is measured again; --no-cache reuses nothing; a changed
+case changes the key. Real frameworks (numpy, onnxruntime) run in a pytest subprocess: no mocks."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.run import cache
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = """\
+op: Gather
+cases:
+  - id: plain
+    source: "test: an in-range gather"
+    inputs:
+      data: {value: [1, 2, 3, 4, 5], dtype: float32}
+      indices: {value: [4, 0], dtype: int64}
+    attrs: {axis: 0}
+  - id: probe-oob
+    source: "test: an index past the end"
+    dimension: oob-positive
+    inputs:
+      data: {value: [10, 20, 30, 40, 50], dtype: float32}
+      indices: {value: [7], dtype: int64}
+    attrs: {axis: 0}
+  - id: probe-negative
+    source: "test: a negative index"
+    dimension: negative-indices
+    inputs:
+      data: {value: [10, 20, 30, 40, 50], dtype: float32}
+      indices: {value: [-1], dtype: int64}
+    attrs: {axis: 0}
+"""
+# What differs between a measured record and the same record reused.
+VOLATILE = {"time", "duration_s", "host", "cached"}
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GSC_"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return env
+
+
+def _run(work: Path, results: str, *extra: str, frameworks: str = "numpy,onnxruntime") -> list[dict]:
+    """pytest over work/cases.yaml with the plugin, cache in work/cache; the records written."""
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-c", os.devnull,
+           "--rootdir", str(work), "cases.yaml", "--gsc-framework", frameworks, "--gsc-results", results,
+           "--gsc-cache-dir", str(work / "cache"), *extra]
+    done = subprocess.run(cmd, cwd=work, env=_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return [json.loads(line) for line in (work / results).read_text().splitlines()]
+
+
+def _stable(record: dict) -> dict:
+    return {k: v for k, v in record.items() if k not in VOLATILE}
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    (tmp_path / "cases.yaml").write_text(CASES)
+    return tmp_path
+
+
+def test_second_run_reuses_the_first_runs_records(work: Path) -> None:
+    first = _run(work, "r1.jsonl")
+    assert first and not any(r.get("cached") for r in first)
+    assert {r["framework"] for r in first} == {"numpy", "onnxruntime"}
+    second = _run(work, "r2.jsonl")
+    assert all(r.get("cached") is True for r in second), [r["case"] for r in second if not r.get("cached")]
+    by_key = {(r["case"], r["framework"], r["variant"]): r for r in first}
+    assert len(by_key) == len(second)
+    for rec in second:
+        measured = by_key[(rec["case"], rec["framework"], rec["variant"])]
+        assert _stable(rec) == _stable(measured)
+        assert rec["time"] == measured["time"]  # a reused record keeps when it was measured
+
+
+def test_memory_unsafe_entry_is_measured_again(work: Path) -> None:
+    first = _run(work, "r1.jsonl", frameworks="numpy")
+    entries = sorted((work / "cache").rglob("*.json"))
+    assert len(entries) == len(first)
+    # Make one stored probe record read `garbage` (memory-unsafe): it must not be reused.
+    doctored = None
+    for path in entries:
+        entry = json.loads(path.read_text())
+        if entry["record"].get("label"):
+            entry["record"]["label"] = "garbage"
+            path.write_text(json.dumps(entry))
+            doctored = entry["record"]
+            break
+    assert doctored is not None
+    second = _run(work, "r2.jsonl", frameworks="numpy")
+    fresh = [r for r in second if not r.get("cached")]
+    assert [(r["case"], r["variant"]) for r in fresh] == [(doctored["case"], doctored["variant"])]
+    assert fresh[0]["label"] != "garbage"  # measured: the framework's real label
+    assert len(second) - len(fresh) == len(first) - 1
+    # The report counts the reused records and marks each one's evidence.
+    pytest.importorskip("pandas")
+    pytest.importorskip("jinja2")
+    from gather_scatter_conformance.harness.report.page import generate
+
+    html = generate([work / "r2.jsonl"], work / "report", claims_dir=work / "no-claims")["index.html"].read_text()
+    assert f"{len(second) - 1} of {len(second)} records reused from the result cache" in html
+    data = json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>', html, re.S).group(1))
+    assert sum(r.get("ca", 0) for r in data["recs"]) == len(second) - 1
+
+
+def test_no_cache_reuses_nothing_and_stores_nothing(work: Path) -> None:
+    _run(work, "r1.jsonl", "--no-cache", frameworks="numpy")
+    assert not (work / "cache").exists()
+    _run(work, "r1.jsonl", frameworks="numpy")
+    again = _run(work, "r2.jsonl", "--no-cache", frameworks="numpy")
+    assert again and not any(r.get("cached") for r in again)
+
+
+def test_gsc_run_takes_no_cache(work: Path) -> None:
+    cmd = [sys.executable, "-m", "gather_scatter_conformance", "run", "--framework", "numpy", "--results", "r.jsonl",
+           "--no-cache", "cases.yaml", "--gsc-cache-dir", str(work / "cache")]
+    done = subprocess.run(cmd, cwd=work, env=_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert (work / "r.jsonl").read_text().strip() and not (work / "cache").exists()
+
+
+def _cases(text: str, tmp_path: Path) -> dict[str, Case]:
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    return {c.id: c for c in load_file(path, "c.yaml") if isinstance(c, Case)}
+
+
+def test_changed_case_input_changes_the_key(tmp_path: Path) -> None:
+    before = _cases(CASES, tmp_path)
+    after = _cases(CASES.replace("value: [4, 0]", "value: [3, 0]"), tmp_path)
+    retyped = _cases(CASES.replace("value: [1, 2, 3, 4, 5], dtype: float32", "value: [1, 2, 3, 4, 5], dtype: float64"),
+                     tmp_path)
+    key = lambda c, fw="numpy", variant="take": cache.key(c, fw, variant, "cpu", sys.executable)  # noqa: E731
+    assert key(before["plain"]) == key(_cases(CASES, tmp_path)["plain"])  # the same content: the same key
+    assert key(before["plain"]) != key(after["plain"])
+    assert key(before["plain"]) != key(retyped["plain"])
+    assert key(before["probe-oob"]) == key(after["probe-oob"])  # other cases keep theirs
+    assert key(before["plain"]) != key(before["plain"], variant="other")
+    assert key(before["plain"]) != key(before["plain"], fw="onnxruntime")
+
+
+def _record(**fields: object) -> dict:
+    return {"outcome": "ok", "device": "cpu", "distinct_outputs": 1, **fields}
+
+
+def test_reusable_rule() -> None:
+    assert cache.reusable(_record(), None)
+    assert cache.reusable(_record(label="error", outcome="error"), "error")
+    for outcome in ("crash", "timeout", "harness-error", "skipped"):
+        assert not cache.reusable(_record(outcome=outcome), None), outcome
+    for label in ("garbage", "alias", "alias-write", "crash:SIGSEGV", "wrap|garbage", "nondeterministic"):
+        assert not cache.reusable(_record(label=label), None), label
+    assert not cache.reusable(_record(distinct_outputs=2), None)
+    assert not cache.reusable(_record(label="zero", distribution={"zero": 3, "garbage": 2}), None)
+    assert not cache.reusable(_record(label="wrong", distribution={"wrong": 5}), None)  # repeated: suspect
+    assert not cache.reusable(_record(label="zero"), "zero|garbage")  # the cell flipped in its baseline
+    assert not cache.reusable(_record(label="zero"), "wrap|zero")
+    assert not cache.reusable(_record(label="zero"), "garbage")  # memory-unsafe in its baseline
+    assert not cache.reusable(_record(device="gpu"), None)
+
+
+def test_directory_follows_the_conversion_caches_rule(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv(cache.ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache.directory() == tmp_path / "gather-scatter-conformance" / "results"
+    monkeypatch.setenv(cache.ENV, "off")
+    assert cache.directory() is None
+    assert cache.directory(str(tmp_path / "given")) == tmp_path / "given"

@@ -36,17 +36,21 @@ def _names(rec: dict[str, Any], wanted: Iterable[str]) -> bool:
 
 def select(records: Iterable[dict[str, Any]], only: str = "", cases: Iterable[str] = (),
            paths: bool = False) -> dict[Cell, dict[str, Any]]:
-    """Cell -> its record (the last one read wins, as merged results do) for the memory-unsafe records on the CPU,
-    plus any deviating record of a case named in ``cases`` (file::id or id: a finding to check on request). Converter
-    paths (``a~b~c``) only with ``paths``; ``only``: one framework."""
+    """Cell -> its record (the last one read wins, as merged results do) for the memory-unsafe records on the CPU.
+    ``cases`` (file::id or id) narrows to those cases, and takes their deviating records too, memory-unsafe label or
+    not (a finding to check on request). Converter paths (``a~b~c``) only with ``paths``; ``only``: one framework,
+    or ``framework:variant``."""
     cases = list(cases)
+    framework, _, variant = only.partition(":")
     out: dict[Cell, dict[str, Any]] = {}
     for rec in records:
-        if rec.get("device", "cpu") != "cpu" or (only and rec["framework"] != only):
+        if rec.get("device", "cpu") != "cpu" or (framework and rec["framework"] != framework):
             continue
-        if adapters.is_path(rec["framework"]) and not paths:
+        if (variant and rec.get("variant") != variant) or (adapters.is_path(rec["framework"]) and not paths):
             continue
-        if is_memory_unsafe_record(rec) or (cases and _names(rec, cases) and rec.get("verdict") == "deviates"):
+        if cases and not _names(rec, cases):
+            continue
+        if is_memory_unsafe_record(rec) or (cases and rec.get("verdict") == "deviates"):
             out[key(rec)] = rec
     return out
 

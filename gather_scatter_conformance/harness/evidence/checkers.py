@@ -102,8 +102,9 @@ def memcheck(script: Path, python: str, timeout: float) -> Run:
     with tempfile.TemporaryDirectory(prefix="gsc-memcheck-") as tmp:
         xml = Path(tmp) / "memcheck.xml"
         argv = ["valgrind", "--tool=memcheck", "--xml=yes", f"--xml-file={xml}", f"--suppressions={suppressions()}",
-                "--error-limit=no", "--num-callers=24", "--smc-check=all-non-file", "--trace-children=no",
-                "--child-silent-after-fork=yes", "--read-inline-info=yes", python, str(script), CHILD_ARG]
+                "--error-limit=no", "--leak-check=no", "--num-callers=24", "--smc-check=all-non-file",
+                "--trace-children=no", "--child-silent-after-fork=yes", "--read-inline-info=yes",
+                python, str(script), CHILD_ARG]
         run = _execute("memcheck", argv, _env({"PYTHONMALLOC": "malloc"}), timeout, script.parent)
         run.output = xml.read_text(encoding="utf-8", errors="replace") if xml.exists() else ""
     return run

@@ -27,10 +27,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkers", default="memcheck,efence,malloc",
                         help=f"comma-separated, of {', '.join(checkers.NAMES)} (default: all)")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per checker run (default 600)")
-    parser.add_argument("--only", default="", help="one framework")
+    parser.add_argument("--only", default="", help="one framework, or FRAMEWORK:VARIANT")
     parser.add_argument("--limit", type=int, default=0, help="check at most N cells this run")
-    parser.add_argument("--case", action="append", default=[], help="also check this case's deviating records "
-                        "(file::id or id), memory-unsafe label or not; repeatable")
+    parser.add_argument("--case", action="append", default=[], help="only this case (file::id or id; repeatable): "
+                        "its deviating records are checked too, memory-unsafe label or not")
     parser.add_argument("--paths", action="store_true", help="include converter paths (a~b~c)")
     parser.add_argument("--python", action="append", default=[], metavar="FRAMEWORK=PATH",
                         help="the interpreter for a framework's scripts (default: .venv-<framework> where this "

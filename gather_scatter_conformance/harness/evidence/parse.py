@@ -37,7 +37,8 @@ def memcheck_xml(text: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
         parser.feed(text)
         for _, elem in parser.read_events():
             if elem.tag == "error":
-                findings.append(_finding(elem))
+                if not (elem.findtext("kind") or "").startswith("Leak_"):  # leaks are no out-of-bounds access
+                    findings.append(_finding(elem))
                 elem.clear()
             elif elem.tag == "suppcounts":
                 for pair in elem.findall("pair"):
@@ -58,9 +59,11 @@ def _finding(error: ET.Element) -> dict[str, Any]:
         where = "freed" if block.group(4) == "free'd" else block.group(2)
     frames = stacks[0].findall("frame") if stacks else []
     named = next((f for f in frames if f.findtext("fn")), None)
-    # the allocation's stack: the last one (a freed block's stacks are the access, the free, then the allocation)
+    # the allocation's stack: the last one (a freed block's stacks are the access, the free, then the allocation);
+    # its first frame with a symbol outside the allocator (a library's internal functions show as ???)
     alloc = [f for f in stacks[-1].findall("frame") if f.findtext("fn") not in _ALLOCATORS
              and "vgpreload" not in (f.findtext("obj") or "")] if block and len(stacks) > 1 else []
+    alloc = [f for f in alloc if f.findtext("fn")] or alloc
     return {
         "kind": _KIND_OF.get(error.findtext("kind") or "", "other"),
         "size": int(size.group(1)) if size else None,

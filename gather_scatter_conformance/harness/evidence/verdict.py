@@ -23,12 +23,12 @@ def decide(checkers: list[dict[str, Any]]) -> tuple[str, str]:
                 continue
             rank = VERDICTS.index(verdict)
             if best is None or rank < best[0]:
-                best = (rank, verdict, f"{chk['name']}: {_describe(err)}")
+                reason = f"{chk['name']}: {_describe(err)}"
+                if err["kind"] == "other":  # an Electric Fence fault
+                    reason += " (Electric Fence does not tell a read from a write: the lesser is claimed)"
+                best = (rank, verdict, reason)
     if best is not None:
-        _, verdict, reason = best
-        if verdict == "read" and all(e["kind"] == "other" for c in checkers for e in c.get("errors") or []):
-            reason += " (Electric Fence does not tell a read from a write: the lesser is claimed)"
-        return verdict, reason
+        return best[1], best[2]
     return "unprovable", "; ".join(_summary(c) for c in checkers if c["name"] != "plain") or "no checker ran"
 
 

@@ -122,3 +122,23 @@ def test_glibc_names_a_smashed_heap(tmp_path: Path) -> None:
     found = parse.glibc_messages(run.stderr)
     assert found, run.stderr
     assert found[0]["kind"] in ("invalid-write", "invalid-free") and found[0]["what"].startswith("glibc: ")
+
+
+@pytest.mark.skipif(not CLANG or checkers.missing("efence"), reason="needs clang and Electric Fence "
+                    "(apt-get install electric-fence)")
+def test_electric_fence_faults_on_a_write_past_a_block(tmp_path: Path) -> None:
+    exe = _build(tmp_path, "write_after", WRITE_AFTER)
+    clean = _build(tmp_path, "clean", "#include <stdlib.h>\nint main(void){free(malloc(24));return 0;}\n")
+    found = {}
+    for name in ("write_after", "clean"):
+        script = tmp_path / f"{name}.py"  # the interpreter starts under Electric Fence, then becomes the program
+        script.write_text(f"import os\nos.execv({str(tmp_path / name)!r}, [{name!r}])\n")
+        plain = checkers.plain(script, sys.executable, 60)
+        run = checkers.efence(script, sys.executable, 60)
+        assert checkers.gave_up_line(run.stderr) is None, run.stderr
+        found[name] = parse.guard_page_fault(run.exit, plain.exit)
+    assert exe.exists() and clean.exists()
+    assert [(e["kind"], e["where"]) for e in found["write_after"]] == [("other", "after")]
+    assert found["clean"] == []
+    assert checkers.gave_up_line("x\nElectricFence Exiting: mprotect() failed: Cannot allocate memory\n") == (
+        "ElectricFence Exiting: mprotect() failed: Cannot allocate memory")

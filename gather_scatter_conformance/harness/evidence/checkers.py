@@ -8,6 +8,7 @@ False with a ``note`` saying why when the checker is missing, and whose ``output
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -73,6 +74,10 @@ def _execute(name: str, argv: list[str], env: dict[str, str], timeout: float, cw
         timed_out = True
         os.killpg(proc.pid, signal.SIGKILL)
         _, err = proc.communicate()
+    except BaseException:  # an interrupted command leaves no checker running behind it
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
     seconds = round(time.monotonic() - start, 1)
     text = err.decode("utf-8", "replace")[-_TAIL:]
     return Run(name, True, seconds, None if timed_out else proc.returncode, timed_out, text, text,
@@ -120,7 +125,18 @@ def efence(script: Path, python: str, timeout: float, below: bool = False) -> Ru
     env = _env({"LD_PRELOAD": lib, "EF_ALLOW_MALLOC_0": "1", "EF_PROTECT_BELOW": "1" if below else "0"})
     run = _execute("efence", [python, str(script), CHILD_ARG], env, timeout, script.parent)
     run.output = "\n".join(line for line in run.stderr.splitlines() if "Electric Fence" not in line)
+    gave_up = gave_up_line(run.stderr)
+    if gave_up:
+        run.note = (f"Electric Fence gave up ({gave_up}): a page and a guard page per allocation exhaust the "
+                    "process's memory mappings (vm.max_map_count); what followed proves nothing")
     return run
+
+
+def gave_up_line(stderr: str) -> str | None:
+    """Electric Fence's own failure message (``ElectricFence Exiting: mprotect() failed: ...``), or None: after it
+    the process dies of its own SIGSEGV, whatever the script does."""
+    match = re.search(r"Electric ?Fence Exiting:[^\n]*", stderr)
+    return match.group(0).strip() if match else None
 
 
 def malloc_check(script: Path, python: str, timeout: float) -> Run:

@@ -131,10 +131,8 @@ def check(rec: dict[str, Any], script: Path, python: str, names: list[str], time
             runs.append(_entry(run, errors, sum(suppressed.values())))
         elif name == "efence":
             run = checkers.efence(script, python, timeout)
-            if "Electric Fence Exiting" in run.stderr:
-                why = next(x for x in run.stderr.splitlines() if "Electric Fence Exiting" in x)
-                run.note = f"Electric Fence gave up: {why.strip()}"
-            runs.append(_entry(run, parse.guard_page_fault(run.exit, plain.exit if plain else None)))
+            gave_up = checkers.gave_up_line(run.stderr)
+            runs.append(_entry(run, [] if gave_up else parse.guard_page_fault(run.exit, plain.exit if plain else None)))
         else:
             run = checkers.malloc_check(script, python, timeout)
             runs.append(_entry(run, parse.glibc_messages(run.stderr)))

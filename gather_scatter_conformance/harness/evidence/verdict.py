@@ -34,10 +34,12 @@ def decide(checkers: list[dict[str, Any]]) -> tuple[str, str]:
 
 def _describe(err: dict[str, Any]) -> str:
     text = err.get("what") or err["kind"]
-    if err.get("frame"):
+    if err.get("frame") and err["frame"] != "???":
         text += f" at {err['frame']}"
         if err.get("first_frame") and err["first_frame"] != err["frame"]:
             text += f" (first frame {err['first_frame']})"
+    elif err.get("first_frame"):
+        text += f" at {err['first_frame']} (no frame has a symbol: JIT code)"
     if err.get("alloc_frame"):
         text += f"; block alloc'd by {err['alloc_frame']}"
     return text
@@ -55,7 +57,8 @@ def _summary(chk: dict[str, Any]) -> str:
         return (f"memcheck ran {chk['seconds']:g} s, reported 0 errors outside the suppressions"
                 + (f" ({supp} suppressed)" if supp else "") + f", exit {chk['exit']}")
     if name == "efence":
-        return f"efence: no fault ({chk['seconds']:g} s, exit {chk['exit']}{_note(chk)})"
+        what = "gave up" if "gave up" in (chk.get("note") or "") else "no fault"
+        return f"efence: {what} ({chk['seconds']:g} s, exit {chk['exit']}{_note(chk)})"
     return f"{name}: no heap message ({chk['seconds']:g} s, exit {chk['exit']}{_note(chk)})"
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from gather_scatter_conformance.harness.evidence import cells
 from gather_scatter_conformance.harness.evidence.memcheck import script_name
+from gather_scatter_conformance.harness.evidence.verdict import describe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--history", default="", help="release sweeps (history/<framework>.jsonl; default: ./history "
                         "if present)")
     parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--only", default="", help="one framework")
+    parser.add_argument("--only", default="", help="one framework, or FRAMEWORK:VARIANT")
     parser.add_argument("--paths", action="store_true", help="include converter paths (a~b~c)")
 
 
@@ -35,7 +36,15 @@ def main(args: argparse.Namespace) -> int:
 
     evidence = read_evidence(Path(args.evidence)) if args.evidence else {}
     history = Path(args.history) if args.history else (Path("history") if Path("history").is_dir() else None)
-    written = write(cells.select(read(args.files), args.only, (), args.paths), evidence, history, Path(args.out))
+    records = list(read(args.files))
+    chosen = cells.select(records, args.only, (), args.paths)
+    # a cell checked on request (gsc memcheck --case) is listed too: its evidence is why
+    framework, _, variant = args.only.partition(":")
+    for rec in records:
+        if cells.key(rec) in evidence and rec.get("device", "cpu") == "cpu" and rec.get("verdict") == "deviates" \
+                and (not framework or rec["framework"] == framework) and (not variant or rec.get("variant") == variant):
+            chosen[cells.key(rec)] = rec
+    written = write(chosen, evidence, history, Path(args.out))
     for path, n in written:
         print(f"{path}: {n} memory-unsafe behaviour(s)")
     if not written:
@@ -91,8 +100,9 @@ def write(chosen: dict[cells.Cell, dict[str, Any]], evidence: dict[cells.Cell, d
         stem = f"{_slug(framework)}-{release}"
         (out / stem).mkdir(exist_ok=True)
         hist = _history(history, framework)
+        names = [script_name(r) for r in recs]
         sections = []
-        for n, rec in enumerate(sorted(recs, key=lambda r: (r.get("api", ""), r["case"], r.get("variant", ""))), 1):
+        for n, rec in enumerate(sorted(recs, key=lambda r: _order(r, evidence)), 1):
             case = index.get(rec["case"])
             script = None
             if case is not None:
@@ -100,14 +110,23 @@ def write(chosen: dict[cells.Cell, dict[str, Any]], evidence: dict[cells.Cell, d
                     text = cells.repro_script(case, rec)
                 except ValueError:
                     text = None
-                if text:
-                    script = f"{stem}/{script_name(rec)}"
+                if text:  # case ids are unique within their file: a name two share gets the file's stem
+                    script = f"{stem}/{script_name(rec, qualified=names.count(script_name(rec)) > 1)}"
                     (out / script).write_text(text)
             sections.append(_section(n, rec, case, evidence.get(cells.key(rec)), script, hist))
         path = out / f"{stem}.md"
         path.write_text(_head(framework, recs, evidence, history, hist) + "\n".join(sections))
         written.append((path, len(recs)))
     return written
+
+
+def _order(rec: dict[str, Any], evidence: dict[cells.Cell, dict[str, Any]]) -> tuple[Any, ...]:
+    """Proved writes first, then reads, uninitialised reads, the unprovable, the unchecked; then by API and case."""
+    from gather_scatter_conformance.harness.evidence.verdict import VERDICTS
+
+    ev = evidence.get(cells.key(rec))
+    rank = VERDICTS.index(ev["verdict"]) if ev and ev.get("verdict") in VERDICTS else len(VERDICTS)
+    return rank, rec.get("variant", ""), rec["case"]
 
 
 def _history(directory: Path | None, framework: str) -> list[dict[str, Any]] | None:
@@ -155,7 +174,7 @@ def _section(n: int, rec: dict[str, Any], case: Any, ev: dict[str, Any] | None, 
     if rec.get("reason"):
         observed += f": {rec['reason']}"
     about = f": {case.op} {json.dumps(case.attrs)}" if case is not None else " (case file not found here)"
-    lines = [f"## {n}. {rec.get('api') or variant}: {cid.rpartition('::')[2]} ({variant})",
+    lines = [f"## {n}. {variant}: {cid.rpartition('::')[2]} ({cid.partition('::')[0]})",
              "",
              f"- API: `{rec.get('api') or '(not recorded)'}` (variant {variant}, {rec.get('device', 'cpu')})",
              f"- Case: `{cid}`{about}",
@@ -189,11 +208,7 @@ def _evidence(ev: dict[str, Any] | None) -> list[str]:
         lines.append(f"- {chk['name']}: {chk['seconds']:g} s, {end}, {chk.get('error_count', 0)} error(s){extra}"
                      + (f"; {chk['note']}" if chk.get("note") else ""))
         for err in (chk.get("errors") or [])[:3]:
-            where = f" at {err['frame']}" if err.get("frame") else ""
-            first = err.get("first_frame")
-            first = f" (first frame {first})" if first and first != err.get("frame") else ""
-            alloc = f"; block alloc'd by {err['alloc_frame']}" if err.get("alloc_frame") else ""
-            lines.append(f"  - {err['kind']}: {err.get('what')}{where}{first}{alloc}")
+            lines.append(f"  - {err['kind']}: {describe(err)}")
     return [*lines, ""]
 
 

@@ -76,7 +76,7 @@ def main(args: argparse.Namespace) -> int:
             except ValueError as exc:
                 print(f"[{n}/{len(todo)}] {_name(cell)}: {exc}: not checked", flush=True)
                 continue
-            script = scripts / script_name(rec)
+            script = scripts / script_name(rec, qualified=True)
             script.write_text(text)
             line = check(rec, script, cells.python_for(rec["framework"], table), names, args.timeout)
             _append(Path(args.out), line)
@@ -89,9 +89,12 @@ def _name(cell: cells.Cell) -> str:
     return f"{cell[1]}:{cell[2]} {cell[0]}"
 
 
-def script_name(rec: dict[str, Any]) -> str:
-    """A file name for the record's script: ``<case-id>-<variant>.py``, unsafe characters replaced."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{rec['case'].rpartition('::')[2]}-{rec.get('variant', '')}") + ".py"
+def script_name(rec: dict[str, Any], qualified: bool = False) -> str:
+    """A file name for the record's script: ``<case-id>-<variant>.py`` (``qualified``: its case file's stem first,
+    ``gather-<case-id>-<variant>.py``, as case ids are unique within a file only), unsafe characters replaced."""
+    file, _, cid = rec["case"].rpartition("::")
+    stem = f"{Path(file).stem}-" if qualified else ""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{stem}{cid}-{rec.get('variant', '')}") + ".py"
 
 
 def done_cells(path: Path) -> set[cells.Cell]:

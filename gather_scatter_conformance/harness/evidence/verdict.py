@@ -23,7 +23,7 @@ def decide(checkers: list[dict[str, Any]]) -> tuple[str, str]:
                 continue
             rank = VERDICTS.index(verdict)
             if best is None or rank < best[0]:
-                reason = f"{chk['name']}: {_describe(err)}"
+                reason = f"{chk['name']}: {describe(err)}"
                 if err["kind"] == "other":  # an Electric Fence fault
                     reason += " (Electric Fence does not tell a read from a write: the lesser is claimed)"
                 best = (rank, verdict, reason)
@@ -32,7 +32,8 @@ def decide(checkers: list[dict[str, Any]]) -> tuple[str, str]:
     return "unprovable", "; ".join(_summary(c) for c in checkers if c["name"] != "plain") or "no checker ran"
 
 
-def _describe(err: dict[str, Any]) -> str:
+def describe(err: dict[str, Any]) -> str:
+    """One finding in a line: what the checker said, where, and the block's allocation."""
     text = err.get("what") or err["kind"]
     if err.get("frame") and err["frame"] != "???":
         text += f" at {err['frame']}"

@@ -83,7 +83,8 @@ def test_advisories_render_and_their_repro_runs(results: Path, tmp_path: Path) -
     pages = sorted(out.glob("*.md"))
     assert [p.name for p in pages] == [f"numpy-{json.loads(results.read_text())['framework_version']}.md"]
     text = pages[0].read_text()
-    assert "## 1. np.take(data, indices): probe-default-axis (take)" in text
+    assert "## 1. take: probe-default-axis (cases/probes/gather.yaml)" in text
+    assert "- API: `np.take(data, indices)` (variant take, cpu)" in text
     assert f"- Case: `{CASE}`: Gather" in text
     assert "- Distribution: garbage 3/5, flatten 2/5" in text
     assert "- Releases: no release history" in text  # history/ has no numpy.jsonl

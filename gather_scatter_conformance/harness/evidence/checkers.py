@@ -2,7 +2,7 @@
 
 Nothing here judges what a checker said (:mod:`.parse` does): each function promises a :class:`Run` whose ``ran`` is
 False with a ``note`` saying why when the checker is missing, and whose ``output`` is what the checker wrote
-(memcheck's XML; Electric Fence's and glibc's messages on standard error).
+(the path of memcheck's XML; Electric Fence's and glibc's messages on standard error).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import re
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +36,7 @@ class Run:
     seconds: float = 0.0
     exit: int | None = None
     timed_out: bool = False
-    output: str = ""  # memcheck: the XML file's text; the others: standard error's tail
+    output: str = ""  # memcheck: the XML file's path; the others: standard error's tail
     stderr: str = ""
     note: str = ""
 
@@ -97,21 +96,21 @@ def plain(script: Path, python: str, timeout: float) -> Run:
     return _execute("plain", [python, str(script), CHILD_ARG], _env({}), timeout, script.parent)
 
 
-def memcheck(script: Path, python: str, timeout: float) -> Run:
-    """The script under valgrind's memcheck, with the shipped suppressions; ``output`` is its XML (what was
-    written before a timeout, when it ran out of time). Python allocates with malloc (PYTHONMALLOC=malloc) so
-    that memcheck sees every block; code a JIT writes is re-translated when rewritten (--smc-check)."""
+def memcheck(script: Path, python: str, timeout: float, xml: Path) -> Run:
+    """The script under valgrind's memcheck, with the shipped suppressions, its XML written to ``xml`` (what was
+    written before a timeout, when it ran out of time; ``output`` is that path). Python allocates with malloc
+    (PYTHONMALLOC=malloc) so that memcheck sees every block; code a JIT rewrites is translated again
+    (--smc-check); leaks are not looked for (--leak-check=no)."""
     why = missing("memcheck")
     if why:
         return Run("memcheck", False, note=why)
-    with tempfile.TemporaryDirectory(prefix="gsc-memcheck-") as tmp:
-        xml = Path(tmp) / "memcheck.xml"
-        argv = ["valgrind", "--tool=memcheck", "--xml=yes", f"--xml-file={xml}", f"--suppressions={suppressions()}",
-                "--error-limit=no", "--leak-check=no", "--num-callers=24", "--smc-check=all-non-file",
-                "--trace-children=no", "--child-silent-after-fork=yes", "--read-inline-info=yes",
-                python, str(script), CHILD_ARG]
-        run = _execute("memcheck", argv, _env({"PYTHONMALLOC": "malloc"}), timeout, script.parent)
-        run.output = xml.read_text(encoding="utf-8", errors="replace") if xml.exists() else ""
+    xml.unlink(missing_ok=True)
+    argv = ["valgrind", "--tool=memcheck", "--xml=yes", f"--xml-file={xml}", f"--suppressions={suppressions()}",
+            "--error-limit=no", "--leak-check=no", "--num-callers=24", "--smc-check=all-non-file",
+            "--trace-children=no", "--child-silent-after-fork=yes", "--read-inline-info=yes",
+            python, str(script), CHILD_ARG]
+    run = _execute("memcheck", argv, _env({"PYTHONMALLOC": "malloc"}), timeout, script.parent)
+    run.output = str(xml)
     return run
 
 

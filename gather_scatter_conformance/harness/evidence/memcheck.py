@@ -35,7 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--python", action="append", default=[], metavar="FRAMEWORK=PATH",
                         help="the interpreter for a framework's scripts (default: .venv-<framework> where this "
                         "interpreter lacks it, else this interpreter)")
-    parser.add_argument("--keep-scripts", default="", help="write the scripts here (default: a temporary directory)")
+    parser.add_argument("--keep-scripts", default="", help="keep the scripts and memcheck's XML "
+                        "(<script>.memcheck.xml) here (default: a temporary directory)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -127,9 +128,10 @@ def check(rec: dict[str, Any], script: Path, python: str, names: list[str], time
         runs.append(_entry(plain, parse.glibc_messages(plain.stderr)))
     for name in names:
         if name == "memcheck":
-            run = checkers.memcheck(script, python, timeout)
-            errors, suppressed = parse.memcheck_xml(run.output)
-            if run.ran and not run.output:
+            xml = script.with_suffix(".memcheck.xml")
+            run = checkers.memcheck(script, python, timeout, xml)
+            errors, suppressed = parse.memcheck_xml_file(xml)
+            if run.ran and not xml.exists():
                 run.note = (run.note + "; " if run.note else "") + "no XML written: " + run.stderr[-300:].strip()
             runs.append(_entry(run, errors, sum(suppressed.values())))
         elif name == "efence":

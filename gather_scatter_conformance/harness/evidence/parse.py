@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 KINDS = ("invalid-read", "invalid-write", "uninitialised", "invalid-free", "other")
@@ -30,19 +32,34 @@ _FREE_WORDS = ("double free", "invalid pointer", "free(): invalid size")
 def memcheck_xml(text: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """(findings, suppressed: suppression name -> count) from memcheck's XML. A file cut short (a run killed at its
     timeout) gives the errors written before the cut; text that is no memcheck XML gives none."""
+    return memcheck_xml_chunks([text])
+
+
+def memcheck_xml_file(path: Path, chunk: int = 1 << 20) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """:func:`memcheck_xml` of a file, read a megabyte at a time (a kernel that runs over garbage may have memcheck
+    write gigabytes); an absent file gives none."""
+    if not path.exists():
+        return [], {}
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return memcheck_xml_chunks(iter(lambda: fh.read(chunk), ""))
+
+
+def memcheck_xml_chunks(chunks: Iterable[str]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """:func:`memcheck_xml` of text given in pieces."""
     parser = ET.XMLPullParser(events=("end",))
     findings: list[dict[str, Any]] = []
     suppressed: dict[str, int] = {}
     try:
-        parser.feed(text)
-        for _, elem in parser.read_events():
-            if elem.tag == "error":
-                if not (elem.findtext("kind") or "").startswith("Leak_"):  # leaks are no out-of-bounds access
-                    findings.append(_finding(elem))
-                elem.clear()
-            elif elem.tag == "suppcounts":
-                for pair in elem.findall("pair"):
-                    suppressed[pair.findtext("name", "")] = int(pair.findtext("count", "0"))
+        for text in chunks:
+            parser.feed(text)
+            for _, elem in parser.read_events():
+                if elem.tag == "error":
+                    if not (elem.findtext("kind") or "").startswith("Leak_"):  # leaks are no out-of-bounds access
+                        findings.append(_finding(elem))
+                    elem.clear()
+                elif elem.tag == "suppcounts":
+                    for pair in elem.findall("pair"):
+                        suppressed[pair.findtext("name", "")] = int(pair.findtext("count", "0"))
     except ET.ParseError:
         pass
     return findings, suppressed

@@ -17,6 +17,7 @@ from typing import Any
 from gather_scatter_conformance.harness.evidence import cells, checkers, parse, verdict
 
 _MAX_ERRORS = 20  # distinct errors kept per checker (error_count has them all)
+_QUICK_FLOOR = 60.0  # seconds Electric Fence and glibc's checks get at least
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -120,12 +121,16 @@ def _append(path: Path, line: dict[str, Any]) -> None:
 
 def check(rec: dict[str, Any], script: Path, python: str, names: list[str], timeout: float) -> dict[str, Any]:
     """One cell's evidence line: ``script`` (the record's repro) run under each checker in ``names`` with
-    ``python``; without a checker too where efence or malloc runs (what their runs are compared with)."""
+    ``python``; without a checker too where efence or malloc runs (what their runs are compared with). memcheck gets
+    ``timeout`` seconds; efence and malloc, which run at native speed, ten times the plain run's (at least 60 s,
+    at most ``timeout``): glibc's abort path can deadlock a multi-threaded process (paddle's did)."""
     runs: list[dict[str, Any]] = []
     plain = None
+    quick = timeout  # Electric Fence and glibc run at native speed: a run 10x slower than the plain one hangs
     if "efence" in names or "malloc" in names:
         plain = checkers.plain(script, python, timeout)
         runs.append(_entry(plain, parse.glibc_messages(plain.stderr)))
+        quick = min(timeout, max(_QUICK_FLOOR, 10 * plain.seconds))
     for name in names:
         if name == "memcheck":
             xml = script.with_suffix(".memcheck.xml")
@@ -135,11 +140,11 @@ def check(rec: dict[str, Any], script: Path, python: str, names: list[str], time
                 run.note = (run.note + "; " if run.note else "") + "no XML written: " + run.stderr[-300:].strip()
             runs.append(_entry(run, errors, sum(suppressed.values())))
         elif name == "efence":
-            run = checkers.efence(script, python, timeout)
+            run = checkers.efence(script, python, quick)
             gave_up = checkers.gave_up_line(run.stderr)
             runs.append(_entry(run, [] if gave_up else parse.guard_page_fault(run.exit, plain.exit if plain else None)))
         else:
-            run = checkers.malloc_check(script, python, timeout)
+            run = checkers.malloc_check(script, python, quick)
             runs.append(_entry(run, parse.glibc_messages(run.stderr)))
     outcome, reason = verdict.decide(runs)
     return {"case": rec["case"], "framework": rec["framework"], "variant": rec.get("variant", ""),

@@ -21,7 +21,8 @@ def decide(checkers: list[dict[str, Any]]) -> tuple[str, str]:
             verdict = _VERDICT_OF.get(err["kind"]) or ("read" if chk["name"] == "efence" else None)
             if verdict is None:
                 continue
-            rank = VERDICTS.index(verdict)
+            # within a class the access itself comes first: an invalid write before an invalid free
+            rank = VERDICTS.index(verdict) * 2 + (err["kind"] == "invalid-free")
             if best is None or rank < best[0]:
                 reason = f"{chk['name']}: {describe(err)}"
                 if err["kind"] == "other":  # an Electric Fence fault

@@ -21,8 +21,9 @@ def decide(checkers: list[dict[str, Any]]) -> tuple[str, str]:
             verdict = _VERDICT_OF.get(err["kind"]) or ("read" if chk["name"] == "efence" else None)
             if verdict is None:
                 continue
-            # within a class the access itself comes first: an invalid write before an invalid free
-            rank = VERDICTS.index(verdict) * 2 + (err["kind"] == "invalid-free")
+            # within a class the access itself comes first (an invalid write before an invalid free), and
+            # memcheck's report (size, offset, block, stacks) before another checker's
+            rank = VERDICTS.index(verdict) * 4 + 2 * (err["kind"] == "invalid-free") + (chk["name"] != "memcheck")
             if best is None or rank < best[0]:
                 reason = f"{chk['name']}: {describe(err)}"
                 if err["kind"] == "other":  # an Electric Fence fault

@@ -42,7 +42,8 @@ def describe(err: dict[str, Any]) -> str:
         if err.get("first_frame") and err["first_frame"] != err["frame"]:
             text += f" (first frame {err['first_frame']})"
     elif err.get("first_frame"):
-        text += f" at {err['first_frame']} (no frame has a symbol: JIT code)"
+        jit = err["first_frame"].startswith("??? (0x")  # code in no mapped file: what a JIT wrote
+        text += f" at {err['first_frame']} (no frame has a symbol{': JIT code' if jit else ''})"
     if err.get("alloc_frame"):
         text += f"; block alloc'd by {err['alloc_frame']}"
     return text

@@ -38,7 +38,8 @@ SHIPPED = ("gather_scatter_conformance/data/cases/gather.yaml", "gather_scatter_
            "gather_scatter_conformance/data/cases/regression/gather.yaml",
            "gather_scatter_conformance/data/baselines/numpy.yaml", "gather_scatter_conformance/data/known/jax.yaml",
            "gather_scatter_conformance/data/claims/onnx.yaml",
-           "gather_scatter_conformance/harness/report/templates/report.html.j2")
+           "gather_scatter_conformance/harness/report/templates/report.html.j2",
+           "gather_scatter_conformance/harness/evidence/memcheck.supp")
 
 GOOD = """\
     # A user's own cases: the file is found by its content, not its folder's name.

@@ -283,6 +283,16 @@ def main(argv: list[str] | None = None) -> int:
     from gather_scatter_conformance.harness.history import command as history
 
     history.add_arguments(his)
+    mem = sub.add_parser("memcheck", help="run each memory-unsafe finding's repro under memcheck, Electric Fence and "
+                         "glibc's malloc checks; one evidence line per cell (docs/memcheck.md)")
+    from gather_scatter_conformance.harness.evidence import memcheck
+
+    memcheck.add_arguments(mem)
+    adv = sub.add_parser("advisories", help="one markdown advisory per framework release listing its memory-unsafe "
+                         "behaviours, with evidence and repro scripts (docs/memcheck.md)")
+    from gather_scatter_conformance.harness.evidence import advisories
+
+    advisories.add_arguments(adv)
     args, extra = parser.parse_known_args(argv)
     if args.cmd != "run" and extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -302,6 +312,8 @@ def main(argv: list[str] | None = None) -> int:
         "import": _import,
         "fuzz": fuzz.main,
         "history": history.main,
+        "memcheck": memcheck.main,
+        "advisories": advisories.main,
     }
     from gather_scatter_conformance.harness.run.records import NotResultsFile
 

@@ -1,0 +1,97 @@
+"""Which records are memory-unsafe findings, the cell each belongs to, its case and its repro script.
+
+A cell is (case, framework, variant): the unit ``gsc memcheck`` checks once and ``gsc advisories`` lists once.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from gather_scatter_conformance import adapters, resources
+from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.vocab.dimensions import is_memory_unsafe
+
+Cell = tuple[str, str, str]  # (case, framework, variant)
+
+
+def key(rec: dict[str, Any]) -> Cell:
+    """The cell of a record or an evidence line."""
+    return rec["case"], rec["framework"], rec.get("variant", "")
+
+
+def is_memory_unsafe_record(rec: dict[str, Any]) -> bool:
+    """True for a memory-unsafe record: a label of the class (garbage, alias, alias-write, timeout, crash:SIG), or a
+    case that is no probe (no dimension) whose call crashed or hung."""
+    if is_memory_unsafe(rec.get("label")):
+        return True
+    return not rec.get("dimension") and rec.get("outcome") in ("crash", "timeout")
+
+
+def _names(rec: dict[str, Any], wanted: Iterable[str]) -> bool:
+    return any(rec["case"] == c or rec["case"].endswith(f"::{c}") for c in wanted)
+
+
+def select(records: Iterable[dict[str, Any]], only: str = "", cases: Iterable[str] = (),
+           paths: bool = False) -> dict[Cell, dict[str, Any]]:
+    """Cell -> its record (the last one read wins, as merged results do) for the memory-unsafe records on the CPU.
+    ``cases`` (file::id or id) narrows to those cases, and takes their deviating records too, memory-unsafe label or
+    not (a finding to check on request). Converter paths (``a~b~c``) only with ``paths``; ``only``: one framework,
+    or ``framework:variant``."""
+    cases = list(cases)
+    framework, _, variant = only.partition(":")
+    out: dict[Cell, dict[str, Any]] = {}
+    for rec in records:
+        if rec.get("device", "cpu") != "cpu" or (framework and rec["framework"] != framework):
+            continue
+        if (variant and rec.get("variant") != variant) or (adapters.is_path(rec["framework"]) and not paths):
+            continue
+        if cases and not _names(rec, cases):
+            continue
+        if is_memory_unsafe_record(rec) or (cases and rec.get("verdict") == "deviates"):
+            out[key(rec)] = rec
+    return out
+
+
+class Cases:
+    """Cases by node id (``file::id``): the file looked up from the current directory (a user's case files, named as
+    the run named them), then in the shipped corpus."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, dict[str, Case]] = {}
+
+    def get(self, nodeid: str) -> Case | None:
+        """The case, or None where its file or id is not found."""
+        file, _, cid = nodeid.partition("::")
+        if file not in self._files:
+            path = Path(file) if Path(file).is_file() else resources.corpus_file(file)
+            self._files[file] = {c.id: c for c in (load_file(path, file) if path else []) if isinstance(c, Case)}
+        return self._files[file].get(cid)
+
+
+def repro_script(case: Case, rec: dict[str, Any]) -> str:
+    """The record's repro script as ``gsc repro`` writes it (ValueError where the adapter recorded no native
+    call)."""
+    from gather_scatter_conformance.harness.run.repro import baseline_label, script
+
+    return script(case, rec, baseline_label(rec))
+
+
+def pythons(overrides: Iterable[str] = (), root: Path | None = None) -> dict[str, str]:
+    """Framework -> the interpreter its scripts run with: ``NAME=PATH`` overrides, else the project venv
+    ``.venv-<name>`` of a framework this interpreter lacks (MXNet's), as runs choose. Others: this interpreter.
+    Raises ValueError for an override that is not NAME=PATH."""
+    out = adapters.venv_pythons(root or Path.cwd())
+    for item in overrides:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise ValueError(f"--python wants FRAMEWORK=PATH, got {item!r}")
+        out[name] = path
+    return out
+
+
+def python_for(framework: str, table: dict[str, str]) -> str:
+    """The interpreter for ``framework``'s scripts."""
+    return table.get(framework, sys.executable)

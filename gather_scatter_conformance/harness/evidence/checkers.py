@@ -1,0 +1,153 @@
+"""Running one script under one memory checker: the command, its environment, a timeout, and the raw output.
+
+Nothing here judges what a checker said (:mod:`.parse` does): each function promises a :class:`Run` whose ``ran`` is
+False with a ``note`` saying why when the checker is missing, and whose ``output`` is what the checker wrote
+(the path of memcheck's XML; Electric Fence's and glibc's messages on standard error).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+NAMES = ("memcheck", "efence", "malloc")
+# The repro of a crash makes its call in a child process unless given --child; the call must run in the checked
+# process itself (valgrind follows no children here), and other repro scripts ignore the argument.
+CHILD_ARG = "--child"
+_EFENCE = ("/usr/lib/libefence.so.0", "/usr/lib/x86_64-linux-gnu/libefence.so.0", "/usr/lib64/libefence.so.0")
+_MALLOC_DEBUG = ("/lib/x86_64-linux-gnu/libc_malloc_debug.so.0", "/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0",
+                 "/lib64/libc_malloc_debug.so.0", "/usr/lib64/libc_malloc_debug.so.0")
+_TAIL = 20_000  # characters of standard error kept
+
+
+@dataclass
+class Run:
+    """One checker's run of one script: ``exit`` is the return code (negative: killed by that signal; None: it
+    did not run or did not finish within the timeout, ``timed_out``)."""
+
+    name: str
+    ran: bool
+    seconds: float = 0.0
+    exit: int | None = None
+    timed_out: bool = False
+    output: str = ""  # memcheck: the XML file's path; the others: standard error's tail
+    stderr: str = ""
+    note: str = ""
+
+
+def suppressions() -> Path:
+    """The suppression file shipped with the package (false alarms of the dynamic loader, CPython, NumPy)."""
+    return Path(__file__).resolve().parent / "memcheck.supp"
+
+
+def missing(name: str) -> str | None:
+    """Why checker ``name`` cannot run on this machine (what to install), or None when it can."""
+    if name == "memcheck":
+        return None if shutil.which("valgrind") else "valgrind is not installed (apt-get install valgrind)"
+    if name == "efence":
+        return None if _first(_EFENCE) else "Electric Fence is not installed (apt-get install electric-fence)"
+    if name == "malloc":
+        return None  # glibc's perturbation needs nothing; its checking needs libc_malloc_debug (glibc >= 2.34)
+    return f"unknown checker {name!r} (known: {', '.join(NAMES)})"
+
+
+def _first(paths: tuple[str, ...]) -> str | None:
+    return next((p for p in paths if os.path.exists(p)), None)
+
+
+def _execute(name: str, argv: list[str], env: dict[str, str], timeout: float, cwd: Path) -> Run:
+    """Run ``argv`` in its own process group; on timeout the whole group is killed."""
+    start = time.monotonic()
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    timed_out = False
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate()
+    except BaseException:  # an interrupted command leaves no checker running behind it
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    seconds = round(time.monotonic() - start, 1)
+    text = err.decode("utf-8", "replace")[-_TAIL:]
+    return Run(name, True, seconds, None if timed_out else proc.returncode, timed_out, text, text,
+               f"did not finish within {timeout:g} s" if timed_out else "")
+
+
+def _env(extra: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LD_PRELOAD", "MALLOC_CHECK_", "MALLOC_PERTURB_", "GLIBC_TUNABLES", "PYTHONMALLOC")}
+    env.update(extra)
+    return env
+
+
+def plain(script: Path, python: str, timeout: float) -> Run:
+    """The script with no checker: what efence's and glibc's runs are compared with (a crash of its own is no
+    checker's finding)."""
+    return _execute("plain", [python, str(script), CHILD_ARG], _env({}), timeout, script.parent)
+
+
+def memcheck(script: Path, python: str, timeout: float, xml: Path) -> Run:
+    """The script under valgrind's memcheck, with the shipped suppressions, its XML written to ``xml`` (what was
+    written before a timeout, when it ran out of time; ``output`` is that path). Python allocates with malloc
+    (PYTHONMALLOC=malloc) so that memcheck sees every block; code a JIT rewrites is translated again
+    (--smc-check); leaks are not looked for (--leak-check=no)."""
+    why = missing("memcheck")
+    if why:
+        return Run("memcheck", False, note=why)
+    xml.unlink(missing_ok=True)
+    argv = ["valgrind", "--tool=memcheck", "--xml=yes", f"--xml-file={xml}", f"--suppressions={suppressions()}",
+            "--error-limit=no", "--leak-check=no", "--num-callers=24", "--smc-check=all-non-file",
+            "--trace-children=no", "--child-silent-after-fork=yes", "--read-inline-info=yes",
+            python, str(script), CHILD_ARG]
+    run = _execute("memcheck", argv, _env({"PYTHONMALLOC": "malloc"}), timeout, script.parent)
+    run.output = str(xml)
+    return run
+
+
+def efence(script: Path, python: str, timeout: float, below: bool = False) -> Run:
+    """The script with Electric Fence's allocator preloaded: every malloc'd block ends at an inaccessible page, so
+    the first access past its end faults (SIGSEGV) where it happens (``below``: the page before its start
+    instead, EF_PROTECT_BELOW). Python's small objects stay in its own allocator (pymalloc) to keep memory sane."""
+    lib = _first(_EFENCE)
+    if lib is None:
+        return Run("efence", False, note=missing("efence") or "")
+    env = _env({"LD_PRELOAD": lib, "EF_ALLOW_MALLOC_0": "1", "EF_PROTECT_BELOW": "1" if below else "0"})
+    run = _execute("efence", [python, str(script), CHILD_ARG], env, timeout, script.parent)
+    run.output = "\n".join(line for line in run.stderr.splitlines() if "Electric Fence" not in line)
+    gave_up = gave_up_line(run.stderr)
+    if gave_up:
+        run.note = (f"Electric Fence gave up ({gave_up}): a page and a guard page per allocation exhaust the "
+                    "process's memory mappings (vm.max_map_count); what followed proves nothing")
+    return run
+
+
+def gave_up_line(stderr: str) -> str | None:
+    """Electric Fence's own failure message (``ElectricFence Exiting: mprotect() failed: ...``), or None: after it
+    the process dies of its own SIGSEGV, whatever the script does."""
+    match = re.search(r"Electric ?Fence Exiting:[^\n]*", stderr)
+    return match.group(0).strip() if match else None
+
+
+def malloc_check(script: Path, python: str, timeout: float) -> Run:
+    """The script with glibc's heap consistency checks (MALLOC_CHECK_=3 through libc_malloc_debug, which glibc
+    2.34 and later need preloaded) and perturbation (freed and new memory filled with 0xa5 / 0x5a): a damaged
+    chunk header aborts with glibc's message where glibc next looks at it."""
+    env = {"MALLOC_CHECK_": "3", "MALLOC_PERTURB_": "165",
+           "GLIBC_TUNABLES": "glibc.malloc.check=3:glibc.malloc.perturb=165"}
+    lib = _first(_MALLOC_DEBUG)
+    if lib:
+        env["LD_PRELOAD"] = lib
+    run = _execute("malloc", [python, str(script), CHILD_ARG], _env(env), timeout, script.parent)
+    if not lib:
+        run.note = "libc_malloc_debug.so not found: glibc's perturbation only, no consistency checks"
+    return run

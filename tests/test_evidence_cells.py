@@ -1,0 +1,51 @@
+"""Which records gsc memcheck and gsc advisories take: the memory-unsafe class, once per cell, on the CPU, and the
+narrowing options."""
+
+from __future__ import annotations
+
+from gather_scatter_conformance.harness.evidence import cells, verdict
+
+
+def _rec(case: str, framework: str = "tvm", variant: str = "v", **kw) -> dict:
+    return {"case": f"cases/probes/gather.yaml::{case}", "framework": framework, "variant": variant,
+            "device": "cpu", "outcome": "ok", "verdict": "deviates", "dimension": "oob-positive", "label": None, **kw}
+
+
+def test_the_memory_unsafe_class_once_per_cell() -> None:
+    records = [
+        _rec("a", label="garbage"), _rec("a", label="alias|garbage", time="later"),  # one cell: the later wins
+        _rec("b", label="wrap"),  # a deviation, not memory-unsafe
+        _rec("c", label="crash:SIGSEGV", outcome="crash"),
+        _rec("d", label="alias", device="gpu"),  # not host memory
+        _rec("e", framework="torch~onnx-dynamo~onnxruntime", label="garbage"),  # a converter path
+        _rec("f", dimension=None, outcome="crash"),  # a seed case that crashed
+        _rec("g", dimension="oob-positive", outcome="crash", label="error"),  # a probe: its label decides
+    ]
+    chosen = cells.select(records)
+    assert sorted(c[0].rpartition("::")[2] for c in chosen) == ["a", "c", "f"]
+    assert chosen[("cases/probes/gather.yaml::a", "tvm", "v")]["time"] == "later"
+    assert "e" in {c[0].rpartition("::")[2] for c in cells.select(records, paths=True)}
+    assert cells.select(records, only="tvm:w") == {}
+    # --case narrows, and takes the case's plain deviations too
+    assert [c[0].rpartition("::")[2] for c in cells.select(records, cases=["b"])] == ["b"]
+    assert [c[0].rpartition("::")[2] for c in cells.select(records, cases=["cases/probes/gather.yaml::c"])] == ["c"]
+
+
+def test_a_guard_page_fault_claims_a_read_and_says_why() -> None:
+    err = {"kind": "other", "what": "killed by SIGSEGV under Electric Fence (without it: exit 0)", "frame": None}
+    name, reason = verdict.decide([{"name": "efence", "ran": True, "errors": [err]}])
+    assert name == "read" and "does not tell a read from a write" in reason
+    # a write any checker proved outranks it
+    glibc = {"kind": "invalid-write", "what": "glibc: free(): invalid next size (fast)", "frame": None}
+    assert verdict.decide([{"name": "efence", "ran": True, "errors": [err]},
+                           {"name": "malloc", "ran": True, "errors": [glibc]}]) == (
+        "write", "malloc: glibc: free(): invalid next size (fast)")
+
+
+def test_unprovable_says_what_did_not_run() -> None:
+    runs = [{"name": "memcheck", "ran": False, "note": "valgrind is not installed (apt-get install valgrind)"},
+            {"name": "malloc", "ran": True, "seconds": 3.0, "exit": 0, "errors": [], "note": ""},
+            {"name": "efence", "ran": True, "seconds": 60.0, "exit": None, "timed_out": True, "errors": []}]
+    assert verdict.decide(runs) == ("unprovable", "memcheck: not run (valgrind is not installed (apt-get install "
+                                    "valgrind)); malloc: no heap message (3 s, exit 0); efence: did not finish "
+                                    "within 60 s, 0 errors reported before")

@@ -49,8 +49,9 @@ $(ORTOV_VENV)/.installed: pyproject.toml $(PINS)
 # The converter paths run after the frameworks, in a run of their own: each warm worker holds a framework (and a
 # path's holds a source, a converter and a target), and the two sets at once would not fit in 24 GiB.
 CONVERSIONS ?= results/conversions.jsonl
-# The memory checker's evidence (gsc memcheck, slow: not run here); the report shows it when the file exists.
-MEMCHECK ?= results/memcheck.jsonl
+# The memory checker's evidence (gsc memcheck, slow: not run here): the committed sweep and a local one; the report
+# shows what exists.
+MEMCHECK ?= evidence/memcheck.jsonl results/memcheck.jsonl
 report: $(VENV)/.installed $(MXVENV)/.installed $(ORTOV_VENV)/.installed clang tfjs
 	@if [ -f $(RESULTS) ]; then cp $(RESULTS) results/previous.jsonl; fi
 	$(PY) -m gather_scatter_conformance run --framework frameworks --results $(RESULTS) -n 2 $(PYTEST_ARGS)

@@ -255,3 +255,18 @@ def test_an_update_keeps_every_label_a_memory_unsafe_cell_was_seen_with(tmp_path
     baseline.update(tmp_path, "tvm", "0.27", {"f.yaml::p[take]": "zero", "f.yaml::q[take]": "wrong"})
     labels = baseline.load(tmp_path, "tvm")["labels"]
     assert labels == {"f.yaml::p[take]": "zero|garbage", "f.yaml::q[take]": "wrong"}
+
+
+def test_gsc_baseline_folds_a_checker_s_proof_into_the_memory_unsafe_section(tmp_path: Path) -> None:
+    from gather_scatter_conformance.harness.cli import main
+
+    lines = [{"case": "cases/gather.yaml::g", "framework": "tvm", "variant": "relax.op.take", "verdict": "read",
+              "reason": "memcheck: Invalid read of size 4; 4 bytes before a block of size 24"},
+             {"case": "cases/probes/scatter_nd.yaml::p", "framework": "tvm", "variant": "relax.op.scatter_nd",
+              "verdict": "unprovable", "reason": "memcheck ran 346.8 s, reported 0 errors"}]
+    evidence = tmp_path / "memcheck.jsonl"
+    evidence.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert main(["baseline", "--evidence", str(evidence), "--dir", str(tmp_path / "b")]) == 0
+    section = baseline.load(tmp_path / "b", "tvm")["memory_unsafe"]
+    assert section == {"cases/gather.yaml::g[relax.op.take]":
+                       "read: memcheck: Invalid read of size 4; 4 bytes before a block of size 24"}

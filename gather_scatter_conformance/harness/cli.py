@@ -157,12 +157,20 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _baseline(args: argparse.Namespace) -> int:
-    from gather_scatter_conformance.harness.judge.baseline import from_records
+    from gather_scatter_conformance.harness.judge.baseline import from_records, item_key, mark_unsafe
+    from gather_scatter_conformance.harness.report.unsafe import evidence_text, load_evidence
     from gather_scatter_conformance.harness.run.records import read
 
-    counts = from_records(Path(args.dir), list(read(args.files)))
+    counts = from_records(Path(args.dir), list(read(args.files))) if args.files else {}
     for fw, n in sorted(counts.items()):
         print(f"{fw}: {n} label(s) -> {Path(args.dir) / (fw + '.yaml')}")
+    proved: dict[str, dict[str, str]] = {}
+    for (case, fw, variant), ev in load_evidence(args.evidence).items():
+        if ev.get("verdict") in ("write", "read", "uninitialised"):  # a checker saw the access
+            proved.setdefault(fw, {})[item_key(case, variant)] = f"{ev['verdict']}: {evidence_text(ev)}"
+    for fw, marks in sorted(proved.items()):
+        mark_unsafe(Path(args.dir), fw, marks)
+        print(f"{fw}: {len(marks)} cell(s) memory-unsafe by a checker's evidence -> {Path(args.dir) / (fw + '.yaml')}")
     return 0
 
 
@@ -268,7 +276,10 @@ def main(argv: list[str] | None = None) -> int:
     rpr.add_argument("--baseline-dir", default="", help="baselines whose alternatives (zero|garbage: an unchecked "
                      "read) the script accepts (default: ./baselines if present, else the shipped ones)")
     bas = sub.add_parser("baseline", help="write baselines/<framework>.yaml from the probe labels in results files")
-    bas.add_argument("files", nargs="+")
+    bas.add_argument("files", nargs="*", help="results files whose labels to write")
+    bas.add_argument("--evidence", nargs="+", default=[], metavar="FILE",
+                     help="gsc memcheck output: cells a checker proved memory-unsafe join the baseline's memory_unsafe "
+                          "section, so a deterministic unchecked read (labelled wrong) stays in the class")
     bas.add_argument("--dir", default="baselines", help="where to write (default: ./baselines, which runs from this "
                      "directory then use)")
     imp = sub.add_parser("import", help="case files from another project's tests (onnx-node: ONNX's node tests)")

@@ -41,16 +41,8 @@ def load_evidence(paths: list[str | Path]) -> dict[tuple[str, str, str], dict[st
 
 
 def evidence_text(evidence: dict[str, Any]) -> str:
-    """One line of a checker's account: ``memcheck: invalid read of size 4, 4 bytes before a block of size 24
-    (tvm::runtime::Tensor::Empty)``, or the measured reason no checker saw the access."""
-    for checker in evidence.get("checkers", []):
-        for err in checker.get("errors", []):
-            where = err.get("where") or ""
-            place = (f", {err['offset']} bytes {where} a block of size {err['block_size']}"
-                     if err.get("block_size") is not None and where in ("before", "after", "inside") else "")
-            size = f" of size {err['size']}" if err.get("size") else ""
-            frame = f" ({err['frame']})" if err.get("frame") else ""
-            return f"{checker['name']}: {err.get('kind', 'error').replace('-', ' ')}{size}{place}{frame}"
+    """The checker's one-line account of a cell, as ``gsc memcheck`` wrote it (harness.evidence.verdict): the
+    access it proved, or the measured reason no checker saw one."""
     return evidence.get("reason") or "no checker has run"
 
 

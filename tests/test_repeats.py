@@ -62,6 +62,14 @@ def test_a_case_without_a_dimension_counts_outcomes_and_gets_no_label() -> None:
     assert "label" not in out and out["distribution"] == {"crash:SIGABRT": 2, "conforms": 1}
 
 
+def test_repeats_stop_after_two_hangs() -> None:
+    from gather_scatter_conformance.harness.judge.repeats import hung_enough
+
+    hang = ({"outcome": "timeout", "verdict": "deviates"}, None)
+    crash = ({"outcome": "crash", "signal": "SIGABRT", "verdict": "deviates"}, None)
+    assert not hung_enough([hang, crash]) and hung_enough([hang, crash, hang])
+
+
 def test_which_cells_repeat() -> None:
     assert needs_repeats(_probe("alias-write")) and needs_repeats(_probe("crash:SIGABRT", outcome="crash"))
     assert needs_repeats({"outcome": "timeout", "verdict": "deviates"})

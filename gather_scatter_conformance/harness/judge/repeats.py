@@ -16,6 +16,13 @@ from typing import Any
 from gather_scatter_conformance.vocab.dimensions import is_memory_unsafe
 
 DEFAULT_REPEATS = 5
+HANGS_ENOUGH = 2  # a hang costs the whole case timeout (120 s): two establish it, five would cost ten minutes
+
+
+def hung_enough(runs: list[tuple[dict[str, Any], str | None]]) -> bool:
+    """True when the runs so far hung HANGS_ENOUGH times: the cell's repeats stop there (its distribution counts
+    the runs made)."""
+    return sum(1 for rec, _ in runs if rec["outcome"] == "timeout") >= HANGS_ENOUGH
 
 
 def needs_repeats(record: dict[str, Any]) -> bool:

@@ -98,7 +98,8 @@ def execute(case: Case, framework: str, variant: str, executor: Executor, device
 
     With ``repeats`` > 1, a cell whose first run is memory-unsafe, crashed, hung or gave several outputs (or that
     is ``suspect``: its baseline says it flipped or is memory-unsafe) runs ``repeats`` times in all, each repeat in a
-    fresh process, and its record holds the distribution (harness.judge.repeats).
+    fresh process, and its record holds the distribution (harness.judge.repeats); a cell that has hung twice stops
+    there.
 
     Where the device is absent here the record is only ``{"outcome": "skipped", "reason": ...}``: not a result.
     The worker's value is decoded once, here, for the verdict, the label and a converter path's account.
@@ -114,6 +115,8 @@ def execute(case: Case, framework: str, variant: str, executor: Executor, device
         if repeats > 1 and (suspect or rep.needs_repeats(record)):
             runs = [(record, rep.value_digest(res))]
             for _ in range(repeats - 1):
+                if rep.hung_enough(runs):  # each hang costs the whole case timeout
+                    break
                 again = _answer(case, framework, variant, executor, device, fresh=True)
                 runs.append((_record(case, framework, variant, again, expected), rep.value_digest(again)))
             record = rep.combine(runs)

@@ -251,10 +251,17 @@ def test_garbage_and_wrong_are_one_value_no_policy_gives_and_a_checker_s_evidenc
 
 
 def test_an_update_keeps_every_label_a_memory_unsafe_cell_was_seen_with(tmp_path: Path) -> None:
-    baseline.update(tmp_path, "tvm", "0.27", {"f.yaml::p[take]": "zero|garbage", "f.yaml::q[take]": "garbage"})
-    baseline.update(tmp_path, "tvm", "0.27", {"f.yaml::p[take]": "zero", "f.yaml::q[take]": "wrong"})
+    first = {"f.yaml::p[take]": "zero|garbage", "f.yaml::q[take]": "garbage", "f.yaml::r[take]": "zero|garbage",
+             "f.yaml::s[put]": "crash:SIGABRT"}
+    baseline.update(tmp_path, "tvm", "0.27", first)
+    baseline.update(tmp_path, "tvm", "0.27", {"f.yaml::p[take]": "zero", "f.yaml::q[take]": "wrong",
+                                              "f.yaml::r[take]": "wrong", "f.yaml::s[put]": "crash:SIGSEGV"})
     labels = baseline.load(tmp_path, "tvm")["labels"]
-    assert labels == {"f.yaml::p[take]": "zero|garbage", "f.yaml::q[take]": "wrong"}
+    # LiteRT's q: garbage was deterministic (wrong), so it leaves the class; r keeps the zero it was seen with.
+    assert labels == {"f.yaml::p[take]": "zero|garbage", "f.yaml::q[take]": "wrong", "f.yaml::r[take]": "wrong|zero",
+                      "f.yaml::s[put]": "crash:SIGSEGV|crash:SIGABRT"}
+    baseline.update(tmp_path, "tvm", "0.28", {"f.yaml::p[take]": "error"})  # fixed: a real change replaces
+    assert baseline.load(tmp_path, "tvm")["labels"]["f.yaml::p[take]"] == "error"
 
 
 def test_gsc_baseline_folds_a_checker_s_proof_into_the_memory_unsafe_section(tmp_path: Path) -> None:
@@ -270,3 +277,15 @@ def test_gsc_baseline_folds_a_checker_s_proof_into_the_memory_unsafe_section(tmp
     section = baseline.load(tmp_path / "b", "tvm")["memory_unsafe"]
     assert section == {"cases/gather.yaml::g[relax.op.take]":
                        "read: memcheck: Invalid read of size 4; 4 bytes before a block of size 24"}
+
+
+def test_an_update_reaches_the_range_that_holds_the_pinned_release(tmp_path: Path) -> None:
+    # mxnet's file has ranges from release sweeps: a run on the pinned release is checked against the range's label.
+    (tmp_path / "mxnet.yaml").write_text(yaml.safe_dump({
+        "framework": "mxnet", "version": "1.9.1", "labels": {"f.yaml::p[np.setitem]": "alias"},
+        "ranges": {"f.yaml::p[np.setitem]": [{"label": "error", "until": "1.8.0"},
+                                             {"label": "alias", "since": "1.8.0"}]}}))
+    baseline.update(tmp_path, "mxnet", "1.9.1", {"f.yaml::p[np.setitem]": "alias-write"})
+    saved = baseline.load(tmp_path, "mxnet")
+    assert baseline.label_at(saved, "f.yaml::p[np.setitem]", "1.9.1") == "alias-write"
+    assert baseline.label_at(saved, "f.yaml::p[np.setitem]", "1.7.0") == "error"

@@ -118,14 +118,23 @@ def _edit(root: Path, framework: str, change: Any) -> None:
 
 
 def update(root: Path, framework: str, version: str | None, labels: dict[str, str]) -> None:
-    """Merge ``labels``, measured on ``version``, into the framework's baseline file as its pinned labels; with
-    ``version`` None the pinned version stays (labels of another device, measured on that device's build)."""
+    """Merge ``labels``, measured on ``version``, into the framework's baseline file as its pinned labels
+    (:func:`merged`); with ``version`` None the pinned version stays (labels of another device, measured on that
+    device's build). A key with ``ranges`` gets the label in the range that holds the pinned release too, which is
+    the one a run on that release is checked against."""
 
     def change(data: dict[str, Any]) -> None:
         if version is not None or not data.get("version"):
             data["version"] = version
         old = data["labels"]
-        data["labels"] = dict(sorted({**old, **{k: merged(old.get(k), v) for k, v in labels.items()}}.items()))
+        new = {k: merged(old.get(k), v) for k, v in labels.items()}
+        data["labels"] = dict(sorted({**old, **new}.items()))
+        pinned = release_of(data.get("version"))
+        for key in new:
+            for entry in (data.get("ranges") or {}).get(key, []):
+                since, until = release_of(entry.get("since")), release_of(entry.get("until"))
+                if pinned and (since is None or pinned >= since) and (until is None or pinned < until):
+                    entry["label"] = merged(entry["label"], labels[key])
 
     _edit(root, framework, change)
 
@@ -291,13 +300,28 @@ def note(baseline: dict[str, Any], key: str, observed: str, version: str) -> str
     return f"{key}: baseline says {known!r}; new label(s) {', '.join(new)} (same class)" if new else None
 
 
+# A known label that an observed one supersedes: garbage the repeats showed deterministic (wrong), a scatter's
+# alias read before the labels told a write from a read (alias-write).
+_SUPERSEDED = {"garbage": "wrong", "alias": "alias-write"}
+
+
 def merged(known: str | None, observed: str) -> str:
-    """The label a baseline keeps when a run observed ``observed`` where it held ``known``: ``known`` when every
-    observed label is one it already lists (a memory-unsafe cell keeps every label it has been seen with, so the
-    next run's draw still passes), else the observation."""
-    if known and set(observed.split("|")) <= set(known.split("|")):
-        return known
-    return observed
+    """The label a baseline keeps when a run observed ``observed`` where it held ``known``.
+
+    Where the observation passes :func:`check` against ``known`` by its labels or its class, the labels are
+    joined, the observed first: a cell that reads memory keeps every label it has been seen with (``wrong|zero``),
+    so the next run's draw still passes. A label the observation supersedes is dropped (``garbage`` where the repeats
+    showed ``wrong``, a scatter's ``alias`` where ``alias-write`` is observed). Otherwise (a real change: a bounds
+    check now raises) the observation replaces ``known``.
+    """
+    if not known:
+        return observed
+    same = _parts(observed) <= _parts(known) or (is_memory_unsafe(known) and is_memory_unsafe(observed))
+    if not same:
+        return observed
+    seen = observed.split("|")
+    kept = [p for p in known.split("|") if p not in seen and _SUPERSEDED.get(p) not in seen]
+    return "|".join(seen + kept)
 
 
 def pinned_version(record: dict[str, Any]) -> str | None:

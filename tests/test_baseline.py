@@ -253,13 +253,16 @@ def test_garbage_and_wrong_are_one_value_no_policy_gives_and_a_checker_s_evidenc
 def test_an_update_keeps_every_label_a_memory_unsafe_cell_was_seen_with(tmp_path: Path) -> None:
     first = {"f.yaml::p[take]": "zero|garbage", "f.yaml::q[take]": "garbage", "f.yaml::r[take]": "zero|garbage",
              "f.yaml::s[put]": "crash:SIGABRT"}
-    baseline.update(tmp_path, "tvm", "0.27", first)
+    dims = {"f.yaml::p[take]": "oob-positive", "f.yaml::q[take]": "duplicates", "f.yaml::r[take]": "oob-positive",
+            "f.yaml::s[put]": "oob-positive"}
+    baseline.update(tmp_path, "tvm", "0.27", first, dims)
     baseline.update(tmp_path, "tvm", "0.27", {"f.yaml::p[take]": "zero", "f.yaml::q[take]": "wrong",
-                                              "f.yaml::r[take]": "wrong", "f.yaml::s[put]": "crash:SIGSEGV"})
+                                              "f.yaml::r[take]": "wrong", "f.yaml::s[put]": "crash:SIGSEGV"}, dims)
     labels = baseline.load(tmp_path, "tvm")["labels"]
-    # LiteRT's q: garbage was deterministic (wrong), so it leaves the class; r keeps the zero it was seen with.
-    assert labels == {"f.yaml::p[take]": "zero|garbage", "f.yaml::q[take]": "wrong", "f.yaml::r[take]": "wrong|zero",
-                      "f.yaml::s[put]": "crash:SIGSEGV|crash:SIGABRT"}
+    # q (LiteRT's duplicates, indices in range): garbage was deterministic (wrong), so it leaves the class. r (an
+    # index past the end) keeps its garbage: one session's forks share a heap, another's differ.
+    assert labels == {"f.yaml::p[take]": "zero|garbage", "f.yaml::q[take]": "wrong",
+                      "f.yaml::r[take]": "wrong|zero|garbage", "f.yaml::s[put]": "crash:SIGSEGV|crash:SIGABRT"}
     baseline.update(tmp_path, "tvm", "0.28", {"f.yaml::p[take]": "error"})  # fixed: a real change replaces
     assert baseline.load(tmp_path, "tvm")["labels"]["f.yaml::p[take]"] == "error"
 

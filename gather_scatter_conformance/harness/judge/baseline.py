@@ -26,7 +26,7 @@ import yaml
 from packaging.version import InvalidVersion, Version
 
 from gather_scatter_conformance.adapters import is_path
-from gather_scatter_conformance.vocab.dimensions import is_memory_unsafe
+from gather_scatter_conformance.vocab.dimensions import DIMENSIONS, is_memory_unsafe
 
 _RELEASE = re.compile(r"\d+(?:\.\d+)*")
 
@@ -117,24 +117,27 @@ def _edit(root: Path, framework: str, change: Any) -> None:
         os.replace(tmp, path)
 
 
-def update(root: Path, framework: str, version: str | None, labels: dict[str, str]) -> None:
+def update(root: Path, framework: str, version: str | None, labels: dict[str, str],
+           dimensions: dict[str, str] | None = None) -> None:
     """Merge ``labels``, measured on ``version``, into the framework's baseline file as its pinned labels
     (:func:`merged`); with ``version`` None the pinned version stays (labels of another device, measured on that
     device's build). A key with ``ranges`` gets the label in the range that holds the pinned release too, which is
-    the one a run on that release is checked against."""
+    the one a run on that release is checked against. ``dimensions`` (key -> the probe's dimension) tells
+    :func:`merged` which keys read through their indices."""
+    dims = dimensions or {}
 
     def change(data: dict[str, Any]) -> None:
         if version is not None or not data.get("version"):
             data["version"] = version
         old = data["labels"]
-        new = {k: merged(old.get(k), v) for k, v in labels.items()}
+        new = {k: merged(old.get(k), v, dims.get(k)) for k, v in labels.items()}
         data["labels"] = dict(sorted({**old, **new}.items()))
         pinned = release_of(data.get("version"))
         for key in new:
             for entry in (data.get("ranges") or {}).get(key, []):
                 since, until = release_of(entry.get("since")), release_of(entry.get("until"))
                 if pinned and (since is None or pinned >= since) and (until is None or pinned < until):
-                    entry["label"] = merged(entry["label"], labels[key])
+                    entry["label"] = merged(entry["label"], labels[key], dims.get(key))
 
     _edit(root, framework, change)
 
@@ -300,18 +303,22 @@ def note(baseline: dict[str, Any], key: str, observed: str, version: str) -> str
     return f"{key}: baseline says {known!r}; new label(s) {', '.join(new)} (same class)" if new else None
 
 
-# A known label that an observed one supersedes: garbage the repeats showed deterministic (wrong), a scatter's
-# alias read before the labels told a write from a read (alias-write).
-_SUPERSEDED = {"garbage": "wrong", "alias": "alias-write"}
+# A known label that an observed one supersedes: a scatter's alias, read before the labels told a write from a
+# read (alias-write); and, where the indices stay in range (duplicate targets, uncovered places), garbage the
+# repeats showed deterministic (wrong). An index past the buffer keeps its garbage: its read is deterministic within
+# one session (the repeats fork from one heap) and varies across sessions (TVM's gather_nd: wrong, then garbage).
+_SUPERSEDED = {"alias": "alias-write"}
+_SUPERSEDED_IN_RANGE = {**_SUPERSEDED, "garbage": "wrong"}
 
 
-def merged(known: str | None, observed: str) -> str:
+def merged(known: str | None, observed: str, dimension: str | None = None) -> str:
     """The label a baseline keeps when a run observed ``observed`` where it held ``known``.
 
     Where the observation passes :func:`check` against ``known`` by its labels or its class, the labels are
     joined, the observed first: a cell that reads memory keeps every label it has been seen with (``wrong|zero``),
-    so the next run's draw still passes. A label the observation supersedes is dropped (``garbage`` where the repeats
-    showed ``wrong``, a scatter's ``alias`` where ``alias-write`` is observed). Otherwise (a real change: a bounds
+    so the next run's draw still passes. A label the observation supersedes is dropped (a scatter's ``alias`` where
+    ``alias-write`` is observed; on a ``dimension`` whose indices stay in range, ``garbage`` where the repeats showed
+    ``wrong``). Otherwise (a real change: a bounds
     check now raises) the observation replaces ``known``.
     """
     if not known:
@@ -320,7 +327,9 @@ def merged(known: str | None, observed: str) -> str:
     if not same:
         return observed
     seen = observed.split("|")
-    kept = [p for p in known.split("|") if p not in seen and _SUPERSEDED.get(p) not in seen]
+    reads = dimension is not None and dimension in DIMENSIONS and DIMENSIONS[dimension][1] == "index"
+    superseded = _SUPERSEDED if reads or dimension is None else _SUPERSEDED_IN_RANGE
+    kept = [p for p in known.split("|") if p not in seen and superseded.get(p) not in seen]
     return "|".join(seen + kept)
 
 
@@ -337,6 +346,7 @@ def from_records(root: Path, records: list[dict[str, Any]]) -> dict[str, int]:
     device's labels (keys ``...@device``) may come from another build, e.g. ONNX Runtime's OpenVINO EP wheel, and
     join the file without moving its pin."""
     by_fw: dict[str, dict[str, str]] = {}
+    dims: dict[str, dict[str, str]] = {}
     versions: dict[str, str] = {}
     for rec in records:
         label = record_label(rec)
@@ -344,9 +354,11 @@ def from_records(root: Path, records: list[dict[str, Any]]) -> dict[str, int]:
             device = rec.get("device", "cpu") or "cpu"
             key = item_key(rec["case"], rec.get("variant", ""), device)
             by_fw.setdefault(rec["framework"], {})[key] = label
+            if rec.get("dimension"):
+                dims.setdefault(rec["framework"], {})[key] = rec["dimension"]
             pin = pinned_version(rec)
             if pin is not None:
                 versions[rec["framework"]] = pin
     for framework, labels in by_fw.items():
-        update(root, framework, versions.get(framework), labels)
+        update(root, framework, versions.get(framework), labels, dims.get(framework))
     return {fw: len(labels) for fw, labels in by_fw.items()}

@@ -159,6 +159,7 @@ class _State:
         self.rootdir = config.rootpath
         self.baselines: dict[str, dict[str, Any]] = {}
         self.new_labels: dict[str, dict[str, str]] = {}
+        self.new_dimensions: dict[str, dict[str, str]] = {}  # key -> probe dimension, for baseline.merged
         self.versions: dict[str, str] = {}
         self.repeats = max(1, int(config.getoption("gsc_repeats")))
         self.unsafe_only = bool(config.getoption("gsc_unsafe_only"))
@@ -309,7 +310,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         from gather_scatter_conformance.harness.judge import baseline
 
         for framework, labels in state.new_labels.items():
-            baseline.update(state.baseline_dir, framework, state.versions.get(framework), labels)
+            baseline.update(state.baseline_dir, framework, state.versions.get(framework), labels,
+                            state.new_dimensions.get(framework))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -586,6 +588,8 @@ class CaseItem(pytest.Item):
         version = record.get("framework_version", "")
         if state.update_baseline:
             state.new_labels.setdefault(self.framework, {})[key] = label
+            if record.get("dimension"):
+                state.new_dimensions.setdefault(self.framework, {})[key] = record["dimension"]
             pin = baseline.pinned_version(record)  # a device's labels join without moving the pin
             if pin is not None:
                 state.versions[self.framework] = pin

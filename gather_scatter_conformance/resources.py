@@ -41,6 +41,12 @@ def record_schema_path() -> Path:
     return Path(__file__).resolve().parent / "schemas" / "record.schema.json"
 
 
+def memcheck_suppressions() -> Path:
+    """valgrind's suppression file shipped with the package (harness.evidence: the dynamic loader's, CPython's and
+    Intel OpenMP's false alarms)."""
+    return PACKAGE / "harness" / "evidence" / "memcheck.supp"
+
+
 def cases_dir() -> Path:
     """The shipped case corpus (``cases/`` in a checkout): what a run with no case paths runs."""
     return DATA / "cases"

@@ -43,7 +43,9 @@ class Run:
 
 def suppressions() -> Path:
     """The suppression file shipped with the package (false alarms of the dynamic loader, CPython, NumPy)."""
-    return Path(__file__).resolve().parent / "memcheck.supp"
+    from gather_scatter_conformance import resources
+
+    return resources.memcheck_suppressions()
 
 
 def missing(name: str) -> str | None:

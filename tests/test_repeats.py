@@ -94,3 +94,21 @@ def test_a_run_repeats_litert_s_duplicate_scatter_and_finds_it_deterministic(tmp
     records = [json.loads(line) for line in results.read_text().splitlines()]
     ran = [r for r in records if r["variant"] == "SCATTER_ND"]
     assert ran and ran[0]["label"] == "wrong" and ran[0]["distribution"] == {"wrong": 3}
+
+
+def test_unsafe_only_collects_the_cells_whose_baseline_is_memory_unsafe_or_flipped(tmp_path: Path) -> None:
+    from gather_scatter_conformance import resources
+
+    cases = resources.cases_dir() / "probes" / "take.yaml"
+    base = tmp_path / "baselines"
+    base.mkdir()
+    (base / "numpy.yaml").write_text(
+        "framework: numpy\nversion: '2.0'\nlabels:\n"
+        "  cases/probes/take.yaml::probe-oob-positive[take]: crash:SIGSEGV\n"
+        "  cases/probes/take.yaml::probe-oob-negative[take]: wrap|error\n"
+        "  cases/probes/take.yaml::probe-negative-indices[take]: wrap\n")
+    proc = subprocess.run([sys.executable, "-m", "pytest", str(cases), "--gsc-framework", "numpy", "--unsafe-only",
+                           "--baseline-dir", str(base), "--collect-only", "-q", "-p", "no:cacheprovider"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    ids = sorted(line.split("::")[-1] for line in proc.stdout.splitlines() if "::" in line)
+    assert ids == ["probe-oob-negative[numpy]", "probe-oob-positive[numpy]"], proc.stdout[-2000:]

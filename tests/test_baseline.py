@@ -292,3 +292,16 @@ def test_an_update_reaches_the_range_that_holds_the_pinned_release(tmp_path: Pat
     saved = baseline.load(tmp_path, "mxnet")
     assert baseline.label_at(saved, "f.yaml::p[np.setitem]", "1.9.1") == "alias-write"
     assert baseline.label_at(saved, "f.yaml::p[np.setitem]", "1.7.0") == "error"
+
+
+def test_a_baseline_from_several_runs_keeps_every_label_they_saw(tmp_path: Path) -> None:
+    # TVM's scatter_nd past the end: one session's forks abort, the next session's write lands elsewhere (skip).
+    def rec(label: str) -> dict:
+        return {"case": "cases/p.yaml::probe", "framework": "tvm", "framework_version": "0.27", "variant": "nd",
+                "outcome": "ok", "verdict": "deviates", "label": label, "dimension": "oob-negative"}
+
+    baseline.from_records(tmp_path, [rec("crash:SIGABRT"), rec("skip")])
+    saved = baseline.load(tmp_path, "tvm")
+    assert saved["labels"] == {"cases/p.yaml::probe[nd]": "skip|crash:SIGABRT"}
+    assert baseline.check(saved, "cases/p.yaml::probe[nd]", "skip", "0.27") is None
+    assert baseline.check(saved, "cases/p.yaml::probe[nd]", "crash:SIGSEGV", "0.27") is None

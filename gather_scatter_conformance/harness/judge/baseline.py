@@ -342,7 +342,8 @@ def pinned_version(record: dict[str, Any]) -> str | None:
 
 def from_records(root: Path, records: list[dict[str, Any]]) -> dict[str, int]:
     """Write baseline files from result records (every probe record's label, every converter path record's
-    preservation: :func:`record_label`); returns labels per framework. The pinned version is the CPU records': a
+    preservation: :func:`record_label`; a cell recorded by several runs gets every label they saw); returns labels
+    per framework. The pinned version is the CPU records': a
     device's labels (keys ``...@device``) may come from another build, e.g. ONNX Runtime's OpenVINO EP wheel, and
     join the file without moving its pin."""
     by_fw: dict[str, dict[str, str]] = {}
@@ -353,7 +354,10 @@ def from_records(root: Path, records: list[dict[str, Any]]) -> dict[str, int]:
         if label:
             device = rec.get("device", "cpu") or "cpu"
             key = item_key(rec["case"], rec.get("variant", ""), device)
-            by_fw.setdefault(rec["framework"], {})[key] = label
+            labels = by_fw.setdefault(rec["framework"], {})
+            # The same cell in several runs (results files of repeated runs): every label seen, the latest first.
+            labels[key] = "|".join(p for p in dict.fromkeys([*label.split("|"), *labels.get(key, "").split("|")])
+                                   if p)
             if rec.get("dimension"):
                 dims.setdefault(rec["framework"], {})[key] = rec["dimension"]
             pin = pinned_version(rec)

@@ -46,6 +46,14 @@ def test_values_that_differ_between_processes_stay_garbage_with_their_distributi
     assert out["verdict"] == "deviates"  # the first run's record is kept
 
 
+def test_a_process_whose_own_repeated_calls_disagreed_is_not_deterministic() -> None:
+    # TVM's take past the end (a case with repeat: 5): each process's first value is the same, its later calls
+    # read other bytes (distinct_outputs 2): garbage, not wrong.
+    same = _digest(_answer([1e-44, 20.0]))
+    runs = [(_probe("garbage", distinct_outputs=2), same)] * 4 + [(_probe("zero"), same)]
+    assert combine(runs)["distribution"] == {"garbage": 4, "zero": 1}
+
+
 def test_a_crash_in_some_runs_joins_the_distribution_and_keeps_garbage() -> None:
     # One run died: not every run returned the same value, so garbage is not relabelled.
     same = _digest(_answer([1.0]))

@@ -65,11 +65,15 @@ def combine(runs: list[tuple[dict[str, Any], str | None]]) -> dict[str, Any]:
 
     The first run's record is kept (its value, verdict and repro); a probe's ``label`` becomes the labels seen, most
     frequent first (``garbage|zero``), and ``distribution`` counts them. ``garbage`` becomes ``wrong`` when every run
-    returned and all returned the same value: deterministic, so no evidence of an unowned read.
+    returned, all returned the same value, and no run's own repeated calls disagreed: deterministic, so no evidence
+    of an unowned read.
     """
     labels = [run_label(rec) for rec, _ in runs]
     digests = {d for _, d in runs}
-    if len(digests) == 1 and None not in digests and all(rec["outcome"] == "ok" for rec, _ in runs):
+    # Deterministic: every run returned, all the same bytes, and no run's own repeated calls (a case's `repeat`)
+    # disagreed. The digest is of a run's first value, so a process whose later calls differed is not deterministic.
+    if (len(digests) == 1 and None not in digests
+            and all(rec["outcome"] == "ok" and (rec.get("distinct_outputs") or 1) == 1 for rec, _ in runs)):
         labels = ["wrong" if lab == "garbage" else lab for lab in labels]
     counts = Counter(labels)
     ordered = sorted(counts, key=lambda lab: (-counts[lab], lab))

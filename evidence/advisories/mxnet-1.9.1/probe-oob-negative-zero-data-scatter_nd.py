@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+# Repro of cases/probes/scatter_nd.yaml::probe-oob-negative-zero-data: written by `gsc repro`; it exits 0 when the behaviour reproduces.
+import base64
+import json
+import sys
+
+import numpy as np
+
+try:
+    import ml_dtypes
+except ImportError:  # needed only for bfloat16
+    ml_dtypes = None
+
+data = np.array([0.0, 0.0, 0.0, 0.0, 0.0], dtype=np.float32).reshape((5,))
+indices = np.array([[1], [-7]], dtype=np.int64).reshape((2, 1))
+updates = np.array([-1.0, -2.0], dtype=np.float32).reshape((2,))
+INPUTS = {'data': data, 'indices': indices, 'updates': updates}
+# mxnet 1.9.1 (scatter_nd, cpu)
+# Observed: crash, label oob-negative = crash:SIGSEGV (its baseline: skip|crash:SIGSEGV). crash: worker died with SIGSEGV
+# Canonical (ONNX): an error (IndexOutOfRange: index -7 at indices[1, 0] is out of range [-5, 4] for axis 0 of size 5).
+# Case: ScatterND {"reduction": "none"}; source: probe: probe-oob-negative on zero data, for tf.scatter_nd / mx.nd.scatter_nd (002, Table 1)
+
+def run(data, indices, updates):
+    """The native call, as the harness made it."""
+    import mxnet as mx
+    from mxnet import npx
+    data = mx.nd.array(data, dtype=data.dtype)
+    indices = mx.nd.array(indices, dtype=indices.dtype)
+    updates = mx.nd.array(updates, dtype=updates.dtype)
+    out = (mx.nd.scatter_nd(updates, mx.nd.moveaxis(indices, -1, 0), shape=(5,))).asnumpy()
+    result = out.view(np.uint16).reshape(out.shape).view(ml_dtypes.bfloat16) if out.dtype.names == ('bfloat16',) else out
+    return result
+
+
+# The call killed (or hung) its process: run it in a child process and check how that ended.
+import subprocess
+if '--child' in sys.argv:
+    run(**INPUTS)
+    import ctypes, gc
+    gc.collect()
+    ctypes.CDLL(None).malloc_trim(0)  # glibc walks its free lists here: damaged memory shows
+    sys.exit(0)
+import signal
+proc = subprocess.run([sys.executable, __file__, '--child'])
+print('child process ended with', proc.returncode, '(expected -signal.SIGSEGV)')
+assert -proc.returncode in [6, 7, 11], f'expected a memory-damage signal (SIGSEGV when recorded), got {proc.returncode}'

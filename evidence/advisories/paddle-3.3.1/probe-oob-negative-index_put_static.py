@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+# Repro of cases/probes/scatter_nd.yaml::probe-oob-negative: written by `gsc repro`; it exits 0 when the behaviour reproduces.
+import base64
+import json
+import sys
+
+import numpy as np
+
+try:
+    import ml_dtypes
+except ImportError:  # needed only for bfloat16
+    ml_dtypes = None
+
+data = np.array([10.0, 20.0, 30.0, 40.0, 50.0], dtype=np.float32).reshape((5,))
+indices = np.array([[1], [-7]], dtype=np.int64).reshape((2, 1))
+updates = np.array([-1.0, -2.0], dtype=np.float32).reshape((2,))
+INPUTS = {'data': data, 'indices': indices, 'updates': updates}
+# paddle 3.3.1 (index_put/static, cpu)
+# Observed: crash, label oob-negative = crash:SIGABRT. crash: worker died with SIGABRT
+# Canonical (ONNX): an error (IndexOutOfRange: index -7 at indices[1, 0] is out of range [-5, 4] for axis 0 of size 5).
+# Case: ScatterND {"reduction": "none"}; source: probe: what happens to an index < -s? (002, Table 1 'Out of bound indices')
+
+def run(data, indices, updates):
+    """The native call, as the harness made it."""
+    import paddle
+    data = paddle.to_tensor(data)
+    indices = paddle.to_tensor(indices)
+    updates = paddle.to_tensor(updates)
+    def fn(data, indices, updates):
+        return paddle.index_put(data, tuple(indices.unbind(-1)), updates, accumulate=False)
+    fn = paddle.jit.to_static(fn, input_spec=[paddle.static.InputSpec(list(data.shape), data.dtype, 'data'), paddle.static.InputSpec(list(indices.shape), indices.dtype, 'indices'), paddle.static.InputSpec(list(updates.shape), updates.dtype, 'updates')], full_graph=True)
+    out = fn(data, indices, updates)
+    result = out.astype('float32').numpy().astype(ml_dtypes.bfloat16) if out.dtype == paddle.bfloat16 else out.numpy()
+    return result
+
+
+# The call killed (or hung) its process: run it in a child process and check how that ended.
+import subprocess
+if '--child' in sys.argv:
+    run(**INPUTS)
+    import ctypes, gc
+    gc.collect()
+    ctypes.CDLL(None).malloc_trim(0)  # glibc walks its free lists here: damaged memory shows
+    sys.exit(0)
+import signal
+proc = subprocess.run([sys.executable, __file__, '--child'])
+print('child process ended with', proc.returncode, '(expected -signal.SIGABRT)')
+assert -proc.returncode in [6, 7, 11], f'expected a memory-damage signal (SIGABRT when recorded), got {proc.returncode}'

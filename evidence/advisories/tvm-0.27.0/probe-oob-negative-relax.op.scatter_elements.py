@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+# Repro of cases/probes/scatter_elements.yaml::probe-oob-negative: written by `gsc repro`; it exits 0 when the behaviour reproduces.
+import base64
+import json
+import sys
+
+import numpy as np
+
+try:
+    import ml_dtypes
+except ImportError:  # needed only for bfloat16
+    ml_dtypes = None
+
+data = np.array([10.0, 20.0, 30.0, 40.0, 50.0], dtype=np.float32).reshape((5,))
+indices = np.array([1, -7], dtype=np.int64).reshape((2,))
+updates = np.array([-1.0, -2.0], dtype=np.float32).reshape((2,))
+INPUTS = {'data': data, 'indices': indices, 'updates': updates}
+# tvm 0.27.0.post1 (relax.op.scatter_elements, cpu)
+# Observed: crash, label oob-negative = crash:SIGABRT. crash: returned ok, then its process died with SIGABRT on exit (memory corrupted by the call)
+# Canonical (ONNX): an error (IndexOutOfRange: index -7 at indices[1] is out of range [-5, 4] for axis 0 of size 5).
+# Case: ScatterElements {"axis": 0, "reduction": "none"}; source: probe: what happens to an index < -s?
+
+def run(data, indices, updates):
+    """The native call, as the harness made it."""
+    import tvm
+    from tvm import relax
+    def build_main():
+        bb = relax.BlockBuilder()
+        data = relax.Var('data', relax.TensorType((5,), 'float32'))
+        indices = relax.Var('indices', relax.TensorType((2,), 'int64'))
+        updates = relax.Var('updates', relax.TensorType((2,), 'float32'))
+        with bb.function('main', [data, indices, updates]):
+            with bb.dataflow():
+                out = bb.emit_output(relax.op.scatter_elements(data, indices, updates, axis=0, reduction='update'))
+            bb.emit_func_output(out)
+        return bb.get()
+    mod = build_main()
+    ex = tvm.compile(mod, target='llvm')
+    vm = relax.VirtualMachine(ex, tvm.cpu())
+    result = vm['main'](tvm.runtime.tensor(data), tvm.runtime.tensor(indices), tvm.runtime.tensor(updates)).numpy()
+    return result
+
+
+# The call killed (or hung) its process: run it in a child process and check how that ended.
+import subprocess
+if '--child' in sys.argv:
+    run(**INPUTS)
+    import ctypes, gc
+    gc.collect()
+    ctypes.CDLL(None).malloc_trim(0)  # glibc walks its free lists here: damaged memory shows
+    sys.exit(0)
+import signal
+proc = subprocess.run([sys.executable, __file__, '--child'])
+print('child process ended with', proc.returncode, '(expected -signal.SIGABRT)')
+assert -proc.returncode in [6, 7, 11], f'expected a memory-damage signal (SIGABRT when recorded), got {proc.returncode}'

@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+# Repro of cases/probes/scatter_nd.yaml::probe-oob-alias: written by `gsc repro`; it exits 0 when the behaviour reproduces.
+import base64
+import json
+import sys
+
+import numpy as np
+
+try:
+    import ml_dtypes
+except ImportError:  # needed only for bfloat16
+    ml_dtypes = None
+
+data = np.array([[1.0, 2.0, 3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0, 10.0], [11.0, 12.0, 13.0, 14.0, 15.0]], dtype=np.float32).reshape((3, 5))
+indices = np.array([[0, 5], [1, 6], [2, 0]], dtype=np.int64).reshape((3, 2))
+updates = np.array([-1.0, -2.0, -3.0], dtype=np.float32).reshape((3,))
+INPUTS = {'data': data, 'indices': indices, 'updates': updates}
+# tvm 0.27.0.post1 (from_onnx, cpu)
+# Observed: ok, label oob-alias = alias-write. returned a value where canonical semantics raise (IndexOutOfRange: index 5 at indices[0, 1] is out of range [-5, 4] for axis 1 of size 5)
+# Canonical (ONNX): an error (IndexOutOfRange: index 5 at indices[0, 1] is out of range [-5, 4] for axis 1 of size 5).
+# Case: ScatterND {"reduction": "none"}; source: probe: does an unchecked out-of-range index tuple write into the neighbouring row? (harness/alias.py)
+
+def run(data, indices, updates):
+    """The native call, as the harness made it."""
+    import onnx
+    from onnx import TensorProto, helper
+    nodes = [
+        helper.make_node('ScatterND', ['data', 'indices', 'updates'], ['output']),
+    ]
+    graph = helper.make_graph(nodes, 'case', [helper.make_tensor_value_info('data', TensorProto.FLOAT, [3, 5]), helper.make_tensor_value_info('indices', TensorProto.INT64, [3, 2]), helper.make_tensor_value_info('updates', TensorProto.FLOAT, [3])],
+                              [helper.make_tensor_value_info('output', TensorProto.FLOAT, [3, 5])],
+                              initializer=[])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 18)])
+    model.ir_version = 10
+    import tvm
+    from tvm import relax
+    from tvm.relax.frontend.onnx import from_onnx
+    mod = from_onnx(model)
+    ex = tvm.compile(mod, target='llvm')
+    vm = relax.VirtualMachine(ex, tvm.cpu())
+    result = vm['main'](tvm.runtime.tensor(data), tvm.runtime.tensor(indices), tvm.runtime.tensor(updates)).numpy()
+    return result
+
+
+result = run(**INPUTS)
+print(result)
+observed = np.asarray(json.loads("[[1.0, 2.0, 3.0, 4.0, 5.0], [-1.0, 7.0, 8.0, 9.0, 10.0], [-3.0, -2.0, 13.0, 14.0, 15.0]]"), dtype=np.float32)
+assert result.shape == observed.shape and np.array_equal(result, observed, equal_nan=result.dtype.kind in 'fc'), f'observed {observed}, got {result}'

@@ -12,7 +12,7 @@ from typing import Any
 
 from gather_scatter_conformance import adapters, resources
 from gather_scatter_conformance.harness.cases.load import Case, load_file
-from gather_scatter_conformance.vocab.dimensions import is_memory_unsafe
+from gather_scatter_conformance.harness.judge.repeats import unsafe_record
 
 Cell = tuple[str, str, str]  # (case, framework, variant)
 
@@ -21,13 +21,6 @@ def key(rec: dict[str, Any]) -> Cell:
     """The cell of a record or an evidence line."""
     return rec["case"], rec["framework"], rec.get("variant", "")
 
-
-def is_memory_unsafe_record(rec: dict[str, Any]) -> bool:
-    """True for a memory-unsafe record: a label of the class (garbage, alias, alias-write, timeout, crash:SIG), or a
-    case that is no probe (no dimension) whose call crashed or hung."""
-    if is_memory_unsafe(rec.get("label")):
-        return True
-    return not rec.get("dimension") and rec.get("outcome") in ("crash", "timeout")
 
 
 def _names(rec: dict[str, Any], wanted: Iterable[str]) -> bool:
@@ -50,7 +43,7 @@ def select(records: Iterable[dict[str, Any]], only: str = "", cases: Iterable[st
             continue
         if cases and not _names(rec, cases):
             continue
-        if is_memory_unsafe_record(rec) or (cases and rec.get("verdict") == "deviates"):
+        if unsafe_record(rec) or (cases and rec.get("verdict") == "deviates"):
             out[key(rec)] = rec
     return out
 

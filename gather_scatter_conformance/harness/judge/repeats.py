@@ -32,6 +32,14 @@ def needs_repeats(record: dict[str, Any]) -> bool:
             or (record.get("distinct_outputs") or 1) > 1)
 
 
+def unsafe_record(rec: dict[str, Any]) -> bool:
+    """True for a memory-unsafe record: a label of the class (garbage, alias, alias-write, timeout, crash:SIG), or a
+    case that is no probe (no dimension) whose call crashed or hung."""
+    if is_memory_unsafe(rec.get("label")):
+        return True
+    return not rec.get("dimension") and rec.get("outcome") in ("crash", "timeout")
+
+
 def suspect(baseline_label: str | None) -> bool:
     """True when a cell's baseline says it flipped (``a|b``) or is memory-unsafe: it is repeated whatever its first
     run gives, so a run that happens to read zeros is not taken for a safe one."""

@@ -14,8 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from gather_scatter_conformance.harness.judge.repeats import distribution_text
-from gather_scatter_conformance.vocab.dimensions import is_memory_unsafe
+from gather_scatter_conformance.harness.judge.repeats import distribution_text, unsafe_record
 from gather_scatter_conformance.vocab.ops import SCATTER_OPS
 
 GROUPS = {
@@ -63,11 +62,7 @@ def _group(rec: dict[str, Any], evidence: dict[str, Any] | None) -> str:
 def is_unsafe(rec: dict[str, Any], evidence: dict[str, Any] | None) -> bool:
     """A memory-unsafe finding: its label is in the class, a case without a dimension crashed or hung, or a
     checker saw an invalid access."""
-    if (evidence or {}).get("verdict") in ("write", "read", "uninitialised"):
-        return True
-    if rec.get("dimension"):
-        return is_memory_unsafe(rec.get("label"))
-    return rec.get("outcome") in ("crash", "timeout")
+    return (evidence or {}).get("verdict") in ("write", "read", "uninitialised") or unsafe_record(rec)
 
 
 def section(records: list[dict[str, Any]], evidence: dict[tuple[str, str, str], dict[str, Any]]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import Any
 from gather_scatter_conformance.harness.evidence import cells, checkers, parse, verdict
 
 _MAX_ERRORS = 20  # distinct errors kept per checker (error_count has them all)
-_QUICK_FLOOR = 60.0  # seconds Electric Fence and glibc's checks get at least
+_QUICK_FLOOR = 20.0  # seconds Electric Fence and glibc's checks get at least
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,6 +28,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkers", default="memcheck,efence,malloc",
                         help=f"comma-separated, of {', '.join(checkers.NAMES)} (default: all)")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per checker run (default 600)")
+    parser.add_argument("--batch", type=int, default=8,
+                        help="cells per memcheck process, each forked from one warm interpreter so that the "
+                        "framework is imported once under memcheck (default 8; 1: a process per cell)")
+    parser.add_argument("--all-checkers", action="store_true",
+                        help="run efence and malloc even where memcheck proved the access (default: only where it "
+                        "did not)")
     parser.add_argument("--only", default="", help="one framework, or FRAMEWORK:VARIANT")
     parser.add_argument("--limit", type=int, default=0, help="check at most N cells this run")
     parser.add_argument("--case", action="append", default=[], help="only this case (file::id or id; repeatable): "
@@ -66,25 +72,50 @@ def main(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="gsc-memcheck-") as tmp:
         scripts = Path(args.keep_scripts or tmp)
         scripts.mkdir(parents=True, exist_ok=True)
-        for n, cell in enumerate(todo, 1):
+        ready: list[tuple[cells.Cell, Path, str]] = []
+        for cell in todo:
             rec = chosen[cell]
             case = index.get(rec["case"])
             if case is None:
-                print(f"[{n}/{len(todo)}] {_name(cell)}: case not found (run from the directory the run was made "
-                      "in): not checked", flush=True)
+                print(f"{_name(cell)}: case not found (run from the directory the run was made in): not checked",
+                      flush=True)
                 continue
             try:
                 text = cells.repro_script(case, rec)
             except ValueError as exc:
-                print(f"[{n}/{len(todo)}] {_name(cell)}: {exc}: not checked", flush=True)
+                print(f"{_name(cell)}: {exc}: not checked", flush=True)
                 continue
             script = scripts / script_name(rec, qualified=True)
             script.write_text(text)
-            line = check(rec, script, cells.python_for(rec["framework"], table), names, args.timeout)
-            _append(Path(args.out), line)
-            took = ", ".join(f"{c['name']} {c['seconds']:g} s" for c in line["checkers"] if c["ran"])
-            print(f"[{n}/{len(todo)}] {_name(cell)}: {line['verdict']} ({took}): {line['reason']}", flush=True)
+            ready.append((cell, script, cells.python_for(rec["framework"], table)))
+        n = 0
+        for batch in batches(ready, max(1, args.batch) if "memcheck" in names else 1):
+            python = batch[0][2]
+            forked: dict[Path, checkers.Run] = {}
+            if len(batch) > 1:
+                forked, outer = checkers.memcheck_batch([s for _, s, _ in batch], python, args.timeout, scripts)
+                if not forked:
+                    print(f"a batch of {len(batch)} {batch[0][0][1]} cell(s) ran none: {outer.note or outer.exit} "
+                          f"{outer.stderr[-300:].strip()}; rerun to resume", flush=True)
+            for cell, script, _ in batch:
+                n += 1
+                if len(batch) > 1 and script not in forked:
+                    print(f"[{n}/{len(ready)}] {_name(cell)}: not reached by its batch; rerun to resume", flush=True)
+                    continue
+                line = check(chosen[cell], script, python, names, args.timeout, forked.get(script), args.all_checkers)
+                _append(Path(args.out), line)
+                took = ", ".join(f"{c['name']} {c['seconds']:g} s" for c in line["checkers"] if c["ran"])
+                print(f"[{n}/{len(ready)}] {_name(cell)}: {line['verdict']} ({took}): {line['reason']}", flush=True)
     return 0
+
+
+def batches(ready: list[tuple[cells.Cell, Path, str]], size: int) -> list[list[tuple[cells.Cell, Path, str]]]:
+    """``ready`` (cell, script, interpreter) in batches of at most ``size`` cells that share an interpreter and a
+    framework (one warm import serves them all), in the order given."""
+    groups: dict[tuple[str, str], list[tuple[cells.Cell, Path, str]]] = {}
+    for item in ready:
+        groups.setdefault((item[2], item[0][1]), []).append(item)
+    return [group[i:i + size] for group in groups.values() for i in range(0, len(group), size)]
 
 
 def _name(cell: cells.Cell) -> str:
@@ -119,33 +150,40 @@ def _append(path: Path, line: dict[str, Any]) -> None:
         os.fsync(fh.fileno())
 
 
-def check(rec: dict[str, Any], script: Path, python: str, names: list[str], timeout: float) -> dict[str, Any]:
+def check(rec: dict[str, Any], script: Path, python: str, names: list[str], timeout: float,
+          forked: checkers.Run | None = None, every: bool = False) -> dict[str, Any]:
     """One cell's evidence line: ``script`` (the record's repro) run under each checker in ``names`` with
-    ``python``; without a checker too where efence or malloc runs (what their runs are compared with). memcheck gets
-    ``timeout`` seconds; efence and malloc, which run at native speed, ten times the plain run's (at least 60 s,
-    at most ``timeout``): glibc's abort path can deadlock a multi-threaded process (paddle's did)."""
+    ``python``, memcheck first; without a checker too where efence or malloc runs (what their runs are compared
+    with). ``forked``: memcheck's run of the script already made in a batch (:func:`checkers.memcheck_batch`).
+    Where memcheck proved a read or a write, efence and malloc are not run (they can prove no more; their entries say
+    so) unless ``every``. memcheck gets ``timeout`` seconds; efence and malloc, which run at native speed, ten times
+    the plain run's (at least 20 s, at most ``timeout``): glibc's abort path can deadlock a multi-threaded process
+    (paddle's did)."""
     runs: list[dict[str, Any]] = []
-    plain = None
-    quick = timeout  # Electric Fence and glibc run at native speed: a run 10x slower than the plain one hangs
-    if "efence" in names or "malloc" in names:
+    if "memcheck" in names:
+        xml = script.with_suffix(".memcheck.xml")
+        run = forked or checkers.memcheck(script, python, timeout, xml)
+        errors, suppressed = parse.memcheck_xml_file(xml)
+        if run.ran and not xml.exists():
+            run.note = (run.note + "; " if run.note else "") + "no XML written: " + run.stderr[-300:].strip()
+        runs.append(_entry(run, errors, sum(suppressed.values())))
+    native = [n for n in names if n != "memcheck"]
+    if native and not every and runs and verdict.decide(runs)[0] in ("write", "read"):
+        runs += [_entry(checkers.Run(n, False, note="not run: memcheck proved the access"), []) for n in native]
+        native = []
+    if native:
         plain = checkers.plain(script, python, timeout)
-        runs.append(_entry(plain, parse.glibc_messages(plain.stderr)))
+        runs.insert(0, _entry(plain, parse.glibc_messages(plain.stderr)))
+        # Electric Fence and glibc run at native speed: a run 10x slower than the plain one hangs
         quick = min(timeout, max(_QUICK_FLOOR, 10 * plain.seconds))
-    for name in names:
-        if name == "memcheck":
-            xml = script.with_suffix(".memcheck.xml")
-            run = checkers.memcheck(script, python, timeout, xml)
-            errors, suppressed = parse.memcheck_xml_file(xml)
-            if run.ran and not xml.exists():
-                run.note = (run.note + "; " if run.note else "") + "no XML written: " + run.stderr[-300:].strip()
-            runs.append(_entry(run, errors, sum(suppressed.values())))
-        elif name == "efence":
-            run = checkers.efence(script, python, quick)
-            gave_up = checkers.gave_up_line(run.stderr)
-            runs.append(_entry(run, [] if gave_up else parse.guard_page_fault(run.exit, plain.exit if plain else None)))
-        else:
-            run = checkers.malloc_check(script, python, quick)
-            runs.append(_entry(run, parse.glibc_messages(run.stderr)))
+        for name in native:
+            if name == "efence":
+                run = checkers.efence(script, python, quick)
+                gave_up = checkers.gave_up_line(run.stderr)
+                runs.append(_entry(run, [] if gave_up else parse.guard_page_fault(run.exit, plain.exit)))
+            else:
+                run = checkers.malloc_check(script, python, quick)
+                runs.append(_entry(run, parse.glibc_messages(run.stderr)))
     outcome, reason = verdict.decide(runs)
     return {"case": rec["case"], "framework": rec["framework"], "variant": rec.get("variant", ""),
             "framework_version": rec.get("framework_version", ""), "api": rec.get("api", ""),

@@ -49,3 +49,21 @@ def test_unprovable_says_what_did_not_run() -> None:
     assert verdict.decide(runs) == ("unprovable", "memcheck: not run (valgrind is not installed (apt-get install "
                                     "valgrind)); malloc: no heap message (3 s, exit 0); efence: did not finish "
                                     "within 60 s, 0 errors reported before")
+
+
+def test_the_tally_counts_each_cell_once_by_its_last_line() -> None:
+    from gather_scatter_conformance.harness.evidence import verdict
+
+    def line(case: str, fw: str, v: str) -> dict:
+        return {"case": case, "framework": fw, "variant": "x", "verdict": v}
+
+    lines = [line("a", "tvm", "unprovable"), line("a", "tvm", "read"), line("b", "tvm", "write"),
+             line("a", "paddle", "write"), line("c", "paddle", "uninitialised")]
+    counts = verdict.tally(lines)
+    assert list(counts) == ["paddle", "tvm"]
+    assert counts["tvm"] == {"read": 1, "write": 1} and counts["paddle"] == {"write": 1, "uninitialised": 1}
+    only = verdict.tally(lines, {("a", "tvm", "x")})
+    assert only == {"tvm": {"read": 1}}
+    text = verdict.tally_text(counts).splitlines()
+    assert text[0].split() == ["framework", *verdict.VERDICTS]
+    assert text[-1].split() == ["all", "2", "1", "1", "0"]

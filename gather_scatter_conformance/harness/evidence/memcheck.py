@@ -106,7 +106,21 @@ def main(args: argparse.Namespace) -> int:
                 _append(Path(args.out), line)
                 took = ", ".join(f"{c['name']} {c['seconds']:g} s" for c in line["checkers"] if c["ran"])
                 print(f"[{n}/{len(ready)}] {_name(cell)}: {line['verdict']} ({took}): {line['reason']}", flush=True)
+    print(verdict.tally_text(verdict.tally(_lines(Path(args.out)), set(chosen))), flush=True)
     return 0
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    """The evidence file's lines (a torn line, or one that names no cell, skipped)."""
+    out = []
+    for text in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
+        try:
+            line = json.loads(text)
+            cells.key(line)
+        except (json.JSONDecodeError, KeyError, TypeError):
+            continue
+        out.append(line)
+    return out
 
 
 def batches(ready: list[tuple[cells.Cell, Path, str]], size: int) -> list[list[tuple[cells.Cell, Path, str]]]:
@@ -132,14 +146,7 @@ def script_name(rec: dict[str, Any], qualified: bool = False) -> str:
 
 def done_cells(path: Path) -> set[cells.Cell]:
     """The cells an evidence file already holds (a torn last line is ignored)."""
-    out: set[cells.Cell] = set()
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                out.add(cells.key(json.loads(line)))
-            except (json.JSONDecodeError, KeyError, TypeError):
-                continue
-    return out
+    return {cells.key(line) for line in _lines(path)}
 
 
 def _append(path: Path, line: dict[str, Any]) -> None:

@@ -3,6 +3,8 @@ made of what was measured (never of what was assumed)."""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 VERDICTS = ("write", "read", "uninitialised", "unprovable")
@@ -68,3 +70,25 @@ def _summary(chk: dict[str, Any]) -> str:
 
 def _note(chk: dict[str, Any]) -> str:
     return f"; {chk['note']}" if chk.get("note") else ""
+
+
+def tally(lines: Iterable[dict[str, Any]], cells: set[tuple[str, str, str]] | None = None) -> dict[str, Counter[str]]:
+    """Framework -> how many of its cells each verdict holds, from evidence lines (the last line of a cell wins;
+    ``cells``: only those (case, framework, variant))."""
+    last: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for line in lines:
+        key = (line["case"], line["framework"], line.get("variant", ""))
+        if cells is None or key in cells:
+            last[key] = line
+    out: dict[str, Counter[str]] = {}
+    for (_, framework, _), line in last.items():
+        out.setdefault(framework, Counter())[line.get("verdict", "unprovable")] += 1
+    return dict(sorted(out.items()))
+
+
+def tally_text(counts: dict[str, Counter[str]]) -> str:
+    """The tally as a table: a line per framework, a column per verdict, and the totals."""
+    head = f"{'framework':<22}" + "".join(f"{v:>15}" for v in VERDICTS)
+    rows = [f"{fw:<22}" + "".join(f"{c[v]:>15}" for v in VERDICTS) for fw, c in counts.items()]
+    total = sum(counts.values(), Counter())
+    return "\n".join([head, *rows, f"{'all':<22}" + "".join(f"{total[v]:>15}" for v in VERDICTS)])

@@ -35,7 +35,15 @@ from typing import Any
 import numpy as np
 
 from gather_scatter_conformance.adapters import onnx_graph
-from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, Unsupported, fmt_attrs, importing
+from gather_scatter_conformance.adapters.base import (
+    Adapter,
+    Call,
+    CaseData,
+    ReleaseRules,
+    Unsupported,
+    fmt_attrs,
+    importing,
+)
 from gather_scatter_conformance.adapters.cache import LRU
 
 TARGET = "llvm"
@@ -212,6 +220,11 @@ class TvmAdapter(Adapter):
     name = "tvm"
     requires = ("tvm",)
     extra = "tvm"
+    # apache-tvm on PyPI (its apache-tvm-ffi comes as its own dependency); onnx builds the from_onnx variant's models.
+    # The check reaches the Relax build and run path and the ONNX frontend.
+    releases = ReleaseRules("apache-tvm", "tvm", extra=("onnx==1.23.2",),
+                            check="from tvm import relax; relax.BlockBuilder; relax.VirtualMachine; tvm.compile; "
+                                  "tvm.cpu; tvm.runtime.tensor; from tvm.relax.frontend.onnx import from_onnx")
     # 0.27, one runtime thread: 25 of 25 children of a parent that had built and run both variants ran.
     fork_after_run = True
     VARIANTS = _VARIANTS

@@ -220,9 +220,13 @@ class TvmAdapter(Adapter):
     name = "tvm"
     requires = ("tvm",)
     extra = "tvm"
-    # apache-tvm on PyPI (its apache-tvm-ffi comes as its own dependency); onnx builds the from_onnx variant's models.
-    # The check reaches the Relax build and run path and the ONNX frontend.
-    releases = ReleaseRules("apache-tvm", "tvm", extra=("onnx==1.23.2",),
+    # apache-tvm on PyPI; onnx builds the from_onnx variant's models. Its native libraries link against
+    # apache-tvm-ffi, which apache-tvm requires without an upper bound: 0.25.x under the newest (0.1.15) fails to load
+    # libtvm_runtime.so (undefined symbol tvm::ffi::json::Stringify), so it gets the apache-tvm-ffi of its day
+    # (0.1.12, the newest when 0.25.0 shipped); naming it in extra records its version. The check reaches the Relax
+    # build and run path and the ONNX frontend.
+    releases = ReleaseRules("apache-tvm", "tvm", extra=("onnx==1.23.2", "apache-tvm-ffi"),
+                            companions_before=(("0.26.0", "apache-tvm-ffi<0.1.13"),),
                             check="from tvm import relax; relax.BlockBuilder; relax.VirtualMachine; tvm.compile; "
                                   "tvm.cpu; tvm.runtime.tensor; from tvm.relax.frontend.onnx import from_onnx")
     # 0.27, one runtime thread: 25 of 25 children of a parent that had built and run both variants ran.

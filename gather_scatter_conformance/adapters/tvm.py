@@ -183,6 +183,14 @@ def relax_call(case: CaseData) -> str:
     return f"{name}({args}{', ' if kw else ''}{fmt_attrs(**kw)})"
 
 
+def tensor_type() -> str:
+    """The name of the Relax class that types a tensor parameter by shape and dtype in the installed TVM:
+    ``TensorType(shape, dtype)`` from 0.26; ``TensorStructInfo(shape, dtype)`` before, where ``TensorType`` took
+    ``(ndim, dtype)`` (0.25 refuses a shape: "Expected `int` but got `ffi.Array`")."""
+    _, relax = _tvm()
+    return "TensorStructInfo" if hasattr(relax, "TensorStructInfo") else "TensorType"
+
+
 def module_source(case: CaseData, call: str) -> str:
     """Statements that build the one-op ``main`` of ``call`` with relax.BlockBuilder and assign it to ``mod``.
 
@@ -190,8 +198,9 @@ def module_source(case: CaseData, call: str) -> str:
     ``updates``, which the statements bind inside a function so that the NumPy arrays of a repro keep their names.
     """
     params = [n for n in _NAMES if n in case.inputs]
+    typed = tensor_type()
     lines = ["def build_main():", "    bb = relax.BlockBuilder()"]
-    lines += [f"    {n} = relax.Var({n!r}, relax.TensorType({_shape(case.inputs[n].shape)}, "
+    lines += [f"    {n} = relax.Var({n!r}, relax.{typed}({_shape(case.inputs[n].shape)}, "
               f"{_dtype_name(case.inputs[n])!r}))" for n in params]
     lines += [f"    with bb.function('main', [{', '.join(params)}]):",
               "        with bb.dataflow():",

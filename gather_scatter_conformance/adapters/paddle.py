@@ -101,9 +101,10 @@ class PaddleAdapter(Adapter):
     name = "paddle"
     requires = ("paddle",)
     extra = "paddle"
-    # The CPU wheel (paddlepaddle-gpu is the CUDA build); 3.0 is the first built against NumPy 2. The check reaches
+    # The CPU wheel (paddlepaddle-gpu is the CUDA build); 3.0 is the first built against NumPy 2. `import paddle`
+    # imports setuptools (paddle.utils.cpp_extension), which a fresh Python 3.11 environment lacks. The check reaches
     # what _paddle() configures and what prepare() calls.
-    releases = ReleaseRules("paddlepaddle", "paddle", numpy2_since="3.0.0",
+    releases = ReleaseRules("paddlepaddle", "paddle", extra=("setuptools",), numpy2_since="3.0.0",
                             check="paddle.set_device; paddle.base.core.set_num_threads; paddle.disable_signal_handler; "
                                   "paddle.to_tensor; paddle.jit.to_static; paddle.static.InputSpec; paddle.bfloat16")
     VARIANTS = VARIANTS  # paddle_calls: paddle2onnx converts the dynamic-graph ones

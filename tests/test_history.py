@@ -178,6 +178,9 @@ def test_a_sweep_of_one_operator_keeps_the_release_s_other_operators(tmp_path: P
     failed = {"framework": "x", "release": "1.0.0", "status": "install-failed", "reason": "no wheel"}
     store.write_release(tmp_path, "x", "1.0.0", [failed])  # a whole-release record replaces the release
     assert store.read(tmp_path, "x") == [failed]
+    # ... and a release measured after it failed (its companions fixed) keeps no failure record beside its labels.
+    store.write_release(tmp_path, "x", "1.0.0", [rec("Gather", "wrap")])
+    assert store.read(tmp_path, "x") == [rec("Gather", "wrap")]
 
 
 PROBES = ROOT / "cases" / "probes" / "gather.yaml"

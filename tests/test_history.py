@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from gather_scatter_conformance.adapters.base import ReleaseRules
 from gather_scatter_conformance.harness.history import envs, pins, releases, store
 from gather_scatter_conformance.harness.history.sweep import fold
 from gather_scatter_conformance.harness.judge import baseline
@@ -40,6 +41,44 @@ def test_old_releases_get_numpy_1_and_the_ir_version_they_read() -> None:
     assert pins.environment("onnxruntime", "1.17.3") == {"GSC_ONNX_IR_VERSION": "9"}
     assert pins.environment("onnxruntime", "1.18.0") == {}
     assert pins.requirements("jax", "0.4.20")[0] == "jax[cpu]==0.4.20"
+
+
+def test_a_companion_that_depends_on_the_release_replaces_the_one_of_newer_releases(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """companions_before: per distribution, the first rule (oldest first) newer than the release replaces its
+    extra entry, or joins the extras where there is none; from the rule's release on, the extra holds."""
+    rules = ReleaseRules("x", "x", extra=("conv==2.21.0", "other"),
+                         companions_before=(("1.2.0", "conv==2.18.1"), ("2.0.0", "conv==2.19.1"),
+                                            ("2.0.0", "lib_ffi<0.2")))
+    monkeypatch.setattr(pins, "framework", lambda name: rules)
+    assert pins.companions("x", "1.1.2") == ["conv==2.18.1", "other", "lib_ffi<0.2"]
+    assert pins.companions("x", "1.4.0") == ["conv==2.19.1", "other", "lib_ffi<0.2"]
+    assert pins.companions("x", "2.0.0") == pins.companions("x", "2.3.0") == ["conv==2.21.0", "other"]
+    assert pins.requirements("x", "1.4.0")[:4] == ["x==1.4.0", "conv==2.19.1", "other", "lib_ffi<0.2"]
+
+
+def _pinned(distribution: str) -> str:
+    for line in (ROOT / "constraints" / "pins.txt").read_text().splitlines():
+        name, _, version = line.split("#", 1)[0].strip().partition("==")
+        if name == distribution:
+            return version
+    raise AssertionError(f"constraints/pins.txt pins no {distribution}")
+
+
+def test_paddle_tvm_and_litert_releases_can_be_swept() -> None:
+    assert {"paddle", "tvm", "litert"} <= set(pins.sweepable())
+    assert pins.requirements("paddle", "2.6.2")[0] == "paddlepaddle==2.6.2"  # the CPU wheel, never paddlepaddle-gpu
+    assert "numpy<2" in pins.requirements("paddle", "2.6.2")
+    assert "numpy<2" not in pins.requirements("paddle", _pinned("paddlepaddle"))
+    # TVM before 0.26 links against an older apache-tvm-ffi than the newest; the pinned release takes the newest.
+    assert any(r.startswith("apache-tvm-ffi") for r in pins.requirements("tvm", "0.25.0.post1"))
+    assert "apache-tvm-ffi" in pins.requirements("tvm", _pinned("apache-tvm"))
+    # LiteRT converts with the pinned TensorFlow (its CPU wheel) on every release: the runtime is what varies.
+    converter = f"tensorflow-cpu=={_pinned('tensorflow')}"
+    for release in ("1.0.1", "2.1.6", _pinned("ai-edge-litert")):
+        reqs = pins.requirements("litert", release)
+        assert reqs[0] == f"ai-edge-litert=={release}" and converter in reqs, reqs
+        assert not any(r.startswith("tensorflow==") for r in reqs), reqs
 
 
 def test_release_of_reads_the_head_of_a_version_string() -> None:
@@ -139,6 +178,9 @@ def test_a_sweep_of_one_operator_keeps_the_release_s_other_operators(tmp_path: P
     failed = {"framework": "x", "release": "1.0.0", "status": "install-failed", "reason": "no wheel"}
     store.write_release(tmp_path, "x", "1.0.0", [failed])  # a whole-release record replaces the release
     assert store.read(tmp_path, "x") == [failed]
+    # ... and a release measured after it failed (its companions fixed) keeps no failure record beside its labels.
+    store.write_release(tmp_path, "x", "1.0.0", [rec("Gather", "wrap")])
+    assert store.read(tmp_path, "x") == [rec("Gather", "wrap")]
 
 
 PROBES = ROOT / "cases" / "probes" / "gather.yaml"

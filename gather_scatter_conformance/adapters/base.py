@@ -98,6 +98,15 @@ class ReleaseRules:
 
     Old wheels were built against NumPy 1.x and fail to import under NumPy 2; old ONNX runtimes reject models of a
     newer IR version than they know. Each rule names the first release that no longer needs it.
+
+    Companions (``extra``) are the same for every release unless ``companions_before`` says otherwise: a companion
+    that must match the release (a native library it links against: TVM's ``apache-tvm-ffi``, whose newest build
+    lacks symbols older TVM releases call) gets one rule per range, ``(first release that no longer needs it,
+    requirement)``, oldest first. For each distribution the first rule newer than the release applies, and its
+    requirement replaces that distribution's entry in ``extra`` (harness/history/pins.py: ``companions``). A
+    companion that is a tool the adapter builds its models with, not part of the runtime under test, stays pinned
+    at the project's release: LiteRT's environments all get the pinned TensorFlow as the TFLite converter, so each
+    release runs the same flatbuffers and a label that changes is the runtime's.
     """
 
     distribution: str  # what `pip install <distribution>==<release>` installs (tensorflow-cpu: no CUDA libraries)
@@ -106,6 +115,9 @@ class ReleaseRules:
     numpy2_since: str | None = None  # the first release built against NumPy 2; older ones get numpy<2
     ir_version_before: tuple[tuple[str, int], ...] = ()  # (first release that accepts IR 10, the IR before it)
     requirement: str = "{distribution}=={release}"  # how one release is pinned (jax needs its jaxlib)
+    # (first release that no longer needs it, requirement), oldest first: a companion of older releases, replacing
+    # the same distribution's entry in extra (tvm: the apache-tvm-ffi its native libraries were built against)
+    companions_before: tuple[tuple[str, str], ...] = ()
     pinned: tuple[str, ...] = ()  # extra requirements every release needs whatever its age
     # Python that must run in a working environment: importing the module, and reaching the API the adapter calls
     # (a release without it is recorded as import-failed with the reason, not run into a column of errors).

@@ -23,7 +23,7 @@ import numpy as np
 from gather_scatter_conformance.adapters import litert_model
 from gather_scatter_conformance.adapters import tensorflow_calls as calls
 from gather_scatter_conformance.adapters.attrs import required
-from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, Unsupported
+from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, ReleaseRules, Unsupported
 from gather_scatter_conformance.adapters.cache import LRU
 from gather_scatter_conformance.vocab import variants
 
@@ -138,6 +138,15 @@ class LitertAdapter(Adapter):
     name = "litert"
     requires = ("ai_edge_litert", "tensorflow")
     extra = "litert"
+    # TensorFlow is the converter here (litert_model.convert), not the runtime under test: every release's
+    # environment gets the pinned one (its CPU wheel), so each release runs the same flatbuffers and a label that
+    # changes is the runtime's (ReleaseRules' docstring). The check reaches the Interpreter, the resolver that lists a
+    # model's builtins, and the converter.
+    releases = ReleaseRules("ai-edge-litert", "ai_edge_litert", extra=("tensorflow-cpu==2.21.0",),
+                            check="from ai_edge_litert.interpreter import Interpreter, OpResolverType; "
+                                  "OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES; Interpreter._get_ops_details; "
+                                  "import tensorflow as tf; tf.lite.TFLiteConverter.from_concrete_functions; "
+                                  "tf.lite.OpsSet.TFLITE_BUILTINS")
     VARIANTS = _VARIANTS
     # the model of tf.scatter_nd: SCATTER_ND(indices, updates, shape)
     NO_DATA_INPUT: ClassVar[dict[str, tuple[str, ...]]] = {"ScatterND": (ZEROS,)}

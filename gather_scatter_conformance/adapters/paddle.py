@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from gather_scatter_conformance.adapters import source
-from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, NoDevice, Unsupported
+from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, NoDevice, ReleaseRules, Unsupported
 from gather_scatter_conformance.adapters.paddle_calls import STATIC, VARIANTS, arg_names, define, expression
 from gather_scatter_conformance.vocab import variants
 
@@ -101,6 +101,12 @@ class PaddleAdapter(Adapter):
     name = "paddle"
     requires = ("paddle",)
     extra = "paddle"
+    # The CPU wheel (paddlepaddle-gpu is the CUDA build); 3.0 is the first built against NumPy 2. `import paddle`
+    # imports setuptools (paddle.utils.cpp_extension), which a fresh Python 3.11 environment lacks. The check reaches
+    # what _paddle() configures and what prepare() calls.
+    releases = ReleaseRules("paddlepaddle", "paddle", extra=("setuptools",), numpy2_since="3.0.0",
+                            check="paddle.set_device; paddle.base.core.set_num_threads; paddle.disable_signal_handler; "
+                                  "paddle.to_tensor; paddle.jit.to_static; paddle.static.InputSpec; paddle.bfloat16")
     VARIANTS = VARIANTS  # paddle_calls: paddle2onnx converts the dynamic-graph ones
     mapping = "docs/mapping/paddle.md"
 

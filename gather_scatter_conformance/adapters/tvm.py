@@ -35,7 +35,15 @@ from typing import Any
 import numpy as np
 
 from gather_scatter_conformance.adapters import onnx_graph
-from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, Unsupported, fmt_attrs, importing
+from gather_scatter_conformance.adapters.base import (
+    Adapter,
+    Call,
+    CaseData,
+    ReleaseRules,
+    Unsupported,
+    fmt_attrs,
+    importing,
+)
 from gather_scatter_conformance.adapters.cache import LRU
 
 TARGET = "llvm"
@@ -175,6 +183,14 @@ def relax_call(case: CaseData) -> str:
     return f"{name}({args}{', ' if kw else ''}{fmt_attrs(**kw)})"
 
 
+def tensor_type() -> str:
+    """The name of the Relax class that types a tensor parameter by shape and dtype in the installed TVM:
+    ``TensorType(shape, dtype)`` from 0.26; ``TensorStructInfo(shape, dtype)`` before, where ``TensorType`` took
+    ``(ndim, dtype)`` (0.25 refuses a shape: "Expected `int` but got `ffi.Array`")."""
+    _, relax = _tvm()
+    return "TensorStructInfo" if hasattr(relax, "TensorStructInfo") else "TensorType"
+
+
 def module_source(case: CaseData, call: str) -> str:
     """Statements that build the one-op ``main`` of ``call`` with relax.BlockBuilder and assign it to ``mod``.
 
@@ -182,8 +198,9 @@ def module_source(case: CaseData, call: str) -> str:
     ``updates``, which the statements bind inside a function so that the NumPy arrays of a repro keep their names.
     """
     params = [n for n in _NAMES if n in case.inputs]
+    typed = tensor_type()
     lines = ["def build_main():", "    bb = relax.BlockBuilder()"]
-    lines += [f"    {n} = relax.Var({n!r}, relax.TensorType({_shape(case.inputs[n].shape)}, "
+    lines += [f"    {n} = relax.Var({n!r}, relax.{typed}({_shape(case.inputs[n].shape)}, "
               f"{_dtype_name(case.inputs[n])!r}))" for n in params]
     lines += [f"    with bb.function('main', [{', '.join(params)}]):",
               "        with bb.dataflow():",
@@ -212,6 +229,15 @@ class TvmAdapter(Adapter):
     name = "tvm"
     requires = ("tvm",)
     extra = "tvm"
+    # apache-tvm on PyPI; onnx builds the from_onnx variant's models. Its native libraries link against
+    # apache-tvm-ffi, which apache-tvm requires without an upper bound: 0.25.x under the newest (0.1.15) fails to load
+    # libtvm_runtime.so (undefined symbol tvm::ffi::json::Stringify), so it gets the apache-tvm-ffi of its day
+    # (0.1.12, the newest when 0.25.0 shipped); naming it in extra records its version. The check reaches the Relax
+    # build and run path and the ONNX frontend.
+    releases = ReleaseRules("apache-tvm", "tvm", extra=("onnx==1.23.2", "apache-tvm-ffi"),
+                            companions_before=(("0.26.0", "apache-tvm-ffi<0.1.13"),),
+                            check="from tvm import relax; relax.BlockBuilder; relax.VirtualMachine; tvm.compile; "
+                                  "tvm.cpu; tvm.runtime.tensor; from tvm.relax.frontend.onnx import from_onnx")
     # 0.27, one runtime thread: 25 of 25 children of a parent that had built and run both variants ran.
     fork_after_run = True
     VARIANTS = _VARIANTS

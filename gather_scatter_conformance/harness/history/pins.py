@@ -2,12 +2,15 @@
 companion packages and the limits old wheels put on their neighbours), turned into requirements.
 
 Old wheels were built against NumPy 1.x and fail to import under NumPy 2 (``numpy.core.multiarray failed to
-import``); old ONNX runtimes reject models of a newer IR version than they know. Each rule names the first release
-that no longer needs it, so the table reads as the frameworks' own release notes do.
+import``); old ONNX runtimes reject models of a newer IR version than they know; old TVM releases link against an
+apache-tvm-ffi older than the newest (``companions_before``: a companion that depends on the release). Each rule
+names the first release that no longer needs it, so the table reads as the frameworks' own release notes do.
 """
 
 from __future__ import annotations
 
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from gather_scatter_conformance import adapters
@@ -30,10 +33,29 @@ def framework(name: str) -> ReleaseRules:
     return rules
 
 
+def distribution_of(requirement: str) -> str:
+    """The normalized distribution name a requirement string names (``apache_tvm_ffi<0.1.13`` -> apache-tvm-ffi)."""
+    return canonicalize_name(Requirement(requirement).name)
+
+
+def companions(name: str, release: str) -> list[str]:
+    """The companions of ``name``==``release``: its rules' ``extra``, where each distribution that
+    ``companions_before`` names for an older release takes the first of those rules newer than ``release`` (the
+    rules are oldest first), in place of its ``extra`` entry or beside the others where ``extra`` has none."""
+    fw = framework(name)
+    chosen: dict[str, str] = {}
+    for first_release, requirement in fw.companions_before:
+        if Version(release) < Version(first_release):
+            chosen.setdefault(distribution_of(requirement), requirement)
+    out = [chosen.pop(distribution_of(r), r) for r in fw.extra]
+    return out + list(chosen.values())
+
+
 def requirements(name: str, release: str) -> list[str]:
     """The requirement strings of one release's environment: the framework pinned, its companions, NumPy's limit."""
     fw = framework(name)
-    out = [fw.requirement.format(distribution=fw.distribution, release=release), *fw.extra, *WORKER, *fw.pinned]
+    out = [fw.requirement.format(distribution=fw.distribution, release=release), *companions(name, release),
+           *WORKER, *fw.pinned]
     if fw.numpy2_since and Version(release) < Version(fw.numpy2_since):
         out.append("numpy<2")
     elif not any(r.startswith("numpy") for r in fw.pinned):

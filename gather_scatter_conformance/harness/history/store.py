@@ -51,13 +51,14 @@ def _order(rec: dict[str, Any]) -> tuple[Any, ...]:
 def write_release(directory: Path, framework: str, release: str, records: Iterable[dict[str, Any]]) -> Path:
     """Replace ``release``'s records of the operators in ``records`` with ``records`` (atomically): a sweep of one
     operator's cases (``--cases cases/probes/tensor_scatter.yaml``) keeps the release's other operators. A record
-    of the whole release (install or import failed: no ``op``) replaces all of it."""
+    of the whole release (install or import failed: no ``op``) replaces all of it, and is replaced by any records
+    of that release (a release that failed once and has been measured since)."""
     directory.mkdir(parents=True, exist_ok=True)
     path = path_for(directory, framework)
     records = list(records)
     swept = {r.get("op") for r in records}
     kept = [r for r in read(directory, framework)
-            if r["release"] != release or (None not in swept and r.get("op") not in swept)]
+            if r["release"] != release or (None not in swept and r.get("op") not in swept | {None})]
     merged = sorted([*kept, *records], key=_order)
     tmp = path.with_suffix(".tmp")
     tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in merged), encoding="utf-8")

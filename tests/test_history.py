@@ -131,6 +131,22 @@ def test_update_ranges_folds_history_and_keeps_the_pinned_labels(tmp_path: Path)
     assert saved["labels"][KEY] == "wrap" and baseline.label_at(saved, KEY, "1.16.3") == "error"
 
 
+def test_a_post_release_is_its_release_and_the_pinned_labels_join_a_sweeps(tmp_path: Path) -> None:
+    """TVM's sweep measured 0.27.0 and 0.27.0.post1 (one release to the judge) once each; the pinned 0.27.0.post1
+    label holds what repeated runs saw. The fold once gave the pinned release the sweep's one label, and the next
+    full run failed on a label the pinned baseline had listed."""
+    baseline.update(tmp_path, "tvm", "0.27.0.post1", {KEY: "garbage|wrong|zero"})
+    sweep = {KEY: {"0.26.0": "zero", "0.27.0": "wrong", "0.27.0.post1": "garbage"}}
+    baseline.update_ranges(tmp_path, "tvm", sweep)
+    saved = baseline.load(tmp_path, "tvm")
+    assert saved["releases"] == ["0.26.0", "0.27.0"]
+    latest = saved["ranges"][KEY][-1]
+    assert latest["since"] == "0.27.0" and set(latest["label"].split("|")) == {"garbage", "wrong", "zero"}
+    for observed in ("garbage", "wrong", "zero"):
+        assert baseline.check(saved, KEY, observed, "0.27.0.post1") is None
+    assert baseline.label_at(saved, KEY, "0.26.0") == "zero"
+
+
 def _result(case: str, label: str, **extra: object) -> dict:
     return {"framework": "onnxruntime", "framework_version": "1.16.3", "python": "3.11.7", "op": "Gather",
             "variant": "Gather-13", "device": "cpu", "case": case, "outcome": "ok", "verdict": "conforms",

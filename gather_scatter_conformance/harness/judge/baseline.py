@@ -178,15 +178,21 @@ def ranges(by_release: dict[str, str]) -> str | list[dict[str, str]]:
 def update_ranges(root: Path, framework: str, by_key: dict[str, dict[str, str]]) -> int:
     """Fold labels measured across releases (key -> {release: label}, from history sweeps) into the baseline: the
     pinned labels count as measured on the pinned release; ``releases`` lists them all, and ``ranges`` holds every
-    key whose label changes. Returns the number of keys with ranges."""
+    key whose label changes. Releases the judge cannot tell apart (:func:`release_of`: ``0.27.0`` and
+    ``0.27.0.post1``) are one release, their labels joined (:func:`merged`); on the pinned release the pinned label
+    joins a sweep's, never yields to it (a sweep runs once; the pinned label holds every label repeated runs saw).
+    Returns the number of keys with ranges."""
     def change(data: dict[str, Any]) -> None:
         pinned = release_of(data.get("version"))
         seen = {str(pinned)} if pinned else set()
         out: dict[str, Any] = {}
         for key in sorted(set(by_key) | set(data["labels"])):
-            measured = dict(by_key.get(key, {}))
+            measured: dict[str, str] = {}
+            for rel, label in sorted(by_key.get(key, {}).items(), key=lambda item: Version(item[0])):
+                name = str(release_of(rel) or rel)
+                measured[name] = merged(measured.get(name), label)
             if pinned and key in data["labels"]:
-                measured[str(pinned)] = data["labels"][key]
+                measured[str(pinned)] = merged(measured.get(str(pinned)), data["labels"][key])
             seen |= set(measured)
             entry = ranges(measured) if measured else None
             if isinstance(entry, list):

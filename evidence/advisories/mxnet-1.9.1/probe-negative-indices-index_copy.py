@@ -16,7 +16,7 @@ indices = np.array([[-2], [1]], dtype=np.int64).reshape((2, 1))
 updates = np.array([-1.0, -2.0], dtype=np.float32).reshape((2,))
 INPUTS = {'data': data, 'indices': indices, 'updates': updates}
 # mxnet 1.9.1 (index_copy, cpu)
-# Observed: crash, label negative-indices = crash:SIGABRT|skip. crash: worker died with SIGABRT
+# Observed: crash, label negative-indices = crash:SIGABRT. crash: worker died with SIGABRT
 # Canonical (ONNX): [10.0, -2.0, 30.0, -1.0, 50.0].
 # Case: ScatterND {"reduction": "none"}; source: probe: what happens to an index in [-s, -1]? (002, Table 1 'Negative indices')
 

@@ -16,7 +16,7 @@ indices = np.array([[1], [-7]], dtype=np.int64).reshape((2, 1))
 updates = np.array([-1.0, -2.0], dtype=np.float32).reshape((2,))
 INPUTS = {'data': data, 'indices': indices, 'updates': updates}
 # mxnet 1.9.1 (scatter_nd, cpu)
-# Observed: crash, label oob-negative = crash:SIGSEGV (its baseline: skip|crash:SIGSEGV). crash: worker died with SIGSEGV
+# Observed: ok, label oob-negative = crash:SIGSEGV|skip. returned a value where canonical semantics raise (IndexOutOfRange: index -7 at indices[1, 0] is out of range [-5, 4] for axis 0 of size 5)
 # Canonical (ONNX): an error (IndexOutOfRange: index -7 at indices[1, 0] is out of range [-5, 4] for axis 0 of size 5).
 # Case: ScatterND {"reduction": "none"}; source: probe: probe-oob-negative on zero data, for tf.scatter_nd / mx.nd.scatter_nd (002, Table 1)
 
@@ -32,15 +32,24 @@ def run(data, indices, updates):
     return result
 
 
-# The call killed (or hung) its process: run it in a child process and check how that ended.
-import subprocess
-if '--child' in sys.argv:
-    run(**INPUTS)
-    import ctypes, gc
-    gc.collect()
-    ctypes.CDLL(None).malloc_trim(0)  # glibc walks its free lists here: damaged memory shows
-    sys.exit(0)
-import signal
-proc = subprocess.run([sys.executable, __file__, '--child'])
-print('child process ended with', proc.returncode, '(expected -signal.SIGSEGV)')
-assert -proc.returncode in [6, 7, 11], f'expected a memory-damage signal (SIGSEGV when recorded), got {proc.returncode}'
+result = run(**INPUTS)
+print(result)
+# An unchecked read returns whatever lies in memory (here it was seen to differ from run to run), so the
+# script asserts the class of the result, not its bytes: no valid result, or not the same twice.
+VALID = []  # canonical semantics: an error (IndexOutOfRange: index -7 at indices[1, 0] is out of range [-5, 4] for axis 0 of size 5)
+
+
+def same(a, b):
+    try:
+        return a.shape == b.shape and np.array_equal(np.asarray(a).astype(b.dtype), b, equal_nan=b.dtype.kind in 'fc')
+    except (TypeError, ValueError):
+        return False
+
+
+assert list(result.shape) == [5], f'expected a value of shape [5], got {result.shape}'
+if any(same(result, valid) for valid in VALID):
+    again = run(**INPUTS)
+    assert not same(again, result), 'a valid result, the same on two runs: the unchecked read did not reproduce'
+    print('another run read other bytes: an unchecked read')
+else:
+    print('no valid result: an unchecked read')

@@ -16,7 +16,7 @@ indices = np.array([1, -7], dtype=np.int64).reshape((2,))
 updates = np.array([-1.0, -2.0], dtype=np.float32).reshape((2,))
 INPUTS = {'data': data, 'indices': indices, 'updates': updates}
 # tvm 0.27.0.post1 (from_onnx, cpu)
-# Observed: crash, label oob-negative = skip|crash:SIGABRT. crash: returned ok, then its process died with SIGABRT on exit (memory corrupted by the call)
+# Observed: crash, label oob-negative = crash:SIGABRT. crash: returned ok, then its process died with SIGABRT on exit (memory corrupted by the call)
 # Canonical (ONNX): an error (IndexOutOfRange: index -7 at indices[1] is out of range [-5, 4] for axis 0 of size 5).
 # Case: ScatterElements {"axis": 0, "reduction": "none"}; source: probe: what happens to an index < -s?
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Repro of cases/probes/scatter_nd.yaml::probe-oob-negative-zero-data: written by `gsc repro`; it exits 0 when the behaviour reproduces.
+# Repro of cases/probes/scatter_nd.yaml::probe-negative-indices-zero-data: written by `gsc repro`; it exits 0 when the behaviour reproduces.
 import base64
 import json
 import sys
@@ -12,13 +12,13 @@ except ImportError:  # needed only for bfloat16
     ml_dtypes = None
 
 data = np.array([0.0, 0.0, 0.0, 0.0, 0.0], dtype=np.float32).reshape((5,))
-indices = np.array([[1], [-7]], dtype=np.int64).reshape((2, 1))
+indices = np.array([[-2], [1]], dtype=np.int64).reshape((2, 1))
 updates = np.array([-1.0, -2.0], dtype=np.float32).reshape((2,))
 INPUTS = {'data': data, 'indices': indices, 'updates': updates}
 # tvm 0.27.0.post1 (relax.op.scatter_nd, cpu)
-# Observed: crash, label oob-negative = crash:SIGABRT (its baseline: skip|crash:SIGSEGV|crash:SIGABRT). crash: returned ok, then its process died with SIGABRT on exit (memory corrupted by the call)
-# Canonical (ONNX): an error (IndexOutOfRange: index -7 at indices[1, 0] is out of range [-5, 4] for axis 0 of size 5).
-# Case: ScatterND {"reduction": "none"}; source: probe: probe-oob-negative on zero data, for tf.scatter_nd / mx.nd.scatter_nd (002, Table 1)
+# Observed: crash, label negative-indices = crash:SIGABRT (its baseline: skip|crash:SIGABRT). crash: returned ok, then its process died with SIGABRT on exit (memory corrupted by the call)
+# Canonical (ONNX): [0.0, -2.0, 0.0, -1.0, 0.0].
+# Case: ScatterND {"reduction": "none"}; source: probe: probe-negative-indices on zero data, for tf.scatter_nd / mx.nd.scatter_nd (002, Table 1)
 
 def run(data, indices, updates):
     """The native call, as the harness made it."""

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Repro of cases/probes/gather_nd.yaml::probe-negative-indices: written by `gsc repro`; it exits 0 when the behaviour reproduces.
+# Repro of cases/probes/take.yaml::probe-negative-indices-default-mode: written by `gsc repro`; it exits 0 when the behaviour reproduces.
 import base64
 import json
 import sys
@@ -11,13 +11,13 @@ try:
 except ImportError:  # needed only for bfloat16
     ml_dtypes = None
 
-data = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=np.float32).reshape((2, 3))
-indices = np.array([[-1, -2], [0, 1]], dtype=np.int64).reshape((2, 2))
+data = np.array([10.0, 20.0, 30.0, 40.0, 50.0], dtype=np.float32).reshape((5,))
+indices = np.array([-2, 1], dtype=np.int64).reshape((2,))
 INPUTS = {'data': data, 'indices': indices}
-# tvm 0.27.0.post1 (relax.op.gather_nd, cpu)
-# Observed: ok, label negative-indices = zero|fill-nan|garbage. 1 of 2 element(s) differ
-# Canonical (ONNX): [5.0, 2.0].
-# Case: GatherND {"batch_dims": 0}; source: probe: what happens to an index in [-s, -1]? (002, Table 1 'Negative indices')
+# tvm 0.27.0.post1 (relax.op.take, cpu)
+# Observed: ok, label negative-indices = garbage (its baseline: wrong|garbage). 1 of 2 element(s) differ
+# Canonical (ONNX): [40.0, 20.0].
+# Case: Take {"axis": 0, "mode": "raise"}; source: probe: what happens to an index in [-s, -1] in the framework's default mode? (002, Table 2)
 
 def run(data, indices):
     """The native call, as the harness made it."""
@@ -25,11 +25,11 @@ def run(data, indices):
     from tvm import relax
     def build_main():
         bb = relax.BlockBuilder()
-        data = relax.Var('data', relax.TensorType((2, 3), 'float32'))
-        indices = relax.Var('indices', relax.TensorType((2, 2), 'int64'))
+        data = relax.Var('data', relax.TensorType((5,), 'float32'))
+        indices = relax.Var('indices', relax.TensorType((2,), 'int64'))
         with bb.function('main', [data, indices]):
             with bb.dataflow():
-                out = bb.emit_output(relax.op.gather_nd(data, indices, batch_dims=0))
+                out = bb.emit_output(relax.op.take(data, indices, axis=0, mode='fast'))
             bb.emit_func_output(out)
         return bb.get()
     mod = build_main()
@@ -43,7 +43,7 @@ result = run(**INPUTS)
 print(result)
 # An unchecked read returns whatever lies in memory (here it was seen to differ from run to run), so the
 # script asserts the class of the result, not its bytes: no valid result, or not the same twice.
-VALID = [np.array([5.0, 2.0], dtype=np.float32).reshape((2,))]  # canonical semantics: [5.0, 2.0]
+VALID = [np.array([40.0, 20.0], dtype=np.float32).reshape((2,))]  # canonical semantics: [40.0, 20.0]
 
 
 def same(a, b):

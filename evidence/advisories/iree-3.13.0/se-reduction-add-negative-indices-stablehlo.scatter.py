@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+# Repro of cases/scatter_elements.yaml::se-reduction-add-negative-indices: written by `gsc repro`; it exits 0 when the behaviour reproduces.
+import base64
+import json
+import sys
+
+import numpy as np
+
+try:
+    import ml_dtypes
+except ImportError:  # needed only for bfloat16
+    ml_dtypes = None
+
+data = np.array([0.0, 0.0, 0.0], dtype=np.float32).reshape((3,))
+indices = np.array([-1, 2], dtype=np.int64).reshape((2,))
+updates = np.array([1.0, 2.0], dtype=np.float32).reshape((2,))
+INPUTS = {'data': data, 'indices': indices, 'updates': updates}
+# iree 3.13.0 (stablehlo.scatter, cpu)
+# Observed: crash. crash: worker died with SIGSEGV
+# Canonical (ONNX): [0.0, 0.0, 3.0].
+# Case: ScatterElements {"axis": 0, "reduction": "add"}; source: hand-written
+
+def run(data, indices, updates):
+    """The native call, as the harness made it."""
+    mlir = '''
+    func.func @main(%data: tensor<3xf32>, %indices: tensor<2xi64>, %updates: tensor<2xf32>) -> tensor<3xf32> {
+      %v0 = stablehlo.reshape %indices : (tensor<2xi64>) -> tensor<2x1xi64>
+      %v1 = "stablehlo.scatter"(%data, %v0, %updates) ({
+      ^bb0(%old: tensor<f32>, %new: tensor<f32>):
+          %r = stablehlo.add %old, %new : tensor<f32>
+          stablehlo.return %r : tensor<f32>
+      }) {scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, indices_are_sorted = false, unique_indices = false} : (tensor<3xf32>, tensor<2x1xi64>, tensor<2xf32>) -> tensor<3xf32>
+      return %v1 : tensor<3xf32>
+    }
+    '''
+    import iree.compiler as ireec
+    vmfb = ireec.compile_str(mlir, target_backends=['llvm-cpu'], input_type='stablehlo',
+                             extra_args=['--iree-llvmcpu-target-cpu=generic'])
+    import iree.runtime as ireert
+    ctx = ireert.SystemContext(config=ireert.Config('local-sync'))
+    vm_module = ireert.VmModule.copy_buffer(ctx.instance, vmfb)
+    ctx.add_vm_module(vm_module)
+    entry = [f for f in vm_module.function_names if not f.startswith('__') and '$' not in f][0]
+    result = np.asarray(ctx.modules[vm_module.name][entry](data, indices, updates).to_host())
+    return result
+
+
+# The call killed (or hung) its process: run it in a child process and check how that ended.
+import subprocess
+if '--child' in sys.argv:
+    run(**INPUTS)
+    import ctypes, gc
+    gc.collect()
+    ctypes.CDLL(None).malloc_trim(0)  # glibc walks its free lists here: damaged memory shows
+    sys.exit(0)
+import signal
+proc = subprocess.run([sys.executable, __file__, '--child'])
+print('child process ended with', proc.returncode, '(expected -signal.SIGSEGV)')
+assert -proc.returncode in [6, 7, 11], f'expected a memory-damage signal (SIGSEGV when recorded), got {proc.returncode}'

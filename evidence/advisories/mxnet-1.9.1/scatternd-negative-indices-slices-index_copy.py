@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+# Repro of cases/scatter_nd.yaml::scatternd-negative-indices-slices: written by `gsc repro`; it exits 0 when the behaviour reproduces.
+import base64
+import json
+import sys
+
+import numpy as np
+
+try:
+    import ml_dtypes
+except ImportError:  # needed only for bfloat16
+    ml_dtypes = None
+
+data = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32).reshape((2, 2))
+indices = np.array([[-1]], dtype=np.int64).reshape((1, 1))
+updates = np.array([[7.0, 8.0]], dtype=np.float32).reshape((1, 2))
+INPUTS = {'data': data, 'indices': indices, 'updates': updates}
+# mxnet 1.9.1 (index_copy, cpu)
+# Observed: crash. crash: worker died with SIGABRT
+# Canonical (ONNX): [[1.0, 2.0], [7.0, 8.0]].
+# Case: ScatterND {"reduction": "none"}; source: hand-written
+
+def run(data, indices, updates):
+    """The native call, as the harness made it."""
+    import mxnet as mx
+    from mxnet import npx
+    data = mx.nd.array(data, dtype=data.dtype)
+    indices = mx.nd.array(indices, dtype=indices.dtype)
+    updates = mx.nd.array(updates, dtype=updates.dtype)
+    out = (mx.nd.contrib.index_copy(data, indices.reshape(-1), updates.reshape((-1, 2)))).asnumpy()
+    result = out.view(np.uint16).reshape(out.shape).view(ml_dtypes.bfloat16) if out.dtype.names == ('bfloat16',) else out
+    return result
+
+
+# The call killed (or hung) its process: run it in a child process and check how that ended.
+import subprocess
+if '--child' in sys.argv:
+    run(**INPUTS)
+    import ctypes, gc
+    gc.collect()
+    ctypes.CDLL(None).malloc_trim(0)  # glibc walks its free lists here: damaged memory shows
+    sys.exit(0)
+import signal
+proc = subprocess.run([sys.executable, __file__, '--child'])
+print('child process ended with', proc.returncode, '(expected -signal.SIGABRT)')
+assert -proc.returncode in [6, 7, 11], f'expected a memory-damage signal (SIGABRT when recorded), got {proc.returncode}'

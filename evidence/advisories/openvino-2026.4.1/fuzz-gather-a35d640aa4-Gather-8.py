@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+# Repro of cases/found/gather.yaml::fuzz-gather-a35d640aa4: written by `gsc repro`; it exits 0 when the behaviour reproduces.
+import base64
+import json
+import sys
+
+import numpy as np
+
+try:
+    import ml_dtypes
+except ImportError:  # needed only for bfloat16
+    ml_dtypes = None
+
+data = np.array([[1]], dtype=np.int64).reshape((1, 1))
+indices = np.array([[0]], dtype=np.int64).reshape((1, 1))
+INPUTS = {'data': data, 'indices': indices}
+# openvino 2026.4.1-22982-e213a147257-releases/2026/4 (Gather-8, cpu)
+# Observed: crash. crash: worker died with SIGSEGV
+# Canonical (ONNX): [[1]].
+# Case: Gather {"axis": 1, "batch_dims": 1}; source: differential fuzzing, shrunk (finding.by); expected: reference engine
+
+def run(data, indices):
+    """The native call, as the harness made it."""
+    import openvino as ov
+    from typing import Any
+    def ov_module() -> Any:
+        """The module that holds OpenVINO's API (Core, Model, Tensor, Type, __version__): ``openvino`` from 2023.1 on;
+        in 2023.0 the top-level package is empty and all of it lives in ``openvino.runtime`` (removed in 2026)."""
+        import openvino
+
+        if hasattr(openvino, "Core"):
+            return openvino
+        import openvino.runtime
+
+        return openvino.runtime
+
+    def _string_type() -> Any:
+        """ov.Type.string, or None in releases before it (2023.x: the release sweeps run them)."""
+        ov = ov_module()
+
+        return getattr(ov.Type, "string", None)
+
+    def to_tensor(arr: np.ndarray) -> Any:
+        """An ov.Tensor holding a copy of ``arr`` with its element type (bf16 and string included)."""
+        ov = ov_module()
+
+        if arr.dtype == object or arr.dtype.kind == "S":
+            return ov.Tensor(arr.astype(str))  # ov.Tensor makes a string tensor from a NumPy str_ array
+        if arr.dtype.name == "bfloat16":
+            # NumPy has no native bfloat16, so ov.Tensor cannot take the array itself: copy its bits into a bf16 tensor.
+            t = ov.Tensor(ov.Type.bf16, ov.Shape(list(arr.shape)))
+            t.data.view(np.uint16)[...] = arr.view(np.uint16)
+            return t
+        # np.array(order="C"), not np.ascontiguousarray: the latter turns a 0-d array into shape (1,).
+        return ov.Tensor(np.array(arr, order="C"))
+
+    def from_tensor(t: Any) -> np.ndarray:
+        """Copy an output ov.Tensor into NumPy with the same element type (bf16 -> ml_dtypes.bfloat16, string -> object)."""
+        ov = ov_module()
+
+        et = t.get_element_type()
+        shape = tuple(t.get_shape())
+        if _string_type() is not None and et == _string_type():
+            out = np.empty(shape, dtype=object)
+            out[...] = np.asarray(t.str_data).reshape(shape)
+            return out
+        if et == ov.Type.bf16:
+            import ml_dtypes
+
+            # OpenVINO exposes bf16 data as a float16-typed view of the raw bits; reinterpret them.
+            return np.asarray(t.data).view(np.uint16).copy().view(ml_dtypes.bfloat16).reshape(shape)
+        return np.array(t.data, copy=True).reshape(shape)
+
+    params = [ov.opset8.parameter(list(data.shape), ov.Type.string if data.dtype == object else ov.Type.bf16 if data.dtype.name == 'bfloat16' else ov.Type(data.dtype), name='data'), ov.opset8.parameter(list(indices.shape), ov.Type.string if indices.dtype == object else ov.Type.bf16 if indices.dtype.name == 'bfloat16' else ov.Type(indices.dtype), name='indices')]
+    args = list(params)
+    node = ov.opset8.gather(*args, axis=1, batch_dims=1)
+    model = ov.Model([node], params, 'Gather-8')
+    compiled = ov.Core().compile_model(model, 'CPU')
+    request = compiled.create_infer_request()
+    request.infer([to_tensor(a) for a in (data, indices,)])
+    result = from_tensor(request.get_output_tensor(0))
+    return result
+
+
+# The call killed (or hung) its process: run it in a child process and check how that ended.
+import subprocess
+if '--child' in sys.argv:
+    run(**INPUTS)
+    import ctypes, gc
+    gc.collect()
+    ctypes.CDLL(None).malloc_trim(0)  # glibc walks its free lists here: damaged memory shows
+    sys.exit(0)
+import signal
+proc = subprocess.run([sys.executable, __file__, '--child'])
+print('child process ended with', proc.returncode, '(expected -signal.SIGSEGV)')
+assert -proc.returncode in [6, 7, 11], f'expected a memory-damage signal (SIGSEGV when recorded), got {proc.returncode}'

@@ -178,3 +178,18 @@ def test_directory_follows_the_conversion_caches_rule(monkeypatch: pytest.Monkey
     monkeypatch.setenv(cache.ENV, "off")
     assert cache.directory() is None
     assert cache.directory(str(tmp_path / "given")) == tmp_path / "given"
+
+
+def test_the_nightly_keeps_the_result_cache_between_nights() -> None:
+    """A hosted runner starts empty: the framework jobs point GSC_RESULT_CACHE at a workspace directory and keep it
+    with actions/cache, restored from an earlier night's key (issue #27: the nightly matrix keeps it)."""
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    steps = yaml.safe_load((root / ".github/workflows/nightly.yml").read_text())["jobs"]["framework"]["steps"]
+    cached = [s for s in steps if str(s.get("uses", "")).startswith("actions/cache@")]
+    tox = [s for s in steps if str(s.get("run", "")).startswith("tox -e")]
+    assert len(cached) == 1 and len(tox) == 1 and steps.index(cached[0]) < steps.index(tox[0])
+    where = tox[0]["env"]["GSC_RESULT_CACHE"]
+    assert where.endswith("/" + cached[0]["with"]["path"])
+    assert cached[0]["with"]["restore-keys"] and "matrix.env" in cached[0]["with"]["key"]

@@ -102,6 +102,15 @@ def plain(script: Path, python: str, timeout: float) -> Run:
     return _execute("plain", [python, str(script), CHILD_ARG], _env({}), timeout, script.parent)
 
 
+def _valgrind(xml: Path, follow_forks: bool) -> list[str]:
+    """memcheck's command line before the program: XML to ``xml``, the shipped suppressions, no leaks, JIT code
+    translated again; forked children reported (each to its own file where ``xml`` holds ``%p``) or silent."""
+    return ["valgrind", "--tool=memcheck", "--xml=yes", f"--xml-file={xml}", f"--suppressions={suppressions()}",
+            "--error-limit=no", "--leak-check=no", *_NO_LEAKS, "--num-callers=24", "--smc-check=all-non-file",
+            "--trace-children=no", f"--child-silent-after-fork={'no' if follow_forks else 'yes'}",
+            "--read-inline-info=yes"]
+
+
 def memcheck(script: Path, python: str, timeout: float, xml: Path) -> Run:
     """The script under valgrind's memcheck, with the shipped suppressions, its XML written to ``xml`` (what was
     written before a timeout, when it ran out of time; ``output`` is that path). Python allocates with malloc
@@ -111,10 +120,7 @@ def memcheck(script: Path, python: str, timeout: float, xml: Path) -> Run:
     if why:
         return Run("memcheck", False, note=why)
     xml.unlink(missing_ok=True)
-    argv = ["valgrind", "--tool=memcheck", "--xml=yes", f"--xml-file={xml}", f"--suppressions={suppressions()}",
-            "--error-limit=no", "--leak-check=no", *_NO_LEAKS, "--num-callers=24", "--smc-check=all-non-file",
-            "--trace-children=no", "--child-silent-after-fork=yes", "--read-inline-info=yes",
-            python, str(script), CHILD_ARG]
+    argv = [*_valgrind(xml, follow_forks=False), python, str(script), CHILD_ARG]
     run = _execute("memcheck", argv, _env({"PYTHONMALLOC": "malloc"}), timeout, script.parent)
     run.output = str(xml)
     return run
@@ -134,10 +140,8 @@ def memcheck_batch(scripts: list[Path], python: str, timeout: float,
     status.unlink(missing_ok=True)
     plan.write_text(json.dumps({"scripts": [str(s) for s in scripts], "timeout": timeout}))
     pattern = directory / "batch.%p.memcheck.xml"
-    argv = ["valgrind", "--tool=memcheck", "--xml=yes", f"--xml-file={pattern}", f"--suppressions={suppressions()}",
-            "--error-limit=no", "--leak-check=no", *_NO_LEAKS, "--num-callers=24", "--smc-check=all-non-file",
-            "--trace-children=no", "--child-silent-after-fork=no", "--read-inline-info=yes",
-            python, str(Path(__file__).with_name("forked.py")), str(plan), str(status)]
+    argv = [*_valgrind(pattern, follow_forks=True), python, str(Path(__file__).with_name("forked.py")), str(plan),
+            str(status)]
     # the warm-up imports get one script's allowance, the scripts theirs
     outer = _execute("memcheck", argv, _env({"PYTHONMALLOC": "malloc"}), timeout * (len(scripts) + 1), directory)
     out: dict[Path, Run] = {}

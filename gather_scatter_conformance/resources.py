@@ -47,6 +47,12 @@ def memcheck_suppressions() -> Path:
     return PACKAGE / "harness" / "evidence" / "memcheck.supp"
 
 
+def forked_driver() -> Path:
+    """The stdlib-only script that imports a batch of repro scripts' modules once and forks a child per script, for
+    one valgrind process over many cells (harness.evidence.checkers.memcheck_batch)."""
+    return PACKAGE / "harness" / "evidence" / "forked.py"
+
+
 def cases_dir() -> Path:
     """The shipped case corpus (``cases/`` in a checkout): what a run with no case paths runs."""
     return DATA / "cases"

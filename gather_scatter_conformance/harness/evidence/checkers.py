@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from gather_scatter_conformance import resources
+
 NAMES = ("memcheck", "efence", "malloc")
 # The repro of a crash makes its call in a child process unless given --child; the call must run in the checked
 # process itself (valgrind follows no children here), and other repro scripts ignore the argument.
@@ -47,8 +49,6 @@ class Run:
 
 def suppressions() -> Path:
     """The suppression file shipped with the package (false alarms of the dynamic loader, CPython, NumPy)."""
-    from gather_scatter_conformance import resources
-
     return resources.memcheck_suppressions()
 
 
@@ -140,7 +140,7 @@ def memcheck_batch(scripts: list[Path], python: str, timeout: float,
     status.unlink(missing_ok=True)
     plan.write_text(json.dumps({"scripts": [str(s) for s in scripts], "timeout": timeout}))
     pattern = directory / "batch.%p.memcheck.xml"
-    argv = [*_valgrind(pattern, follow_forks=True), python, str(Path(__file__).with_name("forked.py")), str(plan),
+    argv = [*_valgrind(pattern, follow_forks=True), python, str(resources.forked_driver()), str(plan),
             str(status)]
     # the warm-up imports get one script's allowance, the scripts theirs
     outer = _execute("memcheck", argv, _env({"PYTHONMALLOC": "malloc"}), timeout * (len(scripts) + 1), directory)

@@ -3,6 +3,8 @@ narrowing options."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from gather_scatter_conformance.harness.evidence import cells, verdict
 
 
@@ -67,3 +69,12 @@ def test_the_tally_counts_each_cell_once_by_its_last_line() -> None:
     text = verdict.tally_text(counts).splitlines()
     assert text[0].split() == ["framework", *verdict.VERDICTS]
     assert text[-1].split() == ["all", "2", "1", "1", "0"]
+
+
+def test_a_framework_whose_calls_run_elsewhere_is_checked_a_cell_at_a_time() -> None:
+    from gather_scatter_conformance.harness.evidence.memcheck import batches
+
+    assert cells.call_process("tfjs") == "node" and cells.call_process("tvm") == "" and cells.call_process("x") == ""
+    ready = [((f"c::{i}", fw, "v"), Path(f"{fw}{i}.py"), "py") for fw in ("tfjs", "tvm") for i in range(3)]
+    sizes = [(b[0][0][1], len(b)) for b in batches(ready, 8, {"tfjs"})]
+    assert sizes == [("tfjs", 1), ("tfjs", 1), ("tfjs", 1), ("tvm", 3)]

@@ -79,3 +79,25 @@ def test_each_error_is_charged_to_its_own_script(tmp_path: Path) -> None:
     line = check(rec, scripts[1], sys.executable, ["memcheck", "malloc"], 60, runs[scripts[1]])
     by_name = {c["name"]: c for c in line["checkers"]}
     assert line["verdict"] == "unprovable" and by_name["malloc"]["ran"] and by_name["plain"]["exit"] == 0
+
+
+def test_memcheck_follows_the_program_an_adapter_calls_in(tmp_path: Path) -> None:
+    """tfjs's calls run in a Node child (its adapter's ``call_process``): memcheck must follow the script into it,
+    or an access made there passes for a clean run. Here the child program is a second Python making the write."""
+    from gather_scatter_conformance.harness.evidence.memcheck import check
+
+    script = tmp_path / "parent.py"
+    script.write_text(f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {WRITE!r}], check=False)\n")
+    rec = {"case": "c.yaml::x", "framework": "f", "variant": "v", "label": "alias-write"}
+    program = Path(sys.executable).name
+
+    unfollowed = check(rec, script, sys.executable, ["memcheck"], 120)
+    assert unfollowed["verdict"] == "unprovable" and unfollowed["checkers"][0]["error_count"] == 0
+
+    followed = check(rec, script, sys.executable, ["memcheck"], 120, follow=program)
+    memcheck = followed["checkers"][0]
+    assert followed["verdict"] == "write", followed["reason"]
+    assert {(e["offset"], e["where"], e["block_size"]) for e in memcheck["errors"]} == {(4, "after", 16)}
+    assert f"followed into {program} (2 processes of 2 checked)" in memcheck["note"]
+    assert len(list(tmp_path.glob("parent.memcheck.*.xml"))) == 2
+

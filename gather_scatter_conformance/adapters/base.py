@@ -159,6 +159,9 @@ class Adapter:
     # such a framework up before forking the template that runs risky cases); False: the template is forked cold.
     fork_after_run: bool = False
     releases: ReleaseRules | None = None  # how `gsc history` installs its releases; None: it cannot sweep them
+    # The program the calls run in when it is not this Python process (tfjs: "node"): `gsc memcheck` follows the
+    # repro script into it, since an access made there is invisible from the Python process.
+    call_process: str = ""
     mapping: str = ""  # its mapping page: how each operator is called (docs/mapping/<name>.md, or a URL)
 
     def version(self) -> str:

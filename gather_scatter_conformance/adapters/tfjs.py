@@ -238,6 +238,7 @@ class TfjsAdapter(Adapter):
     NO_DATA_INPUT: ClassVar[dict[str, tuple[str, ...]]] = {
         "ScatterND": tuple(variants.join("scatterND", backend) for backend in BACKENDS)}
     mapping = "docs/mapping/tfjs.md"
+    call_process = "node"  # each call runs in a Node child (adapters/node_worker.py): memcheck must follow it
 
     def unavailable(self) -> str | None:
         if node_executable() is None:

@@ -88,3 +88,13 @@ def pythons(overrides: Iterable[str] = (), root: Path | None = None) -> dict[str
 def python_for(framework: str, table: dict[str, str]) -> str:
     """The interpreter for ``framework``'s scripts."""
     return table.get(framework, sys.executable)
+
+
+def call_process(framework: str) -> str:
+    """The program ``framework``'s adapter makes its calls in when not the Python process (tfjs: ``node``; its
+    ``call_process``), which a memory checker must follow; "" for every other framework, and for a name no adapter
+    has."""
+    try:
+        return adapters.get(framework).call_process
+    except (KeyError, TypeError):
+        return ""

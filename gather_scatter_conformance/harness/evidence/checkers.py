@@ -21,7 +21,10 @@ from gather_scatter_conformance import resources
 
 NAMES = ("memcheck", "efence", "malloc")
 # The repro of a crash makes its call in a child process unless given --child; the call must run in the checked
-# process itself (valgrind follows no children here), and other repro scripts ignore the argument.
+# process itself (valgrind follows no children, except the program an adapter makes its calls in: tfjs's Node), and
+# other repro scripts ignore the argument.
+# Scripts run in the directory the command was started in, as a run's are: a repro finds what the run found there
+# (tfjs's node_modules, relative to a checkout's root).
 CHILD_ARG = "--child"
 _EFENCE = ("/usr/lib/libefence.so.0", "/usr/lib/x86_64-linux-gnu/libefence.so.0", "/usr/lib64/libefence.so.0")
 _MALLOC_DEBUG = ("/lib/x86_64-linux-gnu/libc_malloc_debug.so.0", "/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0",
@@ -45,6 +48,7 @@ class Run:
     output: str = ""  # memcheck: the XML file's path; the others: standard error's tail
     stderr: str = ""
     note: str = ""
+    followed: tuple[str, ...] = ()  # memcheck following a program the script starts: every process's XML file
 
 
 def suppressions() -> Path:
@@ -99,31 +103,51 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
 def plain(script: Path, python: str, timeout: float) -> Run:
     """The script with no checker: what efence's and glibc's runs are compared with (a crash of its own is no
     checker's finding)."""
-    return _execute("plain", [python, str(script), CHILD_ARG], _env({}), timeout, script.parent)
+    return _execute("plain", [python, str(script), CHILD_ARG], _env({}), timeout, Path.cwd())
 
 
-def _valgrind(xml: Path, follow_forks: bool) -> list[str]:
+def _valgrind(xml: Path, follow_forks: bool, follow_exec: bool = False) -> list[str]:
     """memcheck's command line before the program: XML to ``xml``, the shipped suppressions, no leaks, JIT code
-    translated again; forked children reported (each to its own file where ``xml`` holds ``%p``) or silent."""
+    translated again; forked children reported (each to its own file where ``xml`` holds ``%p``) or silent; programs
+    the script starts followed (``follow_exec``, each to its own file) or run natively."""
     return ["valgrind", "--tool=memcheck", "--xml=yes", f"--xml-file={xml}", f"--suppressions={suppressions()}",
             "--error-limit=no", "--leak-check=no", *_NO_LEAKS, "--num-callers=24", "--smc-check=all-non-file",
-            "--trace-children=no", f"--child-silent-after-fork={'no' if follow_forks else 'yes'}",
-            "--read-inline-info=yes"]
+            f"--trace-children={'yes' if follow_exec else 'no'}",
+            f"--child-silent-after-fork={'no' if follow_forks else 'yes'}", "--read-inline-info=yes"]
 
 
-def memcheck(script: Path, python: str, timeout: float, xml: Path) -> Run:
+def memcheck(script: Path, python: str, timeout: float, xml: Path, follow: str = "") -> Run:
     """The script under valgrind's memcheck, with the shipped suppressions, its XML written to ``xml`` (what was
     written before a timeout, when it ran out of time; ``output`` is that path). Python allocates with malloc
     (PYTHONMALLOC=malloc) so that memcheck sees every block; code a JIT rewrites is translated again
-    (--smc-check); leaks are not looked for (--leak-check=no)."""
+    (--smc-check); leaks are not looked for (--leak-check=no). ``follow``: the program the script makes its calls in
+    (an adapter's ``call_process``, tfjs's ``node``): memcheck follows every program the script starts, each
+    process's XML beside ``xml`` (``<stem>.<pid>.xml``, listed in ``followed``), and the note says how many ran."""
     why = missing("memcheck")
     if why:
         return Run("memcheck", False, note=why)
     xml.unlink(missing_ok=True)
-    argv = [*_valgrind(xml, follow_forks=False), python, str(script), CHILD_ARG]
-    run = _execute("memcheck", argv, _env({"PYTHONMALLOC": "malloc"}), timeout, script.parent)
+    pattern = xml.with_name(f"{xml.stem}.%p.xml")
+    for old in xml.parent.glob(f"{xml.stem}.*.xml"):
+        old.unlink()
+    argv = [*_valgrind(pattern if follow else xml, follow_forks=False, follow_exec=bool(follow)),
+            python, str(script), CHILD_ARG]
+    run = _execute("memcheck", argv, _env({"PYTHONMALLOC": "malloc"}), timeout, Path.cwd())
     run.output = str(xml)
+    if follow:
+        run.followed = tuple(str(p) for p in sorted(xml.parent.glob(f"{xml.stem}.*.xml")))
+        programs = [_program(Path(p)) for p in run.followed]
+        ran = sum(1 for p in programs if Path(p).name == follow)
+        run.note = "; ".join(n for n in (run.note, f"followed into {follow} ({ran} process{'es' if ran != 1 else ''}"
+                                          f" of {len(programs)} checked)") if n)
     return run
+
+
+def _program(xml: Path) -> str:
+    """The program a memcheck XML file checked (its preamble's first ``<exe>`` under ``<argv>``), or ""."""
+    head = xml.read_text(encoding="utf-8", errors="replace")[:200_000]
+    match = re.search(r"<argv>\s*<exe>([^<]*)</exe>", head)
+    return match.group(1) if match else ""
 
 
 def memcheck_batch(scripts: list[Path], python: str, timeout: float,
@@ -143,7 +167,7 @@ def memcheck_batch(scripts: list[Path], python: str, timeout: float,
     argv = [*_valgrind(pattern, follow_forks=True), python, str(resources.forked_driver()), str(plan),
             str(status)]
     # the warm-up imports get one script's allowance, the scripts theirs
-    outer = _execute("memcheck", argv, _env({"PYTHONMALLOC": "malloc"}), timeout * (len(scripts) + 1), directory)
+    outer = _execute("memcheck", argv, _env({"PYTHONMALLOC": "malloc"}), timeout * (len(scripts) + 1), Path.cwd())
     out: dict[Path, Run] = {}
     lines = status.read_text(encoding="utf-8").splitlines() if status.exists() else []
     for line in lines:
@@ -173,7 +197,7 @@ def efence(script: Path, python: str, timeout: float, below: bool = False) -> Ru
     if lib is None:
         return Run("efence", False, note=missing("efence") or "")
     env = _env({"LD_PRELOAD": lib, "EF_ALLOW_MALLOC_0": "1", "EF_PROTECT_BELOW": "1" if below else "0"})
-    run = _execute("efence", [python, str(script), CHILD_ARG], env, timeout, script.parent)
+    run = _execute("efence", [python, str(script), CHILD_ARG], env, timeout, Path.cwd())
     run.output = "\n".join(line for line in run.stderr.splitlines() if "Electric Fence" not in line)
     gave_up = gave_up_line(run.stderr)
     if gave_up:
@@ -198,7 +222,7 @@ def malloc_check(script: Path, python: str, timeout: float) -> Run:
     lib = _first(_MALLOC_DEBUG)
     if lib:
         env["LD_PRELOAD"] = lib
-    run = _execute("malloc", [python, str(script), CHILD_ARG], _env(env), timeout, script.parent)
+    run = _execute("malloc", [python, str(script), CHILD_ARG], _env(env), timeout, Path.cwd())
     if not lib:
         run.note = "libc_malloc_debug.so not found: glibc's perturbation only, no consistency checks"
     return run

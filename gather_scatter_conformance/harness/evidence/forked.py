@@ -55,7 +55,6 @@ def child(path: str) -> None:
         fd = os.open(path + ".out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(fd, 1)
         os.dup2(fd, 2)
-        os.chdir(os.path.dirname(os.path.abspath(path)))
         sys.argv = [path, CHILD_ARG]
         runpy.run_path(path, run_name="__main__")
     except SystemExit as exc:

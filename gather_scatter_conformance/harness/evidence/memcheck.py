@@ -11,6 +11,7 @@ import re
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +90,9 @@ def main(args: argparse.Namespace) -> int:
             script.write_text(text)
             ready.append((cell, script, cells.python_for(rec["framework"], table)))
         n = 0
-        for batch in batches(ready, max(1, args.batch) if "memcheck" in names else 1):
+        follow = {cell[1]: cells.call_process(cell[1]) for cell, _, _ in ready}
+        size = max(1, args.batch) if "memcheck" in names else 1
+        for batch in batches(ready, size, {fw for fw, program in follow.items() if program}):
             python = batch[0][2]
             forked: dict[Path, checkers.Run] = {}
             if len(batch) > 1:
@@ -102,7 +105,8 @@ def main(args: argparse.Namespace) -> int:
                 if len(batch) > 1 and script not in forked:
                     print(f"[{n}/{len(ready)}] {_name(cell)}: not reached by its batch; rerun to resume", flush=True)
                     continue
-                line = check(chosen[cell], script, python, names, args.timeout, forked.get(script), args.all_checkers)
+                line = check(chosen[cell], script, python, names, args.timeout, forked.get(script), args.all_checkers,
+                             follow[cell[1]])
                 _append(Path(args.out), line)
                 took = ", ".join(f"{c['name']} {c['seconds']:g} s" for c in line["checkers"] if c["ran"])
                 print(f"[{n}/{len(ready)}] {_name(cell)}: {line['verdict']} ({took}): {line['reason']}", flush=True)
@@ -123,13 +127,16 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def batches(ready: list[tuple[cells.Cell, Path, str]], size: int) -> list[list[tuple[cells.Cell, Path, str]]]:
+def batches(ready: list[tuple[cells.Cell, Path, str]], size: int,
+            alone: set[str] = frozenset()) -> list[list[tuple[cells.Cell, Path, str]]]:
     """``ready`` (cell, script, interpreter) in batches of at most ``size`` cells that share an interpreter and a
-    framework (one warm import serves them all), in the order given."""
+    framework (one warm import serves them all), in the order given; a framework in ``alone`` (its calls run in a
+    program memcheck must follow, which a forked batch does not) a cell at a time."""
     groups: dict[tuple[str, str], list[tuple[cells.Cell, Path, str]]] = {}
     for item in ready:
         groups.setdefault((item[2], item[0][1]), []).append(item)
-    return [group[i:i + size] for group in groups.values() for i in range(0, len(group), size)]
+    return [group[i:i + (1 if fw in alone else size)] for (_, fw), group in groups.items()
+            for i in range(0, len(group), 1 if fw in alone else size)]
 
 
 def _name(cell: cells.Cell) -> str:
@@ -158,20 +165,25 @@ def _append(path: Path, line: dict[str, Any]) -> None:
 
 
 def check(rec: dict[str, Any], script: Path, python: str, names: list[str], timeout: float,
-          forked: checkers.Run | None = None, every: bool = False) -> dict[str, Any]:
+          forked: checkers.Run | None = None, every: bool = False, follow: str = "") -> dict[str, Any]:
     """One cell's evidence line: ``script`` (the record's repro) run under each checker in ``names`` with
     ``python``, memcheck first; without a checker too where efence or malloc runs (what their runs are compared
     with). ``forked``: memcheck's run of the script already made in a batch (:func:`checkers.memcheck_batch`).
     Where memcheck proved a read or a write, efence and malloc are not run (they can prove no more; their entries say
     so) unless ``every``. memcheck gets ``timeout`` seconds; efence and malloc, which run at native speed, ten times
     the plain run's (at least 20 s, at most ``timeout``): glibc's abort path can deadlock a multi-threaded process
-    (paddle's did)."""
+    (paddle's did). ``follow``: the program the framework's calls run in (:func:`cells.call_process`), which memcheck
+    follows, every process's errors counted."""
     runs: list[dict[str, Any]] = []
     if "memcheck" in names:
         xml = script.with_suffix(".memcheck.xml")
-        run = forked or checkers.memcheck(script, python, timeout, xml)
-        errors, suppressed = parse.memcheck_xml_file(xml)
-        if run.ran and not xml.exists():
+        run = forked or checkers.memcheck(script, python, timeout, xml, follow)
+        errors, suppressed = [], Counter[str]()
+        for path in run.followed or (xml,):
+            found, hidden = parse.memcheck_xml_file(Path(path))
+            errors += found
+            suppressed.update(hidden)
+        if run.ran and not run.followed and not xml.exists():
             run.note = (run.note + "; " if run.note else "") + "no XML written: " + run.stderr[-300:].strip()
         runs.append(_entry(run, errors, sum(suppressed.values())))
     native = [n for n in names if n != "memcheck"]

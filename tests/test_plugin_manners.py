@@ -115,6 +115,17 @@ def test_a_case_file_brings_the_harness_in(tmp_path: Path) -> None:
     assert {"numpy", "pydantic", "yaml", "gather_scatter_conformance.adapters"} <= set(loaded)
 
 
+def test_a_named_yaml_file_without_a_case_files_keys_is_an_error_naming_the_field(tmp_path: Path) -> None:
+    # Walking a folder passes over YAML that is not a case file (test above); a file named on the command line is
+    # the user's case file, and a forgotten `op:` must say so (pytest's own answer was a bare "not found").
+    (tmp_path / "mine.yaml").write_text(CASE.replace("op: Gather\n", ""))
+    assert "op:" in CASE and "op:" not in (tmp_path / "mine.yaml").read_text()
+    proc = _pytest(["mine.yaml", "-q", "--gsc-framework", "numpy", "--gsc-isolation", "none"], tmp_path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "mine.yaml:1: op: Field required" in out and "not found" not in out, out
+
+
 def test_shipped_case_ids_are_the_same_from_any_directory(tmp_path: Path) -> None:
     corpus = resources.cases_dir().resolve()
     (tmp_path / "a" / "b").mkdir(parents=True)

@@ -368,8 +368,12 @@ def case_file_id(path: Path, rootdir: Path) -> str:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    # A YAML file met while walking a directory is a case file only with a case file's keys (a CI config is not);
+    # one named on the command line is read as a case file whatever it holds, so that a missing `op:` is an error
+    # naming the file, line and field, not pytest's bare "not found".
     globs = parent.config.stash[_GLOBS]
-    if any(fnmatch.fnmatch(file_path.name, g) for g in globs) and is_case_file(file_path):
+    if any(fnmatch.fnmatch(file_path.name, g) for g in globs) and (
+            is_case_file(file_path) or parent.session.isinitpath(file_path)):
         _state(parent.config)
         return CaseFile.from_parent(parent, path=file_path)
     return None

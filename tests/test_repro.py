@@ -129,3 +129,27 @@ def test_openvino_repro_scripts_run_on_string_data(tmp_path: Path) -> None:
         done = _run_script(path)
         ran[variant] = "ok" if done.returncode == 0 else done.stderr[-300:]
     assert set(ran.values()) == {"ok"}, ran
+
+
+@pytest.mark.parametrize(("native", "reproduces", "says"), [
+    # glibc found the heap damaged and its abort path deadlocked (paddle's index_put did): reproduced, and it ends
+    ("sys.stderr.write('free(): invalid next size (fast)\\n'); sys.stderr.flush(); import time; time.sleep(600)",
+     True, "reproduced: glibc reported 'free(): invalid next size (fast)'"),
+    # a hang without glibc's word is no repro of a crash
+    ("import time; time.sleep(600)", False, "hung for 3 s without a heap message"),
+    # the crash itself
+    ("import os, signal; os.kill(os.getpid(), signal.SIGABRT)", True, "child process ended with -6"),
+])
+def test_a_crash_repro_ends_even_when_its_child_hangs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, native: str,
+                                                      reproduces: bool, says: str) -> None:
+    from gather_scatter_conformance.harness.run import repro
+
+    monkeypatch.setattr(repro, "_CHILD_TIMEOUT", 3)
+    case = _case(tmp_path)
+    record = {"framework": "fw", "variant": "v", "outcome": "crash", "signal": "SIGABRT", "native": native,
+              "api": "fw.call()", "case": case.nodeid}
+    path = tmp_path / "repro.py"
+    path.write_text(script(case, record))
+    ran = _run_script(path)
+    assert (ran.returncode == 0) == reproduces, ran.stdout + ran.stderr
+    assert says in ran.stdout + ran.stderr

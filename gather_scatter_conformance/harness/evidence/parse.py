@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from gather_scatter_conformance.vocab import heap
+
 KINDS = ("invalid-read", "invalid-write", "uninitialised", "invalid-free", "other")
 _KIND_OF = {"InvalidRead": "invalid-read", "InvalidWrite": "invalid-write", "UninitCondition": "uninitialised",
             "UninitValue": "uninitialised", "InvalidFree": "invalid-free"}
@@ -27,7 +29,7 @@ _BLOCK = re.compile(r"is (\d+) bytes (before|after|inside) a block of size (\d+)
 _ALLOCATORS = {"malloc", "calloc", "realloc", "memalign", "posix_memalign", "aligned_alloc", "valloc",
                "operator new(unsigned long)", "operator new[](unsigned long)", "free", "operator delete(void*)"}
 # glibc's messages when it finds a damaged heap (malloc/malloc.c's malloc_printerr), and what each shows
-_GLIBC = re.compile(r"^(?:[\w.]+\(\): .+|double free or corruption.*|corrupted .+|free\(\): .+)$")
+_GLIBC = re.compile(heap.GLIBC_MESSAGE)
 _FREE_WORDS = ("double free", "invalid pointer", "free(): invalid size")
 
 

@@ -21,12 +21,13 @@ import numpy as np
 from gather_scatter_conformance import resources
 from gather_scatter_conformance.harness.cases.load import Case, ExpectedError
 from gather_scatter_conformance.harness.reference import AllowedOutputs
-from gather_scatter_conformance.vocab import dtypes
+from gather_scatter_conformance.vocab import dtypes, heap
 
 _MAX_INLINE = 200  # elements: larger (or non-finite) arrays are written as base64 bytes, exact and compact
 _UNSTABLE = {"garbage", "nondeterministic", "mixed"}  # labels whose values differ from run to run
 _HEAP_SIGNALS = ("SIGSEGV", "SIGABRT", "SIGBUS")
 _HEAP_SIGNAL_NUMBERS = {6, 7, 11}  # their numbers on Linux
+_CHILD_TIMEOUT = 120  # seconds a crash repro's child gets (glibc's abort path can hang it: see _check)
 
 
 def literal(arr: np.ndarray) -> str:
@@ -90,8 +91,28 @@ def _check(case: Case, record: dict[str, Any], expected: Any, accept: str | None
             check = f"assert proc.returncode == -signal.{sig}, f'expected {sig}, got {{proc.returncode}}'"
         else:
             check = "assert proc.returncode != 0, f'expected a crash, got exit status {proc.returncode}'"
-        return [*lines, "import signal",
-                "proc = subprocess.run([sys.executable, __file__, '--child'])",
+        run_child = ["import signal",
+                     "proc = subprocess.run([sys.executable, __file__, '--child'])"]
+        if sig in _HEAP_SIGNALS:
+            # glibc's abort path can deadlock a multi-threaded process after it reports damaged memory (paddle's
+            # did): a child that hangs after printing such a message reproduced the damage; one that hangs
+            # without is no repro. Either way the script ends.
+            run_child = ["import re, signal",
+                         "try:",
+                         f"    proc = subprocess.run([sys.executable, __file__, '--child'], timeout={_CHILD_TIMEOUT},",
+                         "                          stderr=subprocess.PIPE, text=True)",
+                         "    sys.stderr.write(proc.stderr)",
+                         "except subprocess.TimeoutExpired as hung:",
+                         "    err = hung.stderr.decode(errors='replace') if isinstance(hung.stderr, bytes) "
+                         "else hung.stderr or ''",
+                         "    sys.stderr.write(err)",
+                         f"    damaged = [m for m in err.splitlines() if re.match({heap.GLIBC_MESSAGE!r}, m.strip())]",
+                         f"    assert damaged, 'the child hung for {_CHILD_TIMEOUT} s without a heap message: the "
+                         "crash did not reproduce'",
+                         "    print('reproduced: glibc reported', repr(damaged[0].strip()), 'and the child hung in "
+                         f"its abort path (killed after {_CHILD_TIMEOUT} s)')",
+                         "    sys.exit(0)"]
+        return [*lines, *run_child,
                 f"print('child process ended with', proc.returncode, '(expected {want})')", check]
     if outcome == "error":
         short = (record.get("error_type") or "Exception").rsplit(".", 1)[-1]

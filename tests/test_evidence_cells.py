@@ -78,3 +78,25 @@ def test_a_framework_whose_calls_run_elsewhere_is_checked_a_cell_at_a_time() -> 
     ready = [((f"c::{i}", fw, "v"), Path(f"{fw}{i}.py"), "py") for fw in ("tfjs", "tvm") for i in range(3)]
     sizes = [(b[0][0][1], len(b)) for b in batches(ready, 8, {"tfjs"})]
     assert sizes == [("tfjs", 1), ("tfjs", 1), ("tfjs", 1), ("tvm", 3)]
+
+
+def test_under_memcheck_io_uring_setup_fails_as_on_a_kernel_without_it() -> None:
+    """valgrind 3.19 hangs a program that waits on an io_uring (IREE's runtime): memcheck's runs refuse the ring
+    with ENOSYS, so the program takes its fallback; every other system call still works."""
+    import errno
+    import subprocess
+    import sys
+
+    from gather_scatter_conformance.harness.evidence import checkers
+
+    probe = ("import ctypes, os\n"
+             "libc = ctypes.CDLL(None, use_errno=True)\n"
+             "params = ctypes.create_string_buffer(120)\n"
+             "fd = libc.syscall(425, 4, params)\n"
+             "print(fd, ctypes.get_errno(), os.getpid() > 0)\n")
+    refused = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                             preexec_fn=checkers.refuse_io_uring)
+    assert refused.stdout.split() == ["-1", str(errno.ENOSYS), "True"], refused.stdout + refused.stderr
+    allowed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    fd, err, _ = allowed.stdout.split()
+    assert int(fd) >= 0 or int(err) in (errno.EPERM, errno.ENOSYS)  # this kernel's own answer, never the filter's

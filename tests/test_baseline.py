@@ -305,3 +305,16 @@ def test_a_baseline_from_several_runs_keeps_every_label_they_saw(tmp_path: Path)
     assert saved["labels"] == {"cases/p.yaml::probe[nd]": "skip|crash:SIGABRT"}
     assert baseline.check(saved, "cases/p.yaml::probe[nd]", "skip", "0.27") is None
     assert baseline.check(saved, "cases/p.yaml::probe[nd]", "crash:SIGSEGV", "0.27") is None
+
+
+def test_a_case_whose_operator_is_not_mapped_gets_no_baseline_key(tmp_path: Path) -> None:
+    # MNN maps no GatherElements: its probes are recorded as unsupported with no variant, and never checked, so a
+    # baseline built from a results file must not hold `...[]` keys for them (mnn.yaml held 56).
+    def rec(variant: str, label: str) -> dict:
+        return {"case": "cases/probes/gather_elements.yaml::probe-data-dtype-bool", "framework": "mnn",
+                "framework_version": "3.6.1", "variant": variant, "outcome": "unsupported", "label": label,
+                "dimension": "data-dtype-bool"}
+
+    baseline.from_records(tmp_path, [rec("", "unsupported"), rec("expr.gather_elements", "unsupported")])
+    assert baseline.load(tmp_path, "mnn")["labels"] == {
+        "cases/probes/gather_elements.yaml::probe-data-dtype-bool[expr.gather_elements]": "unsupported"}

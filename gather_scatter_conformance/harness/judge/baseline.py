@@ -26,6 +26,7 @@ import yaml
 from packaging.version import InvalidVersion, Version
 
 from gather_scatter_conformance.adapters import is_path
+from gather_scatter_conformance.adapters.base import NOT_MAPPED
 from gather_scatter_conformance.vocab.dimensions import DIMENSIONS, is_memory_unsafe
 
 _RELEASE = re.compile(r"\d+(?:\.\d+)*")
@@ -357,7 +358,8 @@ def from_records(root: Path, records: list[dict[str, Any]]) -> dict[str, int]:
     versions: dict[str, str] = {}
     for rec in records:
         label = record_label(rec)
-        if label:
+        # a case whose operator the adapter does not map (variant NOT_MAPPED) is recorded, never checked: no key
+        if label and rec.get("variant", "") != NOT_MAPPED:
             device = rec.get("device", "cpu") or "cpu"
             key = item_key(rec["case"], rec.get("variant", ""), device)
             labels = by_fw.setdefault(rec["framework"], {})

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from gather_scatter_conformance.harness.judge import baseline
@@ -318,3 +319,32 @@ def test_a_case_whose_operator_is_not_mapped_gets_no_baseline_key(tmp_path: Path
     baseline.from_records(tmp_path, [rec("", "unsupported"), rec("expr.gather_elements", "unsupported")])
     assert baseline.load(tmp_path, "mnn")["labels"] == {
         "cases/probes/gather_elements.yaml::probe-data-dtype-bool[expr.gather_elements]": "unsupported"}
+
+
+def test_a_results_file_is_checked_offline_as_the_run_checks_it(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # A nightly's results, judged against baselines updated since: the class compared, not the label.
+    from gather_scatter_conformance.harness.cli import main
+
+    def rec(case: str, label: str, distribution: dict | None = None) -> dict:
+        out = {"case": f"cases/p.yaml::{case}", "framework": "tvm", "framework_version": "0.27", "variant": "take",
+               "outcome": "ok", "verdict": "deviates", "label": label, "dimension": "oob-positive"}
+        return {**out, "distribution": distribution} if distribution else out
+
+    baseline.update(tmp_path, "tvm", "0.27", {"cases/p.yaml::a[take]": "garbage", "cases/p.yaml::b[take]": "clamp",
+                                              "cases/p.yaml::c[take]": "wrap"}, None)
+    results = tmp_path / "r.jsonl"
+    records = [rec("a", "zero|garbage", {"zero": 3, "garbage": 2}), rec("b", "clamp"), rec("c", "wrap")]
+    results.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert main(["baseline", "--check", "--dir", str(tmp_path), str(results)]) == 0
+    out = capsys.readouterr().out
+    assert "note tvm: cases/p.yaml::a[take]: baseline says 'garbage'; new label(s) zero (same class)" in out
+    assert "mixed tvm:take cases/p.yaml::a: zero 3/5, garbage 2/5" in out
+    assert "3 record(s) checked" in out and "0 baseline failure(s), 1 note(s); 1 repeated, 1 with a mixed" in out
+
+    records[2] = rec("c", "garbage")  # a checked wrap that reads out of bounds now: entered the class
+    results.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert main(["baseline", "--check", "--dir", str(tmp_path), str(results)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("FAIL tvm: ") and "entered the memory-unsafe class" in out and "1 baseline failure(s)" in out
+    assert baseline.load(tmp_path, "tvm")["labels"]["cases/p.yaml::c[take]"] == "wrap"  # --check writes nothing

@@ -157,10 +157,29 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _baseline(args: argparse.Namespace) -> int:
-    from gather_scatter_conformance.harness.judge.baseline import from_records, item_key, mark_unsafe
+    from gather_scatter_conformance.harness.judge.baseline import check_records, from_records, item_key, mark_unsafe
     from gather_scatter_conformance.harness.report.unsafe import evidence_text, load_evidence
     from gather_scatter_conformance.harness.run.records import read
 
+    if args.check:
+        from gather_scatter_conformance import resources
+
+        root = Path(args.dir) if Path(args.dir).is_dir() else resources.baselines_dir()
+        records = list(read(args.files))
+        failures, notes = check_records(root, records)
+        for line in failures:
+            print(f"FAIL {line}")
+        for line in notes:
+            print(f"note {line}")
+        mixed = [r for r in records if len(r.get("distribution") or {}) > 1]
+        for r in mixed:
+            runs = sum(r["distribution"].values())
+            seen = ", ".join(f"{label} {n}/{runs}" for label, n in r["distribution"].items())
+            print(f"mixed {r['framework']}:{r.get('variant', '')} {r['case']}: {seen}")
+        print(f"{len(records)} record(s) checked against {root}: {len(failures)} baseline failure(s), "
+              f"{len(notes)} note(s); {sum(1 for r in records if r.get('distribution'))} repeated, "
+              f"{len(mixed)} with a mixed distribution")
+        return 1 if failures else 0
     counts = from_records(Path(args.dir), list(read(args.files))) if args.files else {}
     for fw, n in sorted(counts.items()):
         print(f"{fw}: {n} label(s) -> {Path(args.dir) / (fw + '.yaml')}")
@@ -282,6 +301,9 @@ def main(argv: list[str] | None = None) -> int:
                           "section, so a deterministic unchecked read (labelled wrong) stays in the class")
     bas.add_argument("--dir", default="baselines", help="where to write (default: ./baselines, which runs from this "
                      "directory then use)")
+    bas.add_argument("--check", action="store_true", help="write nothing: judge the results files' labels against the "
+                     "baselines (--dir where it exists, else the shipped ones) as a run's tests do; one line per "
+                     "failure and note, exit 1 on a failure")
     imp = sub.add_parser("import", help="case files from another project's tests (onnx-node: ONNX's node tests)")
     imp.add_argument("source", choices=["onnx-node"])
     imp.add_argument("--out", default="", help="output directory (default: cases/imported)")

@@ -347,6 +347,34 @@ def pinned_version(record: dict[str, Any]) -> str | None:
     return record.get("framework_version", "") if (record.get("device") or "cpu") == "cpu" else None
 
 
+def check_records(root: Path, records: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """(failures, notes) of result records judged offline against the baselines in ``root``, as the run's own
+    tests judge them (:func:`check`, then :func:`note` where it passed), a line each that names the record's
+    framework and key: for a results file measured elsewhere (a nightly's machine), or against baselines updated
+    since. Records a run does not check (conformance cases, unmapped operators) are passed over."""
+    failures: list[str] = []
+    notes: list[str] = []
+    loaded: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        label = record_label(rec)
+        if not label or rec.get("variant", "") == NOT_MAPPED:
+            continue
+        framework = rec["framework"]
+        base = loaded.get(framework)
+        if base is None:
+            base = loaded[framework] = load(root, framework)
+        key = item_key(rec["case"], rec.get("variant", ""), rec.get("device", "cpu") or "cpu")
+        version = rec.get("framework_version", "")
+        problem = check(base, key, label, version, rec.get("dimension"))
+        if problem:
+            failures.append(f"{framework}: {problem}")
+        else:
+            said = note(base, key, label, version)
+            if said:
+                notes.append(f"{framework}: {said}")
+    return failures, notes
+
+
 def from_records(root: Path, records: list[dict[str, Any]]) -> dict[str, int]:
     """Write baseline files from result records (every probe record's label, every converter path record's
     preservation: :func:`record_label`; a cell recorded by several runs gets every label they saw); returns labels

@@ -125,6 +125,20 @@ def is_memory_unsafe(label: str | None) -> bool:
     return any(part in MEMORY_UNSAFE_LABELS or part.startswith("crash:") for part in (label or "").split("|"))
 
 
+# The orders a scatter may write duplicate targets in. A cell seen writing them in no fixed order
+# (``nondeterministic``: outputs differed between calls) shows any of them on a given run, one order or a mix (Keras's
+# torch backend: nondeterministic 4/5, mixed 1/5): its baseline compares this family, as a memory-unsafe cell's
+# compares the class.
+ORDER_LABELS = ("last-wins", "first-wins", "mixed", "nondeterministic")
+
+
+def same_unordered(known: str | None, observed: str | None) -> bool:
+    """True when ``known`` (a baseline's label) says the cell wrote duplicates in no fixed order and every part of
+    ``observed`` is an order of :data:`ORDER_LABELS`."""
+    parts = (observed or "").split("|")
+    return "nondeterministic" in (known or "").split("|") and all(p in ORDER_LABELS for p in parts)
+
+
 def label_class(label: str | None) -> str | None:
     """The class a baseline compares: ``memory-unsafe`` for a label of that class (whichever parts it has), else the
     label itself."""

@@ -27,7 +27,7 @@ from packaging.version import InvalidVersion, Version
 
 from gather_scatter_conformance.adapters import is_path
 from gather_scatter_conformance.adapters.base import NOT_MAPPED
-from gather_scatter_conformance.vocab.dimensions import DIMENSIONS, is_memory_unsafe
+from gather_scatter_conformance.vocab.dimensions import DIMENSIONS, is_memory_unsafe, same_unordered
 
 _RELEASE = re.compile(r"\d+(?:\.\d+)*")
 
@@ -273,6 +273,8 @@ def check(baseline: dict[str, Any], key: str, observed: str, version: str, dimen
     """None when ``observed`` agrees with the label the baseline gives ``key`` on ``version`` (every part of it is
     one the baseline has seen, a corruption signal and garbage/wrong aside), when both are in the memory-unsafe
     class (the class and not the label is compared: which label such a cell gets depends on what lies in memory),
+    when the baseline says the duplicates were written in no fixed order and the run saw orders only
+    (``same_unordered``),
     or when the baseline knows nothing of the probe's case file; otherwise the failure message, naming the
     dimension, both labels and both releases, and saying when the cell moved into or out of the class."""
     known = label_at(baseline, key, version)
@@ -282,7 +284,7 @@ def check(baseline: dict[str, Any], key: str, observed: str, version: str, dimen
         return (f"no baseline label for {key} (observed {observed!r} on {version}); "
                 "run with --update-baseline to record it")
     was, now = in_class(baseline, key, known), is_memory_unsafe(observed)
-    if (was and now) or _parts(observed) <= _parts(known):
+    if (was and now) or _parts(observed) <= _parts(known) or same_unordered(known, observed):
         return None
     what = f"{dimension}: " if dimension else ""
     if was != now:
@@ -330,7 +332,8 @@ def merged(known: str | None, observed: str, dimension: str | None = None) -> st
     """
     if not known:
         return observed
-    same = _parts(observed) <= _parts(known) or (is_memory_unsafe(known) and is_memory_unsafe(observed))
+    same = (_parts(observed) <= _parts(known) or (is_memory_unsafe(known) and is_memory_unsafe(observed))
+            or same_unordered(known, observed))
     if not same:
         return observed
     seen = observed.split("|")

@@ -99,6 +99,11 @@ def test_a_clean_program_is_unprovable_with_what_was_measured(tmp_path: Path) ->
     name, reason = verdict.decide([{"name": "memcheck", "ran": True, "seconds": 1.5, "exit": 0, "errors": errors,
                                     "suppressed": 0}])
     assert (name, reason) == ("unprovable", "memcheck ran 1.5 s, reported 0 errors outside the suppressions, exit 0")
+    # what memcheck followed is part of what was measured (tfjs: the calls run in Node)
+    _, reason = verdict.decide([{"name": "memcheck", "ran": True, "seconds": 32.1, "exit": 0, "errors": [],
+                                 "note": "followed into node (1 process of 2 checked)"}])
+    assert reason == ("memcheck ran 32.1 s, reported 0 errors outside the suppressions, exit 0; followed into node "
+                      "(1 process of 2 checked)")
 
 
 def test_a_cut_xml_file_gives_the_errors_written_before_the_cut() -> None:

@@ -61,7 +61,7 @@ def _summary(chk: dict[str, Any]) -> str:
     if name == "memcheck":
         supp = chk.get("suppressed") or 0
         return (f"memcheck ran {chk['seconds']:g} s, reported 0 errors outside the suppressions"
-                + (f" ({supp} suppressed)" if supp else "") + f", exit {chk['exit']}")
+                + (f" ({supp} suppressed)" if supp else "") + f", exit {chk['exit']}{_note(chk)}")
     if name == "efence":
         what = "gave up" if "gave up" in (chk.get("note") or "") else "no fault"
         return f"efence: {what} ({chk['seconds']:g} s, exit {chk['exit']}{_note(chk)})"

@@ -147,6 +147,30 @@ def test_a_model_onnxruntime_rejects_is_an_error_of_run_with_its_api() -> None:
     assert res["outcome"] == "error" and "Scatter-11" in res["api"]
 
 
+def test_a_case_onnx_cannot_say_is_filed_with_the_providers_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The OpenVINO EP run (make report) recorded its unexpressible cases on "cpu" with onnxruntime 1.24.1, so
+    # `gsc baseline` moved the CPU baseline's pin from 1.32.0 to 1.24.1 and rewrote its ranges.
+    import onnxruntime
+
+    from gather_scatter_conformance.vocab import wire
+
+    other = [p for p in onnxruntime.get_available_providers() if device_of(p) not in ("cpu", "gpu")]
+    if not other:
+        pytest.skip("no provider here runs on a device of its own (onnxruntime has Azure's; onnxruntime-openvino "
+                    "OpenVINO's)")
+    case = _case("ScatterElements", {"axis": 1, "reduction": "max"}, data=F, indices=np.array([[0, 0]]),
+                 updates=np.array([[50, 7]], np.float32))
+    payload = {"op": case.op, "inputs": {k: wire.encode(v) for k, v in case.inputs.items()}, "attrs": case.attrs}
+    monkeypatch.delenv(PROVIDERS_ENV, raising=False)
+    assert run_case("onnxruntime", "Scatter-9", payload)["device"] == "cpu"
+    monkeypatch.setenv(PROVIDERS_ENV, f"{other[0]}, CPUExecutionProvider")
+    with pytest.raises(Unsupported) as raised:
+        ADAPTER.prepare(case, "Scatter-9")
+    assert raised.value.device == device_of(other[0])
+    res = run_case("onnxruntime", "Scatter-9", payload)
+    assert (res["outcome"], res["device"]) == ("unsupported", device_of(other[0]))
+
+
 def test_threads_from_environment_are_a_session_option_and_part_of_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
     case = _case("Gather", {"axis": 0, "batch_dims": 0}, data=F, indices=np.array([1]))
     monkeypatch.delenv(THREADS_ENV, raising=False)

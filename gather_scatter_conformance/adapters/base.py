@@ -19,7 +19,15 @@ import numpy as np
 
 
 class Unsupported(Exception):
-    """The case cannot be expressed in this framework's API at all (not: the framework rejects the input)."""
+    """The case cannot be expressed in this framework's API at all (not: the framework rejects the input).
+
+    ``device``: where the case would have run, when that is not the device the run asked for (ONNX Runtime with
+    its OpenVINO provider records ``openvino``): the record is then filed with that device's cells.
+    """
+
+    def __init__(self, *args: object, device: str | None = None) -> None:
+        super().__init__(*args)
+        self.device = device
 
 
 class NoDevice(Exception):

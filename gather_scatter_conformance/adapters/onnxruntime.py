@@ -29,7 +29,15 @@ from typing import Any
 import numpy as np
 
 from gather_scatter_conformance.adapters import onnx_graph
-from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, NoDevice, ReleaseRules, delegation
+from gather_scatter_conformance.adapters.base import (
+    Adapter,
+    Call,
+    CaseData,
+    NoDevice,
+    ReleaseRules,
+    Unsupported,
+    delegation,
+)
 from gather_scatter_conformance.adapters.cache import LRU
 from gather_scatter_conformance.vocab import variants
 
@@ -252,8 +260,11 @@ class OnnxruntimeAdapter(Adapter):
         return _variants(op)
 
     def prepare(self, case: CaseData, variant: str) -> Call:
-        model, text, op_key = variant_model(case, variant)  # raises Unsupported where ONNX cannot say the case
         provider_list, n_threads = providers(case.device), threads()
+        try:
+            model, text, op_key = variant_model(case, variant)
+        except Unsupported as exc:  # ONNX cannot say the case: filed with the cells of the provider's device
+            raise Unsupported(*exc.args, device=device_of(provider_list[0])) from exc
         signature = tuple((n, tuple(v.shape), str(v.dtype)) for n, v in case.inputs.items())
         names = list(case.inputs)  # the repro's variables; the model's inputs carry ONNX's names (onnx_graph)
         plan = _Plan((op_key, signature, tuple(provider_list), n_threads), model, provider_list, n_threads)

@@ -324,11 +324,11 @@ def merged(known: str | None, observed: str, dimension: str | None = None) -> st
     """The label a baseline keeps when a run observed ``observed`` where it held ``known``.
 
     Where the observation passes :func:`check` against ``known`` by its labels or its class, the labels are
-    joined, the observed first: a cell that reads memory keeps every label it has been seen with (``wrong|zero``),
-    so the next run's draw still passes. A label the observation supersedes is dropped (a scatter's ``alias`` where
-    ``alias-write`` is observed; on a ``dimension`` whose indices stay in range, ``garbage`` where the repeats showed
-    ``wrong``). Otherwise (a real change: a bounds
-    check now raises) the observation replaces ``known``.
+    joined, those ``known`` had first and in their order, then the new ones: a cell that reads memory keeps every
+    label it has been seen with (``wrong|zero``), so the next run's draw still passes. A label the observation
+    supersedes is dropped (a scatter's ``alias`` where ``alias-write`` is observed; on a ``dimension`` whose indices
+    stay in range, ``garbage`` where the repeats showed ``wrong``). Otherwise (a real change: a bounds check now
+    raises) the observation replaces ``known``.
     """
     if not known:
         return observed
@@ -339,8 +339,9 @@ def merged(known: str | None, observed: str, dimension: str | None = None) -> st
     seen = observed.split("|")
     reads = dimension is not None and dimension in DIMENSIONS and DIMENSIONS[dimension][1] == "index"
     superseded = _SUPERSEDED if reads or dimension is None else _SUPERSEDED_IN_RANGE
-    kept = [p for p in known.split("|") if p not in seen and superseded.get(p) not in seen]
-    return "|".join(seen + kept)
+    kept = [p for p in known.split("|") if superseded.get(p) not in seen]
+    # the labels it had keep their places and new ones follow: an update that saw nothing new changes no line
+    return "|".join(dict.fromkeys(kept + seen))
 
 
 def pinned_version(record: dict[str, Any]) -> str | None:
@@ -394,8 +395,8 @@ def from_records(root: Path, records: list[dict[str, Any]]) -> dict[str, int]:
             device = rec.get("device", "cpu") or "cpu"
             key = item_key(rec["case"], rec.get("variant", ""), device)
             labels = by_fw.setdefault(rec["framework"], {})
-            # The same cell in several runs (results files of repeated runs): every label seen, the latest first.
-            labels[key] = "|".join(p for p in dict.fromkeys([*label.split("|"), *labels.get(key, "").split("|")])
+            # The same cell in several runs (results files of repeated runs): every label seen, in the order seen.
+            labels[key] = "|".join(p for p in dict.fromkeys([*labels.get(key, "").split("|"), *label.split("|")])
                                    if p)
             if rec.get("dimension"):
                 dims.setdefault(rec["framework"], {})[key] = rec["dimension"]

@@ -148,7 +148,8 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
     except NoDevice as exc:
         return {**result, "outcome": "skipped", "reason": str(exc)}
     except Unsupported as exc:
-        return {**result, "outcome": "unsupported", "reason": str(exc), "duration_s": 0.0}
+        return {**result, "outcome": "unsupported", "reason": str(exc), "duration_s": 0.0,
+                "device": exc.device or result["device"]}
     except _Fault as fault:
         return {**result, **fault.answer(), **_described(adapter, case, variant), "duration_s": 0.0}
     except Exception as exc:  # a framework that rejects the case while building it: a result, not a crash

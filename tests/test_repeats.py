@@ -120,3 +120,27 @@ def test_unsafe_only_collects_the_cells_whose_baseline_is_memory_unsafe_or_flipp
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
     ids = sorted(line.split("::")[-1] for line in proc.stdout.splitlines() if "::" in line)
     assert ids == ["probe-oob-negative[numpy]", "probe-oob-positive[numpy]"], proc.stdout[-2000:]
+
+
+def test_a_converter_paths_preservation_lists_every_run_s_verdict() -> None:
+    # IREE's imported GatherND past the end read zeros 4/5 and garbage 1/5 on one run: the path's summary said only
+    # the first run's `changed: error -> garbage`, so its baseline lost `zero` and the next run left the class.
+    from gather_scatter_conformance.harness.judge.baseline import record_label
+
+    def path(label: str, kind: str = "changed") -> dict:
+        summary = f"changed: error -> {label}" if kind == "changed" else kind
+        return _probe(label, conversion={"preservation": kind, "summary": summary, "source_label": "error"})
+
+    zero, other = _digest(_answer([0.0, 0.0])), _digest(_answer([3.5e-38, 0.0]))
+    out = combine([(path("garbage"), other), (path("zero"), zero), (path("zero"), zero), (path("zero"), zero),
+                   (path("zero"), zero)])
+    assert out["label"] == "zero|garbage"
+    assert out["conversion"]["summary"] == "changed: error -> zero|changed: error -> garbage"
+    assert record_label(out) == "changed: error -> zero|changed: error -> garbage"
+    assert out["conversion"]["source_label"] == "error"  # the first run's account otherwise
+    # runs that disagree on the kind: the cell changed in some, so it is `changed`, each run's verdict listed
+    mixed = combine([(path("error", "preserved"), zero), (path("garbage"), other)])
+    assert mixed["conversion"]["preservation"] == "changed"
+    assert record_label(mixed) == "changed: error -> garbage|preserved"
+    one = combine([(path("zero"), zero)] * 3)
+    assert one["conversion"]["summary"] == "changed: error -> zero"

@@ -89,6 +89,23 @@ def combine(runs: list[tuple[dict[str, Any], str | None]]) -> dict[str, Any]:
     out["distribution"] = {lab: counts[lab] for lab in ordered}
     if out.get("label"):
         out["label"] = "|".join(ordered)
+    if out.get("conversion"):
+        out["conversion"] = _preservations(runs)
+    return out
+
+
+def _preservations(runs: list[tuple[dict[str, Any], str | None]]) -> dict[str, Any]:
+    """A converter path's preservation over its runs: the first run's account, with every run's verdict in its
+    summary, most frequent first (``changed: error -> zero|changed: error -> garbage``), as its label lists every
+    label seen; ``changed`` where any run's kind differs from the others'."""
+    seen = Counter(rec["conversion"]["summary"] if rec["conversion"]["preservation"] == "changed"
+                   else rec["conversion"]["preservation"] for rec, _ in runs if rec.get("conversion"))
+    kinds = {rec["conversion"]["preservation"] for rec, _ in runs if rec.get("conversion")}
+    out = dict(runs[0][0]["conversion"])
+    if len(seen) > 1:
+        out["summary"] = "|".join(sorted(seen, key=lambda s: (-seen[s], s)))
+        if len(kinds) > 1:
+            out["preservation"] = "changed"
     return out
 
 

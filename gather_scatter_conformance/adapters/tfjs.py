@@ -68,6 +68,17 @@ def tfjs_dir() -> Path:
     return Path(os.environ.get(DIR_ENV) or HERE)
 
 
+def _repro_dir() -> str:
+    """The tfjs folder as a repro script names it: relative to the directory the run was made in where it lies
+    inside it (a checkout's ``gather_scatter_conformance/adapters/tfjs_node``), so that a script written from one
+    clone runs from the root of another; else its absolute path."""
+    folder = tfjs_dir().resolve()
+    try:
+        return folder.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(folder)
+
+
 def node_executable() -> str | None:
     """The node executable: $GSC_NODE, else `node` on PATH; None where there is none."""
     return os.environ.get(NODE_ENV) or shutil.which("node")
@@ -353,7 +364,7 @@ def _source(names: tuple[str, ...], fn: str, backend: str, casts: list[str]) -> 
         "from typing import Any",
         f"# node_modules with @tensorflow/tfjs {package_version(PACKAGES[0])} and tfjs-backend-wasm: `npm ci` with the",
         f"# harness's adapters/tfjs_node/package.json (make tfjs), or ${DIR_ENV}.",
-        f"TFJS_DIR = os.environ.get({DIR_ENV!r}) or {str(tfjs_dir())!r}",
+        f"TFJS_DIR = os.environ.get({DIR_ENV!r}) or {_repro_dir()!r}",
         *(f"{c.split(':')[0]} = {c.split(':')[0]}.astype(np.int32)  # tfjs has no {c.split()[1]}: the cast a JS "
           "user makes" for c in casts),
         f"JS = r'''\n{js}\n'''",

@@ -16,7 +16,7 @@ indices = np.array([[1], [-7]], dtype=np.int64).reshape((2, 1))
 updates = np.array([-1.0, -2.0], dtype=np.float32).reshape((2,))
 INPUTS = {'data': data, 'indices': indices, 'updates': updates}
 # mxnet 1.9.1 (scatter_nd, cpu)
-# Observed: ok, label oob-negative = crash:SIGSEGV|skip. returned a value where canonical semantics raise (IndexOutOfRange: index -7 at indices[1, 0] is out of range [-5, 4] for axis 0 of size 5)
+# Observed: ok, label oob-negative = skip|crash:SIGSEGV. returned a value where canonical semantics raise (IndexOutOfRange: index -7 at indices[1, 0] is out of range [-5, 4] for axis 0 of size 5)
 # Canonical (ONNX): an error (IndexOutOfRange: index -7 at indices[1, 0] is out of range [-5, 4] for axis 0 of size 5).
 # Case: ScatterND {"reduction": "none"}; source: probe: probe-oob-negative on zero data, for tf.scatter_nd / mx.nd.scatter_nd (002, Table 1)
 

@@ -15,7 +15,7 @@ data = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=np.float32).reshape((2
 indices = np.array([[4, 0], [1, 1]], dtype=np.int64).reshape((2, 2))
 INPUTS = {'data': data, 'indices': indices}
 # openvino 2026.4.1-22982-e213a147257-releases/2026/4 (GatherND-8, cpu)
-# Observed: ok, label oob-positive = garbage|zero. returned a value where canonical semantics raise (IndexOutOfRange: index 4 at indices[0, 0] is out of range [-2, 1] for axis 0 of size 2)
+# Observed: ok, label oob-positive = garbage. returned a value where canonical semantics raise (IndexOutOfRange: index 4 at indices[0, 0] is out of range [-2, 1] for axis 0 of size 2)
 # Canonical (ONNX): an error (IndexOutOfRange: index 4 at indices[0, 0] is out of range [-2, 1] for axis 0 of size 2).
 # Case: GatherND {"batch_dims": 0}; source: probe: what happens to an index >= s? (002, Table 1 'Out of bound indices')
 

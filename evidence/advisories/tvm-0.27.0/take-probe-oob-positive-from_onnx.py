@@ -15,7 +15,7 @@ data = np.array([10.0, 20.0, 30.0, 40.0, 50.0], dtype=np.float32).reshape((5,))
 indices = np.array([7, 1], dtype=np.int64).reshape((2,))
 INPUTS = {'data': data, 'indices': indices}
 # tvm 0.27.0.post1 (from_onnx, cpu)
-# Observed: ok, label oob-positive = zero|garbage. returned a value where canonical semantics raise (IndexOutOfRange: index 7 at indices[0] is out of range [-5, 4] for axis 0 of size 5)
+# Observed: ok, label oob-positive = zero (its baseline: zero|garbage). returned a value where canonical semantics raise (IndexOutOfRange: index 7 at indices[0] is out of range [-5, 4] for axis 0 of size 5)
 # Canonical (ONNX): an error (IndexOutOfRange: index 7 at indices[0] is out of range [-5, 4] for axis 0 of size 5).
 # Case: Take {"axis": 0, "mode": "raise"}; source: probe: what happens to an index >= s with mode 'raise'? (002, Table 2 'Out of bound indices')
 

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+# Repro of cases/probes/scatter_elements.yaml::probe-oob-negative: written by `gsc repro`; it exits 0 when the behaviour reproduces.
+import base64
+import json
+import sys
+
+import numpy as np
+
+try:
+    import ml_dtypes
+except ImportError:  # needed only for bfloat16
+    ml_dtypes = None
+
+data = np.array([10.0, 20.0, 30.0, 40.0, 50.0], dtype=np.float32).reshape((5,))
+indices = np.array([1, -7], dtype=np.int64).reshape((2,))
+updates = np.array([-1.0, -2.0], dtype=np.float32).reshape((2,))
+INPUTS = {'data': data, 'indices': indices, 'updates': updates}
+# mxnet 1.9.1 (np.setitem, cpu)
+# Observed: crash, label oob-negative = crash:exit|skip. crash: worker exited with status 255
+# Canonical (ONNX): an error (IndexOutOfRange: index -7 at indices[1] is out of range [-5, 4] for axis 0 of size 5).
+# Case: ScatterElements {"axis": 0, "reduction": "none"}; source: probe: what happens to an index < -s?
+
+def run(data, indices, updates):
+    """The native call, as the harness made it."""
+    import mxnet as mx
+    from mxnet import npx
+    npx.set_np()
+    data = mx.np.array(data, dtype=data.dtype)
+    indices = mx.np.array(indices, dtype=indices.dtype)
+    updates = mx.np.array(updates, dtype=updates.dtype)
+    out = data.copy()
+    out[(indices,)] = updates
+    out = out.asnumpy()
+    result = out.view(np.uint16).reshape(out.shape).view(ml_dtypes.bfloat16) if out.dtype.names == ('bfloat16',) else out
+    return result
+
+
+# The call killed (or hung) its process: run it in a child process and check how that ended.
+import subprocess
+if '--child' in sys.argv:
+    run(**INPUTS)
+    import ctypes, gc
+    gc.collect()
+    ctypes.CDLL(None).malloc_trim(0)  # glibc walks its free lists here: damaged memory shows
+    sys.exit(0)
+import signal
+proc = subprocess.run([sys.executable, __file__, '--child'])
+print('child process ended with', proc.returncode, '(expected the exit status)')
+assert proc.returncode != 0, f'expected a crash, got exit status {proc.returncode}'

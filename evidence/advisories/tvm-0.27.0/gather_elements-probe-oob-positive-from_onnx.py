@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+# Repro of cases/probes/gather_elements.yaml::probe-oob-positive: written by `gsc repro`; it exits 0 when the behaviour reproduces.
+import base64
+import json
+import sys
+
+import numpy as np
+
+try:
+    import ml_dtypes
+except ImportError:  # needed only for bfloat16
+    ml_dtypes = None
+
+data = np.array([10.0, 20.0, 30.0, 40.0, 50.0], dtype=np.float32).reshape((5,))
+indices = np.array([7, 1], dtype=np.int64).reshape((2,))
+INPUTS = {'data': data, 'indices': indices}
+# tvm 0.27.0.post1 (from_onnx, cpu)
+# Observed: ok, label oob-positive = garbage|zero. returned a value where canonical semantics raise (IndexOutOfRange: index 7 at indices[0] is out of range [-5, 4] for axis 0 of size 5)
+# Canonical (ONNX): an error (IndexOutOfRange: index 7 at indices[0] is out of range [-5, 4] for axis 0 of size 5).
+# Case: GatherElements {"axis": 0}; source: probe: what happens to an index >= s?
+
+def run(data, indices):
+    """The native call, as the harness made it."""
+    import onnx
+    from onnx import TensorProto, helper
+    nodes = [
+        helper.make_node('GatherElements', ['data', 'indices'], ['output'], axis=0),
+    ]
+    graph = helper.make_graph(nodes, 'case', [helper.make_tensor_value_info('data', TensorProto.FLOAT, [5]), helper.make_tensor_value_info('indices', TensorProto.INT64, [2])],
+                              [helper.make_tensor_value_info('output', TensorProto.FLOAT, [2])],
+                              initializer=[])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 13)])
+    model.ir_version = 10
+    import tvm
+    from tvm import relax
+    from tvm.relax.frontend.onnx import from_onnx
+    mod = from_onnx(model)
+    ex = tvm.compile(mod, target='llvm')
+    vm = relax.VirtualMachine(ex, tvm.cpu())
+    result = vm['main'](tvm.runtime.tensor(data), tvm.runtime.tensor(indices)).numpy()
+    return result
+
+
+result = run(**INPUTS)
+print(result)
+# An unchecked read returns whatever lies in memory (here it was seen to differ from run to run), so the
+# script asserts the class of the result, not its bytes: no valid result, or not the same twice.
+VALID = []  # canonical semantics: an error (IndexOutOfRange: index 7 at indices[0] is out of range [-5, 4] for axis 0 of size 5)
+
+
+def same(a, b):
+    try:
+        return a.shape == b.shape and np.array_equal(np.asarray(a).astype(b.dtype), b, equal_nan=b.dtype.kind in 'fc')
+    except (TypeError, ValueError):
+        return False
+
+
+assert list(result.shape) == [2], f'expected a value of shape [2], got {result.shape}'
+if any(same(result, valid) for valid in VALID):
+    again = run(**INPUTS)
+    assert not same(again, result), 'a valid result, the same on two runs: the unchecked read did not reproduce'
+    print('another run read other bytes: an unchecked read')
+else:
+    print('no valid result: an unchecked read')

@@ -135,8 +135,11 @@ def batches(ready: list[tuple[cells.Cell, Path, str]], size: int,
     groups: dict[tuple[str, str], list[tuple[cells.Cell, Path, str]]] = {}
     for item in ready:
         groups.setdefault((item[2], item[0][1]), []).append(item)
-    return [group[i:i + (1 if fw in alone else size)] for (_, fw), group in groups.items()
-            for i in range(0, len(group), 1 if fw in alone else size)]
+    out = []
+    for (_, fw), group in groups.items():
+        step = 1 if fw in alone else size
+        out += [group[i:i + step] for i in range(0, len(group), step)]
+    return out
 
 
 def _name(cell: cells.Cell) -> str:

@@ -140,3 +140,21 @@ def test_path_reports_a_failed_run_and_refuses_what_python_cannot_copy() -> None
     int8 = _case("Gather", {"axis": 0}, data=DATA.astype(np.int8), indices=np.array([1], np.int64))
     with pytest.raises(Unsupported, match="no int8"):
         _run(int8, variant, PATH)
+
+
+@pytest.mark.slow
+def test_path_converts_in_a_process_that_has_imported_tensorflow() -> None:
+    """MNN's converter module registers TensorFlow's protobuf messages: imported into a process that has TensorFlow,
+    it aborts that process (what crashed three pytest workers in CI). The path converts in a child process."""
+    pytest.importorskip("tensorflow")
+    case = _case("Gather", {"axis": 0}, data=DATA, indices=np.array([2], np.int64))
+    out, _ = _run(case, adapters.get(PATH).variants("Gather")[0], PATH)
+    np.testing.assert_array_equal(out, DATA[2:3])
+
+
+def test_a_failed_conversion_says_what_the_converter_printed() -> None:
+    from gather_scatter_conformance.adapters.convert import onnx_mnn
+
+    with pytest.raises(RuntimeError, match=r"reported failure \(exit \d\); no \.mnn written: .*read onnx model "
+                                           r"failed: model\.onnx .*Model file is not onnx model"):
+        onnx_mnn.mnnconvert(b"not an onnx model")

@@ -2,8 +2,9 @@
 on the CPU backend.
 
 The source is the case's one-node ONNX model (adapters/onnx_graph.py, the newest opset) run natively by ONNX's
-reference implementation (the onnx-reference adapter). The converter is called through the function the
-``MNN.tools.mnnconvert`` console script calls, ``_tools.mnnconvert(argv)`` of the MNN wheel: that script's ``main``
+reference implementation (the onnx-reference adapter). The converter is called, in a child Python process (see
+:func:`mnnconvert`), through the function the ``MNN.tools.mnnconvert`` console script calls,
+``_tools.mnnconvert(argv)`` of the MNN wheel: that script's ``main``
 then builds a usage logger (``MNN.tools.utils.log``) that ``pip install``s ``aliyun-log-python-sdk`` when it is
 missing and posts the conversion's details to Alibaba's log service, neither of which a measurement should do.
 
@@ -22,6 +23,9 @@ asked for, so it is no fallback.
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,22 +47,42 @@ ERROR_CODES = {1: "OUT_OF_MEMORY", 2: "NOT_SUPPORT", 3: "COMPUTE_SIZE_ERROR", 4:
                10: "INPUT_DATA_ERROR", 11: "CALL_BACK_STOP", 20: "TENSOR_NOT_SUPPORT", 21: "TENSOR_NEED_DIVIDE"}
 CONFIG = {"backend": "CPU", "numThread": 1}
 CONVERT_ARGS = ["-f", "ONNX", "--bizCode", "gsc"]
+CONVERT_TIMEOUT = 300  # seconds; a one-node model converts in under one
+# The child that converts: the function the MNN.tools.mnnconvert console script calls, ``_tools.mnnconvert(argv)``;
+# it returns a truthy value on success.
+_CONVERT_CHILD = "import sys, _tools; sys.exit(0 if _tools.mnnconvert(sys.argv[1:]) else 1)"
 # Halide type of a session tensor -> the NumPy dtype its data is copied in and out as.
 _HALIDE = (("Halide_Type_Float", np.float32), ("Halide_Type_Int", np.int32), ("Halide_Type_Int64", np.int64),
            ("Halide_Type_Double", np.float64), ("Halide_Type_Uint8", np.uint8))
 
 
 def mnnconvert(onnx_bytes: bytes) -> bytes:
-    """The ``.mnn`` model MNN's converter makes of an ONNX model; RuntimeError when it reports failure."""
-    import _tools  # the MNN wheel's converter module, what MNN.tools.mnnconvert calls
+    """The ``.mnn`` model MNN's converter makes of an ONNX model; RuntimeError when it reports failure, crashes or
+    outlives CONVERT_TIMEOUT.
 
+    The converter runs in a child Python process: its module ``_tools`` registers TensorFlow's protobuf messages
+    (MNN converts TensorFlow models too), and importing it into a process that has already imported TensorFlow
+    aborts that process (``descriptor_database.cc: Symbol name "tensorflow.ResourceHandleProto" conflicts``, then
+    ``Check failed`` and SIGABRT; measured with MNN 3.6.1 and TensorFlow 2.20). A pytest worker that ran a
+    TensorFlow test first is such a process.
+    """
     with tempfile.TemporaryDirectory(prefix="gsc-mnn-") as tmp:
         src, dst = os.path.join(tmp, "model.onnx"), os.path.join(tmp, "model.mnn")
         with open(src, "wb") as fh:
             fh.write(onnx_bytes)
-        ok = _tools.mnnconvert(["mnnconvert", *CONVERT_ARGS, "--modelFile", src, "--MNNModel", dst])
-        if not ok or not os.path.exists(dst):
-            raise RuntimeError(f"mnnconvert -f ONNX reported failure ({ok!r}); no .mnn written")
+        argv = ["mnnconvert", *CONVERT_ARGS, "--modelFile", src, "--MNNModel", dst]
+        try:
+            done = subprocess.run([sys.executable, "-c", _CONVERT_CHILD, *argv], capture_output=True, text=True,
+                                  errors="replace", timeout=CONVERT_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise RuntimeError(f"mnnconvert -f ONNX did not finish in {CONVERT_TIMEOUT} s") from exc
+        # the converter's last words, with the temporary folder left out so that a record is the same in every run
+        said = " ".join((done.stdout + done.stderr).replace(tmp + os.sep, "").split())[-300:]
+        if done.returncode < 0:
+            raise RuntimeError(f"mnnconvert -f ONNX crashed ({signal.Signals(-done.returncode).name}): {said}")
+        if done.returncode or not os.path.exists(dst):  # _tools.mnnconvert returns True on some failures
+            raise RuntimeError(f"mnnconvert -f ONNX reported failure (exit {done.returncode}); no .mnn written: "
+                               f"{said}")
         with open(dst, "rb") as fh:
             return fh.read()
 

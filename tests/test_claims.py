@@ -334,11 +334,11 @@ def test_a_cell_without_a_claim_says_undocumented() -> None:
 
 
 def test_a_wrapped_call_is_named_by_its_innermost_lambda_s_call() -> None:
-    from gather_scatter_conformance.harness.report.claims import _api_name
+    from gather_scatter_conformance.harness.report.claims import api_name
 
-    assert _api_name("tf.function(lambda data, indices: tf.gather(data, indices, axis=0))") == "tf.gather"
+    assert api_name("tf.function(lambda data, indices: tf.gather(data, indices, axis=0))") == "tf.gather"
     # jax.jit of a vmap of dynamic_update_slice (TensorScatter's emulation): the claim is about the inner call
     jitted = ("jax.jit(lambda data, updates, indices: jax.vmap(lambda c, u, w: "
               "jax.lax.dynamic_update_slice_in_dim(c, u, w, axis=0))(data, updates, indices))(data, updates, indices)")
-    assert _api_name(jitted) == "jax.lax.dynamic_update_slice_in_dim"
-    assert _api_name("InferenceSession(model: Gather-11(data, indices, axis=0))") == "Gather-11"
+    assert api_name(jitted) == "jax.lax.dynamic_update_slice_in_dim"
+    assert api_name("InferenceSession(model: Gather-11(data, indices, axis=0))") == "Gather-11"

@@ -28,9 +28,9 @@ RANKS: tuple[tuple[str, ...], ...] = (
     ("harness.judge",),  # what an observation means: verdict, label, baseline, known deviations
     ("harness.run",),  # running a case in isolation and recording it (the pytest plugin included)
     ("harness.history",),  # release sweeps: runs of old releases, folded into history files
-    # what a reader sees: tables, claims, the page, repro scripts' place on it; beside it, the memory checkers'
-    # evidence for memory-unsafe findings and the advisories written from it
-    ("harness.report", "harness.evidence"),
+    ("harness.evidence",),  # the memory checkers' evidence for memory-unsafe findings, and the advisories
+    # what a reader sees: tables, claims, the page, repro scripts' place on it, upstream issues (with the evidence)
+    ("harness.report",),
     ("harness.importers",),  # making cases from ONNX node tests and bug reports (they run them)
     ("harness.fuzz",),  # making cases by differential fuzzing (written with the importers' writer)
     ("harness.cli",),  # the commands

@@ -8,6 +8,7 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 
 def _run(args: argparse.Namespace, extra: list[str]) -> int:
@@ -201,11 +202,13 @@ def _diff(args: argparse.Namespace) -> int:
     return 0
 
 
-def _repro(args: argparse.Namespace) -> int:
+def _finding(args: argparse.Namespace, changed_paths: bool = False) -> tuple[dict[str, Any], Any] | None:
+    """The first finding of ``args.case`` on ``args.framework`` (NAME or NAME:VARIANT) on ``args.device`` in
+    ``args.files``, and its case; None after printing why there is none. ``changed_paths``: a converter path's record
+    whose preservation is ``changed`` counts as a finding too."""
     from gather_scatter_conformance.harness.judge.verdict import is_finding
     from gather_scatter_conformance.harness.report.drilldown import CaseIndex
     from gather_scatter_conformance.harness.run.records import read
-    from gather_scatter_conformance.harness.run.repro import baseline_label, script
 
     framework, _, variant = args.framework.partition(":")
     matches = [r for r in read(args.files) if r["framework"] == framework
@@ -214,17 +217,28 @@ def _repro(args: argparse.Namespace) -> int:
     if not matches:
         print(f"no record of {args.case} on {args.framework} ({args.device}) in {', '.join(args.files)}",
               file=sys.stderr)
-        return 2
-    findings = [r for r in matches if is_finding(r)]
+        return None
+    findings = [r for r in matches if is_finding(r) or (
+        changed_paths and (r.get("conversion") or {}).get("preservation") == "changed")]
     if not findings:
-        print(f"{args.case} on {args.framework}: {matches[0]['verdict']} ({matches[0]['outcome']}); a repro is written "
-              "for findings only", file=sys.stderr)
-        return 2
+        print(f"{args.case} on {args.framework}: {matches[0]['verdict']} ({matches[0]['outcome']}); not a finding: "
+              "repro scripts and issues are written for findings only", file=sys.stderr)
+        return None
     record = findings[0]
     case = CaseIndex().get(record["case"])
     if case is None:
         print(f"case {record['case']} not found (run from the directory the run was made in)", file=sys.stderr)
+        return None
+    return record, case
+
+
+def _repro(args: argparse.Namespace) -> int:
+    from gather_scatter_conformance.harness.run.repro import baseline_label, script
+
+    found = _finding(args)
+    if found is None:
         return 2
+    record, case = found
     try:
         text = script(case, record, baseline_label(record, Path(args.baseline_dir) if args.baseline_dir else None))
     except ValueError as exc:
@@ -232,9 +246,42 @@ def _repro(args: argparse.Namespace) -> int:
         return 2
     if args.out:
         Path(args.out).write_text(text)
-        print(f"wrote {args.out}: {record['case']} on {framework}:{record.get('variant')} ({record['outcome']})")
+        print(f"wrote {args.out}: {record['case']} on {record['framework']}:{record.get('variant')} "
+              f"({record['outcome']})")
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def _issue(args: argparse.Namespace) -> int:
+    from gather_scatter_conformance import resources
+    from gather_scatter_conformance.harness.evidence import cells
+    from gather_scatter_conformance.harness.evidence.advisories import read_evidence
+    from gather_scatter_conformance.harness.history import store
+    from gather_scatter_conformance.harness.report import upstream
+    from gather_scatter_conformance.harness.report.claims import load_claims
+    from gather_scatter_conformance.harness.run.repro import baseline_label, script
+
+    found = _finding(args, changed_paths=True)
+    if found is None:
+        return 2
+    record, case = found
+    history_dir = Path(args.history) if args.history else (Path("history") if Path("history").is_dir() else None)
+    history = None
+    if history_dir is not None and store.path_for(history_dir, record["framework"]).exists():
+        history = store.read(history_dir, record["framework"])
+    evidence = read_evidence(Path(args.evidence)).get(cells.key(record)) if args.evidence else None
+    try:
+        text: str | None = script(case, record, baseline_label(record))
+    except ValueError:
+        text = None
+    sources = upstream.Sources(load_claims(args.claims or resources.claims_dir()), history, evidence)
+    out = upstream.body(record, case, text, sources)
+    if args.out:
+        Path(args.out).write_text(out)
+        print(f"wrote {args.out}: {upstream.title(record, upstream.documented(record, sources.claims))}")
+    else:
+        sys.stdout.write(out)
     return 0
 
 
@@ -294,6 +341,17 @@ def main(argv: list[str] | None = None) -> int:
     rpr.add_argument("--out", default="", help="write the script here (default: standard output)")
     rpr.add_argument("--baseline-dir", default="", help="baselines whose alternatives (zero|garbage: an unchecked "
                      "read) the script accepts (default: ./baselines if present, else the shipped ones)")
+    iss = sub.add_parser("issue", help="print the upstream issue of a finding: title, versions, what the spec and the "
+                         "documentation say (quoted), what was observed, since which release, the repro")
+    iss.add_argument("files", nargs="+", help="results files (JSON Lines)")
+    iss.add_argument("--case", required=True, help="the case: file::id, or its id")
+    iss.add_argument("--framework", required=True, help="NAME, NAME:VARIANT, or a converter path a~b~c[:VARIANT]")
+    iss.add_argument("--device", default="cpu")
+    iss.add_argument("--history", default="", help="release sweeps (history/<framework>.jsonl; default: ./history if "
+                     "present)")
+    iss.add_argument("--evidence", default="", help="gsc memcheck's evidence file (JSON Lines)")
+    iss.add_argument("--claims", default="", help="documented claims directory (default: the shipped claims)")
+    iss.add_argument("--out", default="", help="write the markdown here (default: standard output)")
     bas = sub.add_parser("baseline", help="write baselines/<framework>.yaml from the probe labels in results files")
     bas.add_argument("files", nargs="*", help="results files whose labels to write")
     bas.add_argument("--evidence", nargs="+", default=[], metavar="FILE",
@@ -342,6 +400,7 @@ def main(argv: list[str] | None = None) -> int:
         "summary": _summary,
         "diff": _diff,
         "repro": _repro,
+        "issue": _issue,
         "import": _import,
         "fuzz": fuzz.main,
         "history": history.main,

@@ -185,7 +185,7 @@ def _section(n: int, rec: dict[str, Any], case: Any, ev: dict[str, Any] | None, 
     if case is not None:
         lines += ["Minimal input:", "", "```python",
                   *(f"{name} = {literal(arr)}" for name, arr in case.inputs().items()), "```", ""]
-    lines += _evidence(ev)
+    lines += evidence_lines(ev)
     if script:
         lines += [f"Repro: [`{script}`]({script}) (`python {script.rpartition('/')[2]}`; it exits 0 when the behaviour "
                   "reproduces; `--child` makes the call in the script's own process)", ""]
@@ -194,8 +194,9 @@ def _section(n: int, rec: dict[str, Any], case: Any, ev: dict[str, Any] | None, 
     return "\n".join(lines) + "\n"
 
 
-def _evidence(ev: dict[str, Any] | None) -> list[str]:
-    """The checkers' evidence as markdown lines: the verdict and its reason, then what each checker saw."""
+def evidence_lines(ev: dict[str, Any] | None) -> list[str]:
+    """A cell's memory-checker evidence (a ``gsc memcheck`` line, or None) as markdown lines: the verdict and its
+    reason, then what each checker saw (its first three errors)."""
     if ev is None:
         return ["Memory checkers: not checked (no `gsc memcheck` evidence for this cell)", ""]
     lines = [f"Memory checkers (`gsc memcheck`, {ev.get('measured', '')}): **{ev['verdict']}**: {ev['reason']}", ""]

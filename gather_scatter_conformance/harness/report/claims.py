@@ -255,7 +255,7 @@ _OP_VERSION = re.compile(r"\b([A-Z][A-Za-z]+)-(\d+)\b")
 _LAMBDA_BODY = re.compile(r"lambda [^:]*:\s*(.*)")
 
 
-def _api_name(api: str | None) -> str | None:
+def api_name(api: str | None) -> str | None:
     """The callable's name: an API string as records show it (``tf.gather(data, indices, axis=0)``) -> ``tf.gather``.
 
     A wrapped call (``tf.function(lambda data, indices: tf.gather(...))(...)``) is named by what the innermost lambda
@@ -307,8 +307,8 @@ def lookup_all(
     if about is not None:
         found = [c for c in found if c.about == about]
     if api is not None:
-        name = _api_name(api)
-        found = [c for c in found if c.api is None or _api_name(c.api) == name]
+        name = api_name(api)
+        found = [c for c in found if c.api is None or api_name(c.api) == name]
     elif unversioned:
         found = [c for c in found if op_version(c.api) is None]
     found = _prefer(found, "device", device)

@@ -1,0 +1,259 @@
+"""The upstream issue of one finding: a markdown issue body that a framework's maintainers can act on without the
+harness. It names the versions, what the call did, what ONNX's semantics and the framework's own documentation say
+(quoted, with their sources), since which release the history shows the behaviour, the memory checker's evidence
+for a memory-unsafe one, and the standalone repro script. ``gsc issue`` prints it.
+
+A finding is a record :func:`harness.judge.verdict.is_finding` accepts, or a converter path's record whose
+preservation verdict is ``changed``. Its kind (:data:`KINDS`, in order of precedence) sets the title's wording.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gather_scatter_conformance.harness.cases.load import Case
+from gather_scatter_conformance.harness.judge.repeats import distribution_text
+from gather_scatter_conformance.harness.report.build import words
+from gather_scatter_conformance.harness.report.claims import DOC_ONLY_LABELS, Claim, agrees, api_name, lookup
+from gather_scatter_conformance.vocab.dimensions import DIMENSIONS, is_memory_unsafe
+
+KINDS = ("memory-unsafe", "converter change", "documentation contradiction", "deviation", "alternative")
+SPEC = "onnx"  # the claim file that quotes the canonical semantics
+_MESSAGE_CHARS = 400  # an error message is cut here: converters' messages run to pages of trace
+
+
+@dataclass
+class Sources:
+    """What a finding's issue is written from besides its record and case."""
+
+    claims: list[Claim] = field(default_factory=list)
+    history: list[dict[str, Any]] | None = None  # the framework's release sweep (harness.history.store.read)
+    evidence: dict[str, Any] | None = None  # the cell's gsc memcheck line
+
+
+def is_path(record: dict[str, Any]) -> bool:
+    """True for a converter path's record (``source~converter~target``)."""
+    return "~" in record["framework"]
+
+
+def documented(record: dict[str, Any], claims: Iterable[Claim]) -> Claim | None:
+    """The framework's own documented claim for the record's API, operator and dimension, or None."""
+    if is_path(record) or not record.get("dimension"):
+        return None
+    return lookup(list(claims), record["framework"], record["op"], record["dimension"], record.get("api") or None,
+                  device=record.get("device") or None)
+
+
+def spec_claim(record: dict[str, Any], claims: Iterable[Claim]) -> Claim | None:
+    """ONNX's statement (newest opset first, as the claim file lists it) for the record's operator and dimension."""
+    if not record.get("dimension"):
+        return None
+    return lookup(list(claims), SPEC, record["op"], record["dimension"])
+
+
+def kind(record: dict[str, Any], doc: Claim | None = None) -> str:
+    """The finding's kind, one of :data:`KINDS`: memory-unsafe (its label or any label it was seen with), a converter
+    path that changed the behaviour, a contradiction of the framework's documentation, a deviation from ONNX's
+    semantics, else a labelled alternative to them."""
+    seen = [record.get("label") or "", *(record.get("distribution") or {})]
+    if record["outcome"] in ("crash", "timeout") or any(is_memory_unsafe(label) for label in seen if label):
+        return "memory-unsafe"
+    if is_path(record) and (record.get("conversion") or {}).get("preservation") == "changed":
+        return "converter change"
+    if agrees(doc, [record.get("label") or ""]) is False:
+        return "documentation contradiction"
+    return "deviation" if record.get("verdict") == "deviates" else "alternative"
+
+
+def _question(record: dict[str, Any]) -> str:
+    dim = record.get("dimension")
+    if dim in DIMENSIONS:
+        text = DIMENSIONS[dim][0]
+        return text[0].lower() + text[1:].rstrip("?")
+    return record["case"].rpartition("::")[2]
+
+
+def _happened(record: dict[str, Any]) -> str:
+    """What the call did, in a few words: the label's words, else the outcome."""
+    if record["outcome"] == "crash":
+        return f"crashes ({record.get('signal') or 'exit'})"
+    if record["outcome"] == "timeout":
+        return "hangs"
+    if record.get("label"):
+        return words(record["label"], record.get("dimension"))
+    if record["outcome"] == "error":
+        return f"raises {record.get('error_type') or 'an error'}"
+    return "returns a wrong result"
+
+
+# A memory checker's verdict (harness.evidence.verdict) as a title says it.
+_ACCESS = {"write": "writes out of bounds", "read": "reads out of bounds",
+           "uninitialised": "reads uninitialised memory"}
+
+
+def title(record: dict[str, Any], doc: Claim | None = None, evidence: dict[str, Any] | None = None) -> str:
+    """One line naming the API, the question, what happened (the access a memory checker proved, where one did)
+    and the release."""
+    version = record.get("framework_version", "")
+    if is_path(record):
+        conv = record.get("conversion") or {}
+        versions = conv.get("versions") or {}
+        return (f"{conv.get('converter', record['framework'])} {versions.get('converter', '')}: {record['op']} "
+                f"({_question(record)}) changes from {words(conv.get('source_label'), record.get('dimension'))} to "
+                f"{words(conv.get('target_label'), record.get('dimension'))} ({conv.get('source')} -> "
+                f"{conv.get('target')})").replace("  ", " ")
+    happened = _ACCESS.get((evidence or {}).get("verdict", ""), _happened(record))
+    what = f"{api_name(record.get('api')) or record.get('variant')} ({record['op']}): {_question(record)}: {happened}"
+    if doc is not None and agrees(doc, [record.get("label") or ""]) is False:
+        what += f", documented as {words(doc.label, doc.dimension)}"
+    return f"{what} [{record['framework']} {version.split('-')[0]}]"
+
+
+def _quote(claim: Claim, who: str) -> list[str]:
+    where = ", ".join(x for x in (claim.api, claim.locator, claim.version and f"version {claim.version}") if x)
+    lines = [f"{who} ({where}):" if where else f"{who}:", "", f"> {claim.text}", ">", f"> {claim.source}"]
+    if claim.note:
+        lines += ["", f"(Our reading: {claim.note})"]
+    return [*lines, ""]
+
+
+def _value(value: Any, dtype: str | None = None) -> str:
+    if value is None:
+        return "(an array too large to show here: the repro prints it)"
+    return f"`{value}`" + (f" ({dtype})" if dtype else "")
+
+
+def _observed(record: dict[str, Any]) -> str:
+    outcome = record["outcome"]
+    if outcome == "crash":
+        return f"the process dies ({record.get('signal') or 'exit'}): {record.get('error_message') or ''}".rstrip(": ")
+    if outcome == "timeout":
+        return "the call does not return (killed after the harness's case timeout)"
+    if outcome == "error":
+        message = " ".join(str(record.get("error_message") or "").split())[:_MESSAGE_CHARS]
+        return f"raises `{record.get('error_type') or 'an error'}`: {message}"
+    return f"returns {_value(record.get('observed'), record.get('observed_dtype'))}"
+
+
+def _expected(record: dict[str, Any]) -> str:
+    expected = record.get("expected")
+    if expected == "error":
+        return "an error (the input is outside what the operator accepts)"
+    return _value(expected)
+
+
+def since(record: dict[str, Any], history: list[dict[str, Any]] | None) -> str:
+    """Since which release the history shows the record's label: the releases swept, where the label began, and what
+    earlier releases did."""
+    if is_path(record):
+        return "Converter paths have no release history here: only the versions above were measured."
+    if history is None:
+        return f"No release history of {record['framework']} was available: only the version above was measured."
+    from gather_scatter_conformance.harness.history import store
+    from gather_scatter_conformance.harness.judge.baseline import item_key
+
+    by_release = store.case_labels(history).get(
+        item_key(record["case"], record.get("variant", ""), record.get("device", "cpu")))
+    label = record.get("label")
+    if not by_release or not label:
+        return "This case was not swept across releases (the release history covers probe cases' labels)."
+    order = [r for r in store.releases(history) if r in by_release]
+    swept = ", ".join(f"{r}: {words(by_release[r], record.get('dimension'))}" for r in order)
+    same = [r for r in order if _shows(record, by_release[r])]
+    dim = record.get("dimension")
+    if not same:
+        return f"No swept release showed it. Per release: {swept}."
+    if order[-1] not in same:
+        return f"Seen in {', '.join(same)}, not in the newest swept release. Per release: {swept}."
+    start = next(r for r in order if all(x in same for x in order[order.index(r):]))
+    before = order[:order.index(start)]
+    lead = (f"In every swept release ({order[0]} to {order[-1]})." if not before else
+            f"Since {start}; {before[-1]} gave {words(by_release[before[-1]], dim)}.")
+    if before and kind(record) == "memory-unsafe":  # a sweep measures each release once
+        lead += (" A sweep calls each release once, and an unchecked access can look harmless in one call: the "
+                 "earlier releases may be affected too.")
+    return f"{lead} Per release: {swept}."
+
+
+def _shows(record: dict[str, Any], release_label: str) -> bool:
+    """Whether a release's label shows the record's behaviour: for a memory-unsafe one any label of the class (which
+    one a run gets depends on what lies in memory), else any of the record's labels."""
+    seen = release_label.split("|")
+    if kind(record) == "memory-unsafe":
+        return any(is_memory_unsafe(lab) for lab in seen)
+    return bool(set(seen) & {*(record.get("label") or "").split("|"), *(record.get("distribution") or {})})
+
+
+def _versions(record: dict[str, Any]) -> str:
+    if is_path(record):
+        conv = record.get("conversion") or {}
+        versions = conv.get("versions") or {}
+        parts = [f"{conv.get(side, side)} {versions.get(side, '')}".strip() for side in ("source", "converter",
+                                                                                         "target")]
+        systems = " -> ".join(parts)
+    else:
+        systems = f"{record['framework']} {record.get('framework_version', '')}".strip()
+    device = record.get("device_name") or record.get("device") or "cpu"
+    return (f"{systems} on {device}, Python {record.get('python', '?')}; measured {str(record.get('time', ''))[:10]} "
+            f"by gather-scatter-conformance {record.get('harness_version', '')}")
+
+
+def body(record: dict[str, Any], case: Case, script: str | None, sources: Sources) -> str:
+    """The issue's markdown: the title as a heading, then versions, what happens, what is expected (the spec and the
+    documentation quoted), since which release, the memory checker's evidence, and the repro."""
+    doc = documented(record, sources.claims)
+    spec = spec_claim(record, sources.claims)
+    found = kind(record, doc)
+    call = record.get("api") or (record.get("conversion") or {}).get("source_api") or record.get("variant")
+    lines = [f"# {title(record, doc, sources.evidence)}", "",
+             f"**Versions:** {_versions(record)}.", "",
+             f"**Kind:** {found}. Case `{record['case']}` ({case.spec.source}).", "",
+             "## What happens", ""]
+    if is_path(record):
+        conv = record.get("conversion") or {}
+        source = (_value(conv.get("source_value"), conv.get("source_dtype")) if "source_value" in conv
+                  else f"an error: {conv.get('source_error', '')}")
+        lines += [f"Natively, `{conv.get('source_api') or call}` gives {source} "
+                  f"({words(conv.get('source_label'), record.get('dimension'))}).",
+                  f"Converted by {conv.get('converter')} (the converted graph: "
+                  f"{' '.join(record.get('ops') or []) or 'not reported'}) and run by {conv.get('target')}, it "
+                  f"{_observed(record)} ({words(conv.get('target_label'), record.get('dimension'))}).", ""]
+    elif record.get("distribution"):  # a repeated cell: what each fresh process did, then one run's answer
+        dist, dim = record["distribution"], record.get("dimension")
+        meaning = "; ".join(f"{lab}: {words(lab, dim)}" for lab in dist)
+        lines += [f"`{call}`, called in {sum(dist.values())} fresh processes: {distribution_text(dist)} ({meaning}).",
+                  f"One of them {_observed(record)}.", ""]
+    else:
+        lines += [f"`{call}` {_observed(record)}."]
+        if record.get("label"):
+            shown = words(record["label"], record.get("dimension"))
+            lines.append(f"Read as a behaviour of {_question(record)}: {shown}.")
+        lines.append("")
+    lines += ["## What is expected", "", f"ONNX's semantics (the reference engine) give {_expected(record)}.", ""]
+    if spec is not None:
+        lines += _quote(spec, f"ONNX {record['op']}")
+    if doc is not None:
+        lines += _quote(doc, f"The documentation of {api_name(doc.api) or record['framework']}")
+        if doc.label in DOC_ONLY_LABELS:
+            lines += [f"It leaves this {doc.label}.", ""]
+        else:
+            verb = "agrees" if agrees(doc, [record.get("label") or ""]) else "contradicts it"
+            lines += [f"Documented: {words(doc.label, doc.dimension)}; measured: "
+                      f"{words(record.get('label'), record.get('dimension'))}: the measurement {verb}.", ""]
+    elif not is_path(record) and record.get("dimension"):
+        lines += [f"The documentation of {record['framework']} says nothing of this that the harness has found.", ""]
+    lines += ["## Since which release", "", since(record, sources.history), ""]
+    if found == "memory-unsafe":
+        from gather_scatter_conformance.harness.evidence.advisories import evidence_lines
+
+        lines += ["## Memory checker", "", *evidence_lines(sources.evidence)]
+    lines += ["## Repro", ""]
+    if script:
+        lines += ["```python", script.rstrip("\n"), "```", "",
+                  "It exits 0 while the behaviour reproduces, and 1 once it no longer does.", ""]
+    else:
+        lines += ["No standalone script can be written for this record (no native call was recorded).", ""]
+    lines += ["<sub>Written by `gsc issue` (gather-scatter-conformance). Nothing was sent anywhere.</sub>", ""]
+    return "\n".join(lines)

@@ -296,3 +296,18 @@ def test_release_history_is_drawn_when_a_link_reaches_it(browser, page) -> None:
     changed[0].click()  # action 2
     evidence = browser.find_element(By.ID, changed[0].get_attribute("href").split("#")[1])
     assert evidence.is_displayed() and "→" in evidence.text
+
+
+def test_a_dtype_cell_lists_its_apis(browser, page) -> None:
+    """#28: clicking a Dtypes cell threw `Cannot read properties of undefined (reading 'forEach')` and no panel
+    opened. It lists each API of the framework that has the dtype probe, with what it measured."""
+    load(browser, page)
+    td = browser.find_element(By.CSS_SELECTOR, "#dtypes td[data-bl]")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", td)
+    td.click()  # action 1
+    panel_text(browser)
+    framework = td.find_element(By.XPATH, "./ancestor::tr/th").text
+    assert browser.find_element(By.CSS_SELECTOR, "#panel h2").text.startswith(f"{framework} · ")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#panel table.plain tr")
+    assert len(rows) - 1 == len(td.get_attribute("data-bl").split()) > 0  # a header, then one row per API
+    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []

@@ -311,3 +311,20 @@ def test_a_dtype_cell_lists_its_apis(browser, page) -> None:
     rows = browser.find_elements(By.CSS_SELECTOR, "#panel table.plain tr")
     assert len(rows) - 1 == len(td.get_attribute("data-bl").split()) > 0  # a header, then one row per API
     assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
+def test_key_findings_count_the_changes_their_history_headings_count(browser, page) -> None:
+    """#28: key findings said 'mxnet 75' (behaviour changes) while the History heading they link to said 237 (every
+    change). Both now give the same two counts, read from the release history."""
+    from gather_scatter_conformance.harness.history import store
+
+    load(browser, page)
+    links = browser.find_elements(By.CSS_SELECTOR, "#kf-changes a[href^='#history-']")
+    assert links
+    for link in links:
+        framework = link.get_attribute("href").rsplit("#history-", 1)[1]
+        found = store.changes(store.read(ROOT / "history", framework))
+        want = f"{len(found)} ({sum(c.kind == 'behaviour' for c in found)} of behaviour)"
+        said = link.find_element(By.XPATH, "following-sibling::span[@class='hcount'][1]").text
+        heading = browser.find_element(By.CSS_SELECTOR, f"#history-{framework} .hcount").text
+        assert said == heading == want, framework

@@ -328,3 +328,19 @@ def test_key_findings_count_the_changes_their_history_headings_count(browser, pa
         said = link.find_element(By.XPATH, "following-sibling::span[@class='hcount'][1]").text
         heading = browser.find_element(By.CSS_SELECTOR, f"#history-{framework} .hcount").text
         assert said == heading == want, framework
+
+
+def test_key_findings_follow_the_operator_filter(browser, page) -> None:
+    """#28: the key findings ignored the operator filter. Under it they keep that operator's items; a line left
+    without any is hidden, and the items still read as a list (no dangling '; ')."""
+    load(browser, page)
+    every = browser.find_elements(By.CSS_SELECTOR, "#findings .kfi:not(.kfmore)")
+    assert {i.find_element(By.CSS_SELECTOR, "button").text.split()[1] for i in every if i.is_displayed()} > {"Gather"}
+    Select(browser.find_element(By.ID, "f-op")).select_by_visible_text("ScatterND")  # action 1
+    shown = [i for i in browser.find_elements(By.CSS_SELECTOR, "#findings .kfi:not(.kfmore)") if i.is_displayed()]
+    assert shown and {i.find_element(By.CSS_SELECTOR, "button").text.split()[1] for i in shown} == {"ScatterND"}
+    for li in browser.find_elements(By.CSS_SELECTOR, "#findings li"):
+        if li.is_displayed() and li.find_elements(By.CSS_SELECTOR, ".kfi"):
+            text = li.text
+            assert ": ; " not in text and "; ;" not in text, text
+            assert any(i.is_displayed() for i in li.find_elements(By.CSS_SELECTOR, ".kfi")), text

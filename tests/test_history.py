@@ -252,3 +252,11 @@ def test_a_sweep_with_drop_envs_keeps_the_records_and_no_environment(tmp_path: P
     records = [json.loads(line) for line in (history / "onnxruntime.jsonl").read_text().splitlines()]
     assert records and all(r["status"] == "ok" for r in records)
     assert not any(cache.iterdir()), list(cache.iterdir())
+
+
+def test_history_tables_split_releases_evenly() -> None:
+    from gather_scatter_conformance.harness.report.history import parts
+
+    assert parts(21) == [(0, 11), (11, 21)]
+    assert parts(12) == [(0, 12)] and parts(13) == [(0, 7), (7, 13)] and parts(0) == []
+    assert parts(25, 12) == [(0, 9), (9, 18), (18, 25)]

@@ -4,12 +4,26 @@ releases."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import Any
 
 from packaging.version import Version
 
 from gather_scatter_conformance.harness.history import store
+
+# Release columns per table: at 1600 px, more than 12 left labels such as "unsupported" too narrow a column, and
+# they broke inside words. A framework with more releases gets its history in several tables of equal width.
+COLUMNS = 12
+
+
+def parts(n: int, columns: int = COLUMNS) -> list[tuple[int, int]]:
+    """(start, stop) of each table's release columns: ``n`` releases in as few tables of at most ``columns`` as fit,
+    as even as possible (21 -> 11 + 10)."""
+    if n <= 0:
+        return []
+    size = math.ceil(n / math.ceil(n / columns))
+    return [(i, min(i + size, n)) for i in range(0, n, size)]
 
 
 def _evidence(rec: dict[str, Any] | None) -> dict[str, Any]:
@@ -50,6 +64,7 @@ def _framework(framework: str, records: list[dict[str, Any]]) -> dict[str, Any]:
         rows.append({"op": op, "api": f"{variant}{'' if device == 'cpu' else '@' + device}", "dimension": dimension,
                      "cells": cells})
     return {"framework": framework, "releases": releases, "rows": rows, "evidence": evidence,
+            "parts": [{"start": a, "stop": b, "releases": releases[a:b]} for a, b in parts(len(releases))],
             "stable": len(by_key) - len(rows), "failures": store.failures(records), "changes": len(found),
             "api_changes": sum(c.kind == "api" for c in found)}
 

@@ -105,3 +105,36 @@ def test_report_in_chromium(browser, tmp_path: Path) -> None:
     assert (tmp_path / "report.png").stat().st_size > 10_000
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert errors == []
+
+
+@pytest.mark.slow
+def test_the_conversion_tables_header_hides_no_row(browser, tmp_path: Path) -> None:
+    """#28: the conversion table's sticky header hid its first three rows at every scroll position (it stuck below
+    the toolbar inside the table's own scroll box). Every row is visible, whatever the scroll; records from a real
+    converter path (onnx~mnnconvert~mnn on the Gather probes)."""
+    import subprocess
+    import sys
+
+    from gather_scatter_conformance import resources
+
+    pytest.importorskip("MNN")
+    probes = resources.corpus_file("cases/probes/gather.yaml")
+    run = subprocess.run([sys.executable, "-m", "gather_scatter_conformance", "run", "--framework",
+                          "onnx~mnnconvert~mnn", "--results", "paths.jsonl", str(probes)],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert (tmp_path / "paths.jsonl").exists(), run.stdout[-2000:] + run.stderr[-2000:]
+    out = generate([tmp_path / "paths.jsonl"], tmp_path / "out", claims_dir=NO_CLAIMS)
+    browser.get(out["index.html"].resolve().as_uri())
+    table = browser.find_element(By.CSS_SELECTOR, "table.conv")
+    rows = table.find_elements(By.CSS_SELECTOR, "tbody tr")
+    assert len(rows) >= 3
+    for shift in (0, -150):  # the table's top just below the toolbar, then lower in the window
+        browser.execute_script("arguments[0].scrollIntoView(); window.scrollBy(0, -document.getElementById("
+                               "'toolbar').getBoundingClientRect().height + arguments[1])", table, shift)
+        for row in rows[:3]:
+            covered = browser.execute_script(
+                "var r = arguments[0].cells[0].getBoundingClientRect(), y = r.top + r.height / 2;"
+                "if (y < 0 || y > innerHeight) { return null; }"
+                "var e = document.elementFromPoint(r.left + 5, y); return e && !arguments[0].contains(e);", row)
+            assert not covered, (shift, row.text)
+    assert browser.execute_script("return document.documentElement.scrollWidth <= innerWidth")

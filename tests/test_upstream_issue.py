@@ -128,3 +128,20 @@ def test_the_cli_help_names_the_command() -> None:
     done = subprocess.run([*GSC, "issue", "--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "--framework" in done.stdout
     assert json.dumps(upstream.KINDS)  # the kinds are plain strings a page can show
+
+
+def test_a_statement_api_is_named_by_its_variant_and_alternatives_count_as_measured() -> None:
+    from gather_scatter_conformance.harness.report.claims import Claim
+
+    record = {**_unsafe_record(), "framework": "mxnet", "variant": "np.setitem",
+              "api": "npx.set_np(); out = data.copy(); out[(indices,)] = updates"}
+    assert upstream.title(record).startswith("np.setitem (ScatterND): ")
+    dup = {"case": "c.yaml::d", "framework": "keras", "variant": "v", "op": "ScatterND", "dimension": "duplicates",
+           "outcome": "ok", "verdict": "conforms", "label": "nondeterministic|last-wins",
+           "distribution": {"nondeterministic": 4, "last-wins": 1}, "api": "keras.ops.scatter_update(d, i, u)"}
+    claim = Claim(framework="keras", op="ScatterND", dimension="duplicates", label="last-wins", text="t",
+                  source="https://example.org/keras")
+    # the documented label is among what the runs saw: no contradiction (as the report's cells judge it)
+    assert upstream.measured(dup) == ["nondeterministic", "last-wins"]
+    assert upstream.kind(dup, claim) == "alternative" and "documented as" not in upstream.title(dup, claim)
+    assert upstream.kind(dup, claim.model_copy(update={"label": "first-wins"})) == "documentation contradiction"

@@ -279,7 +279,7 @@ def _issue(args: argparse.Namespace) -> int:
     out = upstream.body(record, case, text, sources)
     if args.out:
         Path(args.out).write_text(out)
-        print(f"wrote {args.out}: {upstream.title(record, upstream.documented(record, sources.claims))}")
+        print(f"wrote {args.out}: {upstream.title(record, upstream.documented(record, sources.claims), evidence)}")
     else:
         sys.stdout.write(out)
     return 0

@@ -53,6 +53,26 @@ def spec_claim(record: dict[str, Any], claims: Iterable[Claim]) -> Claim | None:
     return lookup(list(claims), SPEC, record["op"], record["dimension"])
 
 
+def measured(record: dict[str, Any]) -> list[str]:
+    """Every label the record saw: its label's alternatives (``nondeterministic|last-wins``) and its distribution's."""
+    return list(dict.fromkeys([*filter(None, (record.get("label") or "").split("|")),
+                               *(record.get("distribution") or {})]))
+
+
+def _contradicts(doc: Claim | None, record: dict[str, Any]) -> bool:
+    """The documentation states a definite label that none of the record's labels is (as the report judges it)."""
+    return agrees(doc, measured(record)) is False
+
+
+def _name(record: dict[str, Any]) -> str:
+    """The API as a title names it: the callable (``tf.gather``), or the variant where the call is a statement
+    (MXNet's ``npx.set_np(); out[...] = updates`` is ``np.setitem``)."""
+    api = record.get("api") or ""
+    if not api or ";" in api or " = " in api:
+        return str(record.get("variant") or record["framework"])
+    return api_name(api) or str(record.get("variant"))
+
+
 def kind(record: dict[str, Any], doc: Claim | None = None) -> str:
     """The finding's kind, one of :data:`KINDS`: memory-unsafe (its label or any label it was seen with), a converter
     path that changed the behaviour, a contradiction of the framework's documentation, a deviation from ONNX's
@@ -62,7 +82,7 @@ def kind(record: dict[str, Any], doc: Claim | None = None) -> str:
         return "memory-unsafe"
     if is_path(record) and (record.get("conversion") or {}).get("preservation") == "changed":
         return "converter change"
-    if agrees(doc, [record.get("label") or ""]) is False:
+    if _contradicts(doc, record):
         return "documentation contradiction"
     return "deviation" if record.get("verdict") == "deviates" else "alternative"
 
@@ -105,8 +125,8 @@ def title(record: dict[str, Any], doc: Claim | None = None, evidence: dict[str, 
                 f"{words(conv.get('target_label'), record.get('dimension'))} ({conv.get('source')} -> "
                 f"{conv.get('target')})").replace("  ", " ")
     happened = _ACCESS.get((evidence or {}).get("verdict", ""), _happened(record))
-    what = f"{api_name(record.get('api')) or record.get('variant')} ({record['op']}): {_question(record)}: {happened}"
-    if doc is not None and agrees(doc, [record.get("label") or ""]) is False:
+    what = f"{_name(record)} ({record['op']}): {_question(record)}: {happened}"
+    if _contradicts(doc, record):
         what += f", documented as {words(doc.label, doc.dimension)}"
     return f"{what} [{record['framework']} {version.split('-')[0]}]"
 
@@ -239,7 +259,7 @@ def body(record: dict[str, Any], case: Case, script: str | None, sources: Source
         if doc.label in DOC_ONLY_LABELS:
             lines += [f"It leaves this {doc.label}.", ""]
         else:
-            verb = "agrees" if agrees(doc, [record.get("label") or ""]) else "contradicts it"
+            verb = "contradicts it" if _contradicts(doc, record) else "agrees"
             lines += [f"Documented: {words(doc.label, doc.dimension)}; measured: "
                       f"{words(record.get('label'), record.get('dimension'))}: the measurement {verb}.", ""]
     elif not is_path(record) and record.get("dimension"):

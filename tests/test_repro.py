@@ -153,3 +153,28 @@ def test_a_crash_repro_ends_even_when_its_child_hangs(tmp_path: Path, monkeypatc
     ran = _run_script(path)
     assert (ran.returncode == 0) == reproduces, ran.stdout + ran.stderr
     assert says in ran.stdout + ran.stderr
+
+
+@pytest.mark.parametrize(("crashes_on", "reproduces", "says"), [
+    (3, True, "child process ended with -11 (expected -signal.SIGSEGV) in child 3 of up to 4"),
+    (None, False, "expected a memory-damage signal (SIGSEGV when recorded), got 0"),
+])
+def test_a_memory_damage_crash_gets_several_children(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     crashes_on: int | None, reproduces: bool, says: str) -> None:
+    """Damaged memory kills a process only where something notices: TVM's scatter_nd write before a block killed 1
+    standalone child in 5. Such a script runs children until one dies of a memory-damage signal."""
+    from gather_scatter_conformance.harness.run import repro
+
+    monkeypatch.setattr(repro, "_TRIES", 4)
+    case = _case(tmp_path)
+    native = ("import os, pathlib, signal; f = pathlib.Path(__file__).with_suffix('.n'); "
+              "n = int(f.read_text()) + 1 if f.exists() else 1; f.write_text(str(n)); "
+              f"n == {crashes_on} and os.kill(os.getpid(), signal.SIGSEGV); result = None")
+    record = {"framework": "fw", "variant": "v", "outcome": "crash", "signal": "SIGSEGV", "native": native,
+              "api": "fw.call()", "case": case.nodeid}
+    path = tmp_path / "repro.py"
+    path.write_text(script(case, record))
+    ran = _run_script(path)
+    assert (ran.returncode == 0) == reproduces, ran.stdout + ran.stderr
+    assert says in ran.stdout + ran.stderr
+    assert (tmp_path / "repro.n").read_text() == str(crashes_on or 4)  # it stopped at the first crash

@@ -197,6 +197,12 @@ def test_gsc_run_runs_the_shipped_corpus(installed: Installed) -> None:
     valid = re.search(r"^(\d+) valid case\(s\), 0 error\(s\)$", proc.stdout, re.M)
     assert proc.returncode == 0 and valid, _out(proc)
     assert len(records) == len({r["case"] for r in records}) == int(valid[1]) > 500, (len(records), valid[1])
+    # A finding's upstream issue, with none of the report extra's packages (pandas, jinja2) installed.
+    finding = next(r for r in records if r["verdict"] == "deviates")
+    proc = installed.run(["gsc", "issue", "results/results.jsonl", "--case", finding["case"], "--framework", "numpy"])
+    assert proc.returncode == 0, _out(proc)
+    assert proc.stdout.startswith("# ") and f"[numpy {finding['framework_version']}]" in proc.stdout.splitlines()[0]
+    assert "## Repro" in proc.stdout
 
 
 def test_pytest_runs_a_copied_case_folder_on_numpy_and_onnxruntime(installed: Installed) -> None:

@@ -206,8 +206,8 @@ def _finding(args: argparse.Namespace, changed_paths: bool = False) -> tuple[dic
     """The first finding of ``args.case`` on ``args.framework`` (NAME or NAME:VARIANT) on ``args.device`` in
     ``args.files``, and its case; None after printing why there is none. ``changed_paths``: a converter path's record
     whose preservation is ``changed`` counts as a finding too."""
+    from gather_scatter_conformance.harness.evidence.cells import Cases  # no report extra needed
     from gather_scatter_conformance.harness.judge.verdict import is_finding
-    from gather_scatter_conformance.harness.report.drilldown import CaseIndex
     from gather_scatter_conformance.harness.run.records import read
 
     framework, _, variant = args.framework.partition(":")
@@ -225,7 +225,7 @@ def _finding(args: argparse.Namespace, changed_paths: bool = False) -> tuple[dic
               "repro scripts and issues are written for findings only", file=sys.stderr)
         return None
     record = findings[0]
-    case = CaseIndex().get(record["case"])
+    case = Cases().get(record["case"])
     if case is None:
         print(f"case {record['case']} not found (run from the directory the run was made in)", file=sys.stderr)
         return None

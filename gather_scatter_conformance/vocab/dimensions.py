@@ -143,3 +143,19 @@ def label_class(label: str | None) -> str | None:
     """The class a baseline compares: ``memory-unsafe`` for a label of that class (whichever parts it has), else the
     label itself."""
     return MEMORY_UNSAFE if is_memory_unsafe(label) else label
+
+
+def words(label: str | None, dimension: str | None = None) -> str:
+    """Short blog-style text for a label, as the report's cells and upstream issues show it (``a|b``, different
+    labels across probes, reads ``A / B``; ``error`` of a support dimension reads "Not supported (error)")."""
+    if not label:
+        return ""
+    out = []
+    for part in label.split("|"):
+        if part.startswith("crash:"):
+            out.append(f"Crash ({part.split(':', 1)[1]})")
+        elif part == "error" and dimension in DIMENSIONS and DIMENSIONS[dimension][1] == "support":
+            out.append("Not supported (error)")
+        else:
+            out.append(LABEL_WORDS.get(part, part.capitalize()))
+    return " / ".join(out)

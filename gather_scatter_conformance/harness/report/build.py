@@ -12,10 +12,10 @@ from typing import Any
 
 import pandas as pd
 
-from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS, canonical_label, conforms, kind
+from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS, canonical_label, conforms
 from gather_scatter_conformance.harness.report import severity
 from gather_scatter_conformance.harness.run.records import record_key
-from gather_scatter_conformance.vocab.dimensions import LABEL_WORDS
+from gather_scatter_conformance.vocab.dimensions import words
 from gather_scatter_conformance.vocab.ops import OPS
 
 STATUSES = ("conforms", "deviates", "dtype", "error", "crash", "timeout", "n/a")
@@ -24,21 +24,6 @@ GLYPH = {"conforms": "✓", "deviates": "✗", "dtype": "D", "error": "E", "cras
 DOC_RANK = {"contradicts": 0, "undocumented": 1, "unspecified": 2, "agrees": 3}
 DTYPE_PREFIXES = ("data-dtype:", "index-dtype:")
 
-
-
-def words(label: str | None, dimension: str | None = None) -> str:
-    """Short blog-style cell text for a label (``a|b`` — different labels across probes — reads ``A / B``)."""
-    if not label:
-        return ""
-    out = []
-    for part in label.split("|"):
-        if part.startswith("crash:"):
-            out.append(f"Crash ({part.split(':', 1)[1]})")
-        elif part == "error" and dimension in DIMENSIONS and kind(dimension) == "support":
-            out.append("Not supported (error)")
-        else:
-            out.append(LABEL_WORDS.get(part, part.capitalize()))
-    return " / ".join(out)
 
 
 def dedupe(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -15,9 +15,8 @@ from typing import Any
 
 from gather_scatter_conformance.harness.cases.load import Case
 from gather_scatter_conformance.harness.judge.repeats import distribution_text
-from gather_scatter_conformance.harness.report.build import words
 from gather_scatter_conformance.harness.report.claims import DOC_ONLY_LABELS, Claim, agrees, api_name, lookup
-from gather_scatter_conformance.vocab.dimensions import DIMENSIONS, is_memory_unsafe
+from gather_scatter_conformance.vocab.dimensions import DIMENSIONS, is_memory_unsafe, words
 
 KINDS = ("memory-unsafe", "converter change", "documentation contradiction", "deviation", "alternative")
 SPEC = "onnx"  # the claim file that quotes the canonical semantics

@@ -243,7 +243,7 @@ def body(record: dict[str, Any], case: Case, script: str | None, sources: Source
         dist, dim = record["distribution"], record.get("dimension")
         meaning = "; ".join(f"{lab}: {words(lab, dim)}" for lab in dist)
         lines += [f"`{call}`, called in {sum(dist.values())} fresh processes: {distribution_text(dist)} ({meaning}).",
-                  f"One of them {_observed(record)}.", ""]
+                  f"One of them, as the record keeps it: {_observed(record)}.", ""]
     else:
         lines += [f"`{call}` {_observed(record)}."]
         if record.get("label"):

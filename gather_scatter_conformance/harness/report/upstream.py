@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gather_scatter_conformance import adapters
 from gather_scatter_conformance.harness.cases.load import Case
 from gather_scatter_conformance.harness.judge.repeats import distribution_text
 from gather_scatter_conformance.harness.report.claims import DOC_ONLY_LABELS, Claim, agrees, api_name, lookup
@@ -33,8 +34,8 @@ class Sources:
 
 
 def is_path(record: dict[str, Any]) -> bool:
-    """True for a converter path's record (``source~converter~target``)."""
-    return "~" in record["framework"]
+    """True for a converter path's record (the registry's rule: adapters.is_path)."""
+    return adapters.is_path(record["framework"])
 
 
 def documented(record: dict[str, Any], claims: Iterable[Claim]) -> Claim | None:

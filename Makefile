@@ -52,13 +52,17 @@ CONVERSIONS ?= results/conversions.jsonl
 # The memory checker's evidence (gsc memcheck, slow: not run here): the committed sweep and a local one; the report
 # shows what exists.
 MEMCHECK ?= evidence/memcheck.jsonl results/memcheck.jsonl
+# Each phase shows a progress line per tenth and ends with its summary table (harness/console.py); the failing
+# tests' reports, each with its repro script, go to results/<name>.log, not the terminal.
+PREVIOUS := results/previous.jsonl results/previous-onnxruntime-openvino.jsonl results/previous-conversions.jsonl
 report: $(VENV)/.installed $(MXVENV)/.installed $(ORTOV_VENV)/.installed clang tfjs
-	@if [ -f $(RESULTS) ]; then cp $(RESULTS) results/previous.jsonl; fi
-	$(PY) -m gather_scatter_conformance run --framework frameworks --results $(RESULTS) -n 2 $(PYTEST_ARGS)
-	$(ORTOV_VENV)/bin/python -m gather_scatter_conformance run --framework onnxruntime --gsc-ort-providers OpenVINOExecutionProvider --results $(ORTOV_RESULTS) -n 2 $(PYTEST_ARGS)
-	$(PY) -m gather_scatter_conformance run --framework paths --results $(CONVERSIONS) -n 2 $(PYTEST_ARGS)
-	$(PY) -m gather_scatter_conformance behaviour $(RESULTS) $(ORTOV_RESULTS) $(CONVERSIONS) --json results/behaviour.json
-	$(PY) -m gather_scatter_conformance report $(RESULTS) $(ORTOV_RESULTS) $(CONVERSIONS) --out reports --baseline results/previous.jsonl --history history --evidence $(MEMCHECK)
+	@for pair in $(RESULTS):results/previous.jsonl $(ORTOV_RESULTS):results/previous-onnxruntime-openvino.jsonl \
+	$(CONVERSIONS):results/previous-conversions.jsonl; do if [ -f $${pair%%:*} ]; then cp $${pair%%:*} $${pair#*:}; fi; done
+	@$(PY) -m gather_scatter_conformance run --framework frameworks --phase frameworks --results $(RESULTS) --previous results/previous.jsonl -n 2 $(PYTEST_ARGS)
+	@$(ORTOV_VENV)/bin/python -m gather_scatter_conformance run --framework onnxruntime --gsc-ort-providers OpenVINOExecutionProvider --phase "onnxruntime (OpenVINO EP)" --results $(ORTOV_RESULTS) --previous results/previous-onnxruntime-openvino.jsonl -n 2 $(PYTEST_ARGS)
+	@$(PY) -m gather_scatter_conformance run --framework paths --phase paths --results $(CONVERSIONS) --previous results/previous-conversions.jsonl -n 2 $(PYTEST_ARGS)
+	@echo "report: building reports/ (the landing page, a page per cell, the port planner, the JSON API)"
+	@$(PY) -m gather_scatter_conformance report $(RESULTS) $(ORTOV_RESULTS) $(CONVERSIONS) --out reports --baseline $(PREVIOUS) --history history --evidence $(MEMCHECK)
 	@echo "report: reports/index.html"
 
 # tinygrad's CPU device compiles its kernels with clang: installed here when we may (root), else the tinygrad adapter

@@ -13,6 +13,8 @@ Parts (benchmarks/README.md has the method and the latest results):
   onnx-runner onnx.backend.test's runner on the gather/scatter node tests vs this harness on the same cases
   history     a release sweep vs (its environment from a warm cache + the same cases), and the full onnxruntime sweep
   report      the report page of a full run: size, elements and load time in headless Chromium, now vs --report-ref
+  site        the report site: every page's weight (< 2 MB) and the load time (< 0.5 s) of the landing page, each
+              operator's page, the indexes and the heaviest page of each kind (--site-results FILES)
   plugin      an unrelated one-test pytest run with the plugin loaded vs without it: seconds added
   cache       gsc run over Gather and ScatterElements probes a second time (result cache filled) vs the first
               (empty): time, and the reused records against a --no-cache run
@@ -33,7 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import Row, print_rows, summary_lines
 
-PARTS = ("overhead", "collection", "reference", "onnx-runner", "history", "report", "plugin", "cache", "matrix")
+PARTS = ("overhead", "collection", "reference", "onnx-runner", "history", "report", "site", "plugin", "cache",
+         "matrix")
 DEFAULT_PARTS = ("overhead", "collection", "reference", "onnx-runner", "plugin", "cache")
 
 
@@ -63,6 +66,10 @@ def _part(name: str, args: argparse.Namespace) -> list[Row]:
         from benchmarks import report
 
         return report.run(reps=3 if args.quick else 5, ref=args.report_ref)
+    if name == "site":
+        from benchmarks import site
+
+        return site.run(results=args.site_results or None, reps=3 if args.quick else 5)
     if name == "plugin":
         from benchmarks import plugin_load
 
@@ -88,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--filter", default="", help="reference: only configurations whose name contains this")
     parser.add_argument("--onnx-cases", default="", help="onnx-runner: imported node-test cases (file or directory)")
     parser.add_argument("--report-ref", default="19be533", help="report: the git revision to compare the page with")
+    parser.add_argument("--site-results", nargs="+", default=[], help="site: results files to build the site from "
+                        "(default: results/ of the last make report, else tests/data/runs)")
     parser.add_argument("--json", default="", help="also write every row to this JSON file")
     args = parser.parse_args(argv)
     parts = [p.strip() for p in args.only.split(",") if p.strip()] or list(DEFAULT_PARTS)

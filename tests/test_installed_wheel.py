@@ -39,6 +39,8 @@ SHIPPED = ("gather_scatter_conformance/data/cases/gather.yaml", "gather_scatter_
            "gather_scatter_conformance/data/baselines/numpy.yaml", "gather_scatter_conformance/data/known/jax.yaml",
            "gather_scatter_conformance/data/claims/onnx.yaml",
            "gather_scatter_conformance/harness/report/templates/report.html.j2",
+           "gather_scatter_conformance/harness/report/templates/site/cell.html.j2",
+           "gather_scatter_conformance/schemas/site.schema.json",
            "gather_scatter_conformance/harness/evidence/memcheck.supp")
 
 GOOD = """\
@@ -131,6 +133,16 @@ def _records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+def _venv(env_dir: Path) -> list[str]:
+    """A fresh venv (uv's where this environment has it: seconds, from its cache; else venv), and the command that
+    installs into it."""
+    if importlib.util.find_spec("uv") is not None:
+        _check([sys.executable, "-m", "uv", "venv", "-q", "--python", sys.executable, str(env_dir)])
+        return [sys.executable, "-m", "uv", "pip", "install", "--python", str(env_dir / "bin" / "python")]
+    _check([sys.executable, "-m", "venv", str(env_dir)])
+    return [str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q"]
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     tmp = tmp_path_factory.mktemp("installed")
@@ -145,14 +157,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert tops == {"gather_scatter_conformance"}, f"more than one top-level name: {tops}"
     shutil.rmtree(src)
-    # A fresh venv: uv's where this environment has it (seconds, from its cache), else venv and pip.
     env_dir = tmp / "venv"
-    if importlib.util.find_spec("uv") is not None:
-        _check([sys.executable, "-m", "uv", "venv", "-q", "--python", sys.executable, str(env_dir)])
-        installer = [sys.executable, "-m", "uv", "pip", "install", "--python", str(env_dir / "bin" / "python")]
-    else:
-        _check([sys.executable, "-m", "venv", str(env_dir)])
-        installer = [str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q"]
+    installer = _venv(env_dir)
     env = Installed(wheel, env_dir / "bin" / "python", env_dir / "bin", tmp / "user", installer)
     # The wheel with its onnxruntime extra at the releases measured, beside PyPI's `harness` 0.1.0 (it ships
     # harness/cli/) and AdapterHub's `adapters` (its own adapters/__init__.py; --no-deps: the name is what collides,
@@ -279,3 +285,26 @@ def test_the_toy_runtimes_planted_deviation_is_found(installed: Installed, tmp_p
     verdicts = {r["case_id"]: r["verdict"] for r in _records(results)}
     assert verdicts == {"positive-rows": "conforms", "positive-columns": "conforms",
                         "negative-last-row": "deviates", "negative-and-positive": "deviates"}, verdicts
+
+
+def test_the_report_and_its_site_from_the_wheel(installed: Installed, tmp_path: Path) -> None:
+    """With the report extra, in a venv of its own (the others run without it): gsc run on a few probes, then gsc
+    report, whose site's cell pages and JSON come from the wheel's templates and schema."""
+    env_dir = tmp_path / "venv-report"
+    installer = _venv(env_dir)
+    _check([*installer, f"gather-scatter-conformance[report] @ {installed.wheel.as_uri()}", "-c", str(PINS)])
+    user = tmp_path / "user"
+    user.mkdir()
+    gsc = str(env_dir / "bin" / "gsc")
+    proc = subprocess.run([gsc, "run", "--framework", "numpy", "-k", "probe-oob-positive or probe-negative-indices"],
+                          cwd=user, env=_clean_env(), capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0 and "numpy:" in proc.stderr + proc.stdout, _out(proc)
+    proc = subprocess.run([gsc, "report", "results/results.jsonl", "--out", "site"], cwd=user, env=_clean_env(),
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0 and "wrote the site" in proc.stdout, _out(proc)
+    cell = json.loads((user / "site" / "Gather" / "numpy" / "take" / "oob-positive.json").read_text())
+    assert cell["label"] == "error" and cell["url"] == "Gather/numpy/take/oob-positive.html"
+    assert (user / "site" / "Gather" / "numpy" / "take" / "oob-positive.html").is_file()
+    schema = json.loads((user / "site" / "api" / "schema.json").read_text())
+    assert set(schema["$defs"]) >= {"Cell", "Index", "Port", "System", "History"}
+    assert sorted(p.name for p in user.iterdir()) == ["results", "site"]  # nothing written elsewhere

@@ -33,6 +33,7 @@ RANKS: tuple[tuple[str, ...], ...] = (
     ("harness.report",),
     ("harness.importers",),  # making cases from ONNX node tests and bug reports (they run them)
     ("harness.fuzz",),  # making cases by differential fuzzing (written with the importers' writer)
+    ("harness.console",),  # the terminal face of gsc run: progress per phase, the failure log, the summary table
     ("harness.cli",),  # the commands
     ("__main__",),  # python -m gather_scatter_conformance
 )

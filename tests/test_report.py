@@ -93,10 +93,17 @@ def report(tmp_path: Path) -> dict[str, Any]:
     return {"paths": paths, "html": paths["index.html"].read_text(encoding="utf-8"), "tmp": tmp_path}
 
 
-def blob(html: str) -> dict[str, Any]:
-    m = re.search(r'<script type="application/json" id="data">(.*?)</script>', html, re.S)
-    assert m, "the evidence blob is missing"
-    return json.loads(m.group(1))
+def data_text(html: str, out: Path) -> str:
+    """The evidence the page loads on its first drill-down: the file its meta tag names, beside it."""
+    m = re.search(r'<meta name="gsc-data" content="([^"]+)">', html)
+    assert m, "the page names no evidence file"
+    text = (out / m.group(1)).read_text(encoding="utf-8")
+    assert text.startswith("window.GSC_REPORT_DATA = ") and text.endswith(";\n")
+    return text.removeprefix("window.GSC_REPORT_DATA = ").removesuffix(";\n")
+
+
+def blob(html: str, out: Path) -> dict[str, Any]:
+    return json.loads(data_text(html, out))
 
 
 def test_sections_and_files(report: dict[str, Any]) -> None:
@@ -163,11 +170,11 @@ def test_matrix_csv_and_counts(report: dict[str, Any]) -> None:
 def test_injection_is_text(report: dict[str, Any], tmp_path: Path) -> None:
     html = report["html"]
     assert "<script>alert" not in html and "<img src=x" not in html
-    assert html.count("</script>") == 3  # the classes', the blob's and the page script's own closing tags only
-    m = re.search(r'<script type="application/json" id="data">(.*?)</script>', html, re.S)
-    assert "<" not in m.group(1) and ">" not in m.group(1) and "&" not in m.group(1)
-    assert "\\u003c/script\\u003e" in m.group(1)
-    assert EVIL in blob(html)["str"]  # the message survives, exactly, as data
+    assert html.count("</script>") == 2  # the classes' and the page script's own closing tags only
+    data = data_text(html, report["paths"]["index.html"].parent)
+    assert "<" not in data and ">" not in data and "&" not in data
+    assert "\\u003c/script\\u003e" in data
+    assert EVIL in blob(html, report["paths"]["index.html"].parent)["str"]  # the message survives, exactly, as data
     # Framework-supplied text in attributes and cells is escaped too.
     evil = sample_records()[:1]
     evil[0].update(variant='"><script>alert(3)</script>', outcome="crash", signal="SIGSEGV", verdict="deviates")
@@ -181,7 +188,7 @@ def test_drilldown_evidence(report: dict[str, Any]) -> None:
     from gather_scatter_conformance.harness.cases.load import Case, load_file
     from gather_scatter_conformance.harness.run.repro import snippet
 
-    data = blob(report["html"])
+    data = blob(report["html"], report["paths"]["index.html"].parent)
     cases = {c["id"]: c for c in data["cases"]}
     g = cases[GATHER6]
     assert g["inputs"] == [["data", "float32", [5]], ["indices", "int64", [3]]]
@@ -245,7 +252,7 @@ def test_documented_and_blog_marks(tmp_path: Path) -> None:
     assert numpy_cell and 'class="dm bc"' in numpy_cell.group(2) and 'class="dm dc"' not in numpy_cell.group(2)
     assert 'class="dm du"' in numpy_cell.group(2)  # no claim about numpy's take: undocumented, and shown
     assert "Blog 2020: Wrap (supported) — https://www.pathpartnertech.com/" in numpy_cell.group(1)
-    data = blob(html)
+    data = blob(html, out["index.html"].parent)
     beh = {data["cols"][b["k"]]: b for b in data["beh"] if b["dim"] == "oob-positive"}
     torch = beh["torch:indexing"]
     text = data["str"]  # texts many cells share are stored once
@@ -306,7 +313,12 @@ def test_self_contained(tmp_path: Path) -> None:
     assert parser.bad == []
     code = "\n".join(parser.code)
     assert "function" in code  # the page's own script was seen
-    assert not re.search(r"https?://|url\(|@import|\bfetch\(|XMLHttpRequest|\bimport\(|\.src\s*=", code)
+    # One script is loaded, on the first drill-down: the evidence file beside the page that its meta tag names.
+    loads = re.findall(r"\.src\s*=\s*([^;]+);", code)
+    assert loads == ["document.querySelector('meta[name=\"gsc-data\"]').content"]
+    meta = re.search(r'<meta name="gsc-data" content="([^"]+)">', out["index.html"].read_text())
+    assert meta and "/" not in meta.group(1) and (out["index.html"].parent / meta.group(1)).is_file()
+    assert not re.search(r"https?://|url\(|@import|\bfetch\(|XMLHttpRequest|\bimport\(", code)
 
 
 def test_words() -> None:
@@ -327,7 +339,10 @@ def test_embed_json_escapes() -> None:
 def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     results = write(tmp_path / "r.jsonl", sample_records())
     assert main(["report", str(results), "--out", str(tmp_path / "o"), "--baseline", str(results)]) == 0
-    assert {p.name for p in (tmp_path / "o").iterdir()} == {"index.html", "behaviour.json", "matrix.csv"}
+    names = {p.name for p in (tmp_path / "o").iterdir()}
+    page_files = {"index.html", "report-data.js", "behaviour.json", "matrix.csv"}
+    site_dirs = {"api", "systems", "port"}  # harness.report.site; then a folder per operator measured
+    assert page_files | site_dirs <= names and names - page_files - site_dirs <= set(build.OPS)
     assert "index.html" in capsys.readouterr().out
 
 
@@ -377,7 +392,7 @@ def test_documented_only_columns_are_marked_and_never_shadow_measurements(tmp_pa
     assert not any(k[0] == "tensorflow" and k[2] == "cpu" for k in doc)
     assert html.count('<span class="docbadge">documented only</span>') == 2  # caffe2:Gather, tensorflow@gpu
     assert re.search(r'<td class="doconly" data-b="\d+" title="Documented only \(no runnable build', html)
-    data = blob(html)
+    data = blob(html, out["index.html"].parent)
     only = [b for b in data["beh"] if b.get("only")]
     assert only and all(b["recs"] == [] for b in only)
     # Documented-only rows never count as measured dtype support or as label changes.
@@ -389,7 +404,7 @@ def test_gpu_results_get_their_own_columns_beside_cpu(tmp_path: Path) -> None:
     gpu = [dict(r, device="gpu", device_name="NVIDIA H100", label="zero") if "label" in r else dict(r, device="gpu")
            for r in recs if r["framework"] == "tensorflow"]
     out = generate([write(tmp_path / "r.jsonl", recs + gpu)], tmp_path / "out", claims_dir=NO_CLAIMS)
-    data = blob(out["index.html"].read_text())
+    data = blob(out["index.html"].read_text(), out["index.html"].parent)
     assert "tensorflow:gather/eager" in data["cols"] and "tensorflow:gather/eager@gpu" in data["cols"]
     rows = json.loads(out["behaviour.json"].read_text())
     probe = {(r["framework"], r["device"]): r["label"] for r in rows if r["dimension"] == "oob-positive"}

@@ -6,7 +6,6 @@ import argparse
 import json
 import os
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +35,19 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
         argv.append("--gsc-resume")
     if args.no_cache:
         argv.append("--gsc-no-cache")
-    argv += ["--tb=line", "-rN"] + extra
+    # The console (harness.console): a progress bar instead of dots, failing reports (each deviation's repro script)
+    # to <results>.log instead of the terminal, no warnings summary; pytest's own output is untouched elsewhere.
+    from gather_scatter_conformance.harness.console import Console, summary_text
+
+    log = Path(args.results).with_suffix(".log") if args.results else None
+    console = Console(args.phase or args.framework or "cases", log)
+    argv += ["--tb=short", "-rN", "--disable-warnings", "-o", "console_output_style=classic"] + extra
     malformed = _MalformedCases()
-    code = pytest.main(argv, plugins=[malformed])
+    code = pytest.main(argv, plugins=[malformed, console])
     # Deviations fail their tests (exit 1) but are the run's findings, not a failed run; a malformed case is.
     if code in (0, 1):
         if args.results:
-            print(summary_text([args.results]))
+            print(summary_text([args.results], args.previous))
         if malformed.count:
             print(f"{malformed.count} malformed case(s) or case file(s): see the errors above")
             return 1
@@ -62,31 +67,10 @@ class _MalformedCases:
         self.count = sum(isinstance(i, CaseErrorItem) for i in getattr(session, "items", []))
 
 
-def summary_text(paths: list[str]) -> str:
-    """A per-framework table of outcomes and verdicts from results files."""
-    from gather_scatter_conformance.harness.run.records import read
-
-    counts: Counter[tuple[str, str]] = Counter()
-    versions: dict[str, str] = {}
-    for rec in read(paths):
-        fw = rec["framework"]
-        versions[fw] = rec.get("framework_version", "")
-        counts[(fw, rec["verdict"])] += 1
-        counts[(fw, rec["outcome"])] += 1
-    # A harness fault (verdict n/a) is counted apart: the harness failed there, the framework gave no result.
-    cols = ("conforms", "deviates", "n/a", "ok", "error", "crash", "timeout", "harness-error")
-    lines = [f"{'framework':<16}{'version':<14}" + "".join(f"{c:>10}" for c in cols[:-1]) + f"{cols[-1]:>15}"]
-    for fw in sorted(versions):
-        lines.append(f"{fw:<16}{versions[fw][:13]:<14}" + "".join(f"{counts[(fw, c)]:>10}" for c in cols[:-1])
-                     + f"{counts[(fw, cols[-1])]:>15}")
-    faults = sum(counts[(fw, "harness-error")] for fw in versions)
-    if faults:
-        lines.append(f"{faults} harness fault(s): the harness or an adapter failed, not the framework (no result)")
-    return "\n".join(lines)
-
-
 def _summary(args: argparse.Namespace) -> int:
-    print(summary_text(args.files))
+    from gather_scatter_conformance.harness.console import summary_text
+
+    print(summary_text(args.files, args.previous))
     return 0
 
 
@@ -110,7 +94,9 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _schema(args: argparse.Namespace) -> int:
-    if args.records:
+    if args.site:
+        from gather_scatter_conformance.harness.report.site_model import schema as json_schema
+    elif args.records:
         from gather_scatter_conformance.vocab.record import json_schema
     else:
         from gather_scatter_conformance.harness.cases.schema import json_schema
@@ -155,6 +141,18 @@ def _report(args: argparse.Namespace) -> int:
     from gather_scatter_conformance.harness.report.page import main as report_main
 
     return report_main(args)
+
+
+def _port(args: argparse.Namespace) -> int:
+    from gather_scatter_conformance.harness.report import site
+
+    try:
+        port = site.port_between(args.files, args.source, args.target)
+    except ValueError as exc:
+        print(f"gsc port: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(port.model_dump_json(indent=1) + "\n" if args.json else site.port_text(port))
+    return 0
 
 
 def _baseline(args: argparse.Namespace) -> int:
@@ -302,17 +300,25 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--resume", action="store_true")
     run.add_argument("--no-cache", action="store_true", help="measure every record: reuse nothing from the result "
                      "cache (docs/cache.md)")
+    run.add_argument("--previous", action="append", default=[], metavar="FILE", help="an earlier run's results "
+                     "(repeatable): the summary counts the results that changed since (files that do not exist are "
+                     "left out)")
+    run.add_argument("--phase", default="", help="the name the progress bar shows (default: --framework)")
     val = sub.add_parser("validate", help="check case files (default: the shipped corpus); one line per problem")
     val.add_argument("files", nargs="*")
     sch = sub.add_parser("schema", help="print (or write) the case-file JSON Schema, or the result records' one")
     sch.add_argument("--out", default="")
     sch.add_argument("--records", action="store_true", help="the JSON Schema of result records (shipped as "
                      "gather_scatter_conformance/schemas/record.schema.json) instead of case files'")
+    sch.add_argument("--site", action="store_true", help="the JSON Schema of the report site's JSON files (shipped as "
+                     "gather_scatter_conformance/schemas/site.schema.json)")
     mer = sub.add_parser("merge", help="merge results files (later records win)")
     mer.add_argument("files", nargs="+")
     mer.add_argument("--out", required=True)
-    summ = sub.add_parser("summary", help="outcome counts per framework")
+    summ = sub.add_parser("summary", help="per system: conforms, deviates, memory-unsafe, crash, other (and changed)")
     summ.add_argument("files", nargs="+")
+    summ.add_argument("--previous", nargs="+", default=[], metavar="FILE", help="an earlier run's results: count "
+                      "the results that changed since")
     beh = sub.add_parser("behaviour", help="behaviour labels per op × dimension × framework (blog Tables 1 and 2)")
     beh.add_argument("files", nargs="+")
     beh.add_argument("--json", default="", help="also write the table as JSON records")
@@ -352,6 +358,12 @@ def main(argv: list[str] | None = None) -> int:
     iss.add_argument("--evidence", default="", help="gsc memcheck's evidence file (JSON Lines)")
     iss.add_argument("--claims", default="", help="documented claims directory (default: the shipped claims)")
     iss.add_argument("--out", default="", help="write the markdown here (default: standard output)")
+    prt = sub.add_parser("port", help="what changes if a model moves from one API to another: every behaviour "
+                         "dimension where the two differ (a converter path's own verdicts where --to names one)")
+    prt.add_argument("files", nargs="+", help="results files (JSON Lines)")
+    prt.add_argument("--from", dest="source", required=True, help="SYSTEM[:VARIANT], e.g. tensorflow:gather/function")
+    prt.add_argument("--to", dest="target", required=True, help="SYSTEM[:VARIANT] or a converter path a~b~c")
+    prt.add_argument("--json", action="store_true", help="print the port as the site's JSON (api/schema.json: Port)")
     bas = sub.add_parser("baseline", help="write baselines/<framework>.yaml from the probe labels in results files")
     bas.add_argument("files", nargs="*", help="results files whose labels to write")
     bas.add_argument("--evidence", nargs="+", default=[], metavar="FILE",
@@ -401,6 +413,7 @@ def main(argv: list[str] | None = None) -> int:
         "diff": _diff,
         "repro": _repro,
         "issue": _issue,
+        "port": _port,
         "import": _import,
         "fuzz": fuzz.main,
         "history": history.main,

@@ -1,8 +1,10 @@
 """The compatibility report page: ``python -m harness report RESULTS... --out DIR [--baseline PREVIOUS...]``.
 
-Writes ``DIR/index.html`` (one self-contained page: inline CSS and JS, nothing fetched), ``DIR/behaviour.json``
-(the behaviour rows of harness.report.behaviour.table) and ``DIR/matrix.csv`` (case × framework:variant → status).
-See docs/report.md.
+Writes ``DIR/index.html`` (the landing page: inline CSS and JS, nothing fetched from elsewhere), its evidence beside
+it (``DIR/report-data.js``, loaded on the first drill-down), ``DIR/behaviour.json`` (the behaviour rows of
+harness.report.behaviour.table), ``DIR/matrix.csv`` (case × framework:variant → status) and the site
+(harness.report.site: a page and a JSON file per cell, operator, system and port). See docs/report.md and
+docs/site.md.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from gather_scatter_conformance.harness.report.findings import findings
 from gather_scatter_conformance.harness.report.history import section as history_section
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
+# The page's evidence (records, cases, behaviour cells), beside it: the page loads it on the first drill-down.
+DATA_FILE = "report-data.js"
 
 
 def _records(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
@@ -44,6 +48,14 @@ def _behaviour(records: list[dict[str, Any]], claims_dir: Path | None) -> list[d
     from gather_scatter_conformance.harness.report.behaviour import table
 
     return table(records, claims_dir, with_documented=True)
+
+
+def _claims(claims_dir: Path | None) -> list[Any]:
+    from gather_scatter_conformance import resources
+    from gather_scatter_conformance.harness.report.claims import load_claims
+
+    directory = claims_dir or resources.claims_dir()
+    return load_claims(directory) if directory.exists() else []  # as the behaviour table: no claims, no quotes
 
 
 def environment() -> jinja2.Environment:
@@ -118,6 +130,7 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
         "classes": drilldown.embed_json({"scls": scls, "glyph": build.GLYPH,
                                          "sev": {k: v[0] for k, v in severity.SEVERITY.items()}}),
         "blob": drilldown.embed_json(drilldown.blob(records, [c["col"] for c in cols], rows, agree, sevs=sevs)),
+        "data_src": DATA_FILE,
     }
 
 
@@ -140,13 +153,14 @@ def matrix_csv(records: list[dict[str, Any]], path: Path) -> None:
 
 def generate(results: Sequence[str | Path], out: str | Path, baseline: Sequence[str | Path] = (),
              claims_dir: Path | None = None, history_dir: Path | None = None,
-             evidence: Sequence[str | Path] = ()) -> dict[str, Path]:
+             evidence: Sequence[str | Path] = (), with_site: bool = True) -> dict[str, Path]:
     """Build the report from results files into ``out``; returns the written paths by name.
 
     ``baseline``: earlier results to show changes against (files that do not exist are left out, and the page says
     when nothing is left to compare with). ``history_dir``: release sweeps (history/<framework>.jsonl) for the
     History section. ``evidence``: ``gsc memcheck`` output files (absent ones are left out), shown with the
-    memory-unsafe findings.
+    memory-unsafe findings. ``with_site``: also the site (harness.report.site): a page and a JSON file per cell,
+    operator, system, converter path and port, and ``api/``.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -160,14 +174,29 @@ def generate(results: Sequence[str | Path], out: str | Path, baseline: Sequence[
     if baseline:
         base_records = [r for r in _records(baseline) if not conversion.is_conversion(r)]
         base = (base_records, _behaviour(base_records, claims_dir))
-    paths = {"index.html": out / "index.html", "behaviour.json": out / "behaviour.json",
+    paths: dict[str, Path] = {"index.html": out / "index.html", "behaviour.json": out / "behaviour.json",
              "matrix.csv": out / "matrix.csv"}
     history = store.read(history_dir) if history_dir and Path(history_dir).is_dir() else []
-    ctx = context(records, rows, base, history, conversions, unsafe.load_evidence(list(evidence)))
-    paths["index.html"].write_text(render(ctx), encoding="utf-8")
+    ctx_evidence = unsafe.load_evidence(list(evidence))
+    ctx = context(records, rows, base, history, conversions, ctx_evidence)
     every_row = rows + [r for r in _behaviour(conversions, claims_dir) if r.get("preservation") is not None]
+    built = None
+    if with_site:
+        from gather_scatter_conformance.harness.report import site
+
+        built = site.build_site([*records, *conversions], every_row, site.Sources(
+            claims=_claims(claims_dir), history=history, evidence=ctx_evidence), ctx["generated"])
+    ctx["site"] = None if built is None else site.summary(built, ctx["ops"])
+    ctx["commit"] = None if built is None else built.index.commit
+    paths["index.html"].write_text(render(ctx), encoding="utf-8")
+    paths[DATA_FILE] = out / DATA_FILE
+    paths[DATA_FILE].write_text(f"window.GSC_REPORT_DATA = {ctx['blob']};\n", encoding="utf-8")
     paths["behaviour.json"].write_text(json.dumps(every_row, indent=1, default=str) + "\n", encoding="utf-8")
     matrix_csv(records, paths["matrix.csv"])
+    if built is not None:
+        site.Pages(built, environment(), ctx["ops"]).write(out)
+        site.write_json(built, out)
+        paths["site"] = out / "api" / "index.json"
     return paths
 
 
@@ -175,6 +204,10 @@ def main(args: Any) -> int:
     """The ``report`` subcommand (see gather_scatter_conformance.harness.cli)."""
     paths = generate(args.files, args.out, args.baseline or (), Path(args.claims) if args.claims else None,
                      Path(args.history) if args.history else None, getattr(args, "evidence", None) or ())
-    for path in paths.values():
-        print(f"wrote {path} ({path.stat().st_size} bytes)")
+    for name, path in paths.items():
+        if name == "site":
+            pages = sum(1 for _ in Path(args.out).rglob("*.html")) - 1
+            print(f"wrote the site: {pages} pages, each with its JSON, and {path} (docs/site.md)")
+        else:
+            print(f"wrote {path} ({path.stat().st_size} bytes)")
     return 0

@@ -620,18 +620,23 @@ class CaseItem(pytest.Item):
         return self.path, self.case.line - 1, f"{self.case.nodeid} [{self.framework}:{self.variant}{at}]"
 
 
+# Set by gsc run's console (harness.console), which prints its own summary table from the results file.
+CONSOLE = pytest.StashKey[bool]()
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     state = config.stash.get(_KEY, None)
     if not state or not state.counts:
         return
     tr = terminalreporter
-    tr.section("conformance summary")
-    kinds = ("ok", "error", "deviates", "unsupported", "crash", "timeout", "harness-error")
-    tr.write_line(f"{'framework':<16}" + "".join(f"{k:>14}" for k in kinds))
-    for fw in sorted({f for f, _ in state.counts}):
-        tr.write_line(f"{fw:<16}" + "".join(f"{state.counts[(fw, k)]:>14}" for k in kinds))
-    tr.write_line("(ok/error: conforming results by outcome; deviates: differs from canonical ONNX semantics; "
-                  "harness-error: the harness failed, not the framework: no result)")
+    if not config.stash.get(CONSOLE, False):
+        tr.section("conformance summary")
+        kinds = ("ok", "error", "deviates", "unsupported", "crash", "timeout", "harness-error")
+        tr.write_line(f"{'framework':<16}" + "".join(f"{k:>14}" for k in kinds))
+        for fw in sorted({f for f, _ in state.counts}):
+            tr.write_line(f"{fw:<16}" + "".join(f"{state.counts[(fw, k)]:>14}" for k in kinds))
+        tr.write_line("(ok/error: conforming results by outcome; deviates: differs from canonical ONNX semantics; "
+                      "harness-error: the harness failed, not the framework: no result)")
     if state.notes:  # pytest-xdist workers keep their own notes: in a -n run each worker's show in its log only
         tr.section("memory-unsafe cells with a label their baseline had not seen (notes, not failures)")
         for note in state.notes:

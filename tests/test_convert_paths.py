@@ -292,3 +292,14 @@ def test_a_converter_that_exits_is_a_failed_conversion_not_a_harness_fault(tmp_p
     assert record["outcome"] != "harness-error" and record["verdict"] == "n/a"
     assert record["conversion"]["preservation"] == "conversion-failed"
     assert "SystemExit" in record["conversion"]["summary"]
+
+
+@pytest.mark.skipif(not adapters.is_available("tensorflow~tflite~litert"),
+                    reason="tensorflow~tflite~litert needs tensorflow and ai-edge-litert")
+def test_a_string_output_of_litert_is_text_as_the_sources_is() -> None:
+    """LiteRT returns tf.string outputs as bytes (b'eps'); read as they came, every string probe of a TFLite path
+    was a "change" from the source's 'eps' to a wrong value, a fault of the harness and not of the converter."""
+    case = _case("cases/probes/take.yaml::probe-data-dtype-string")
+    rec = _run(case, "tensorflow~tflite~litert", "gather/function")
+    assert rec["conversion"]["preservation"] == "preserved", rec["conversion"]["summary"]
+    assert rec["observed"] == ["eps", "alpha"] and rec["verdict"] == "conforms"

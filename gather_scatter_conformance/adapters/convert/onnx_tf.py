@@ -108,7 +108,7 @@ class Onnx2Tf(ConversionPath):
 
         named = onnx_graph.named_as(inputs, set(runner.structured_input_signature[1]))
         out = runner(**{n: tf.constant(v) for n, v in named.items()})
-        return np.asarray(next(iter(out.values())))
+        return targets.text_as_str(np.asarray(next(iter(out.values()))))
 
     def repro(self, case: CaseData, variant: str) -> str:
         names = list(case.inputs)
@@ -123,7 +123,7 @@ class Onnx2Tf(ConversionPath):
             kwargs = ", ".join(f"{o}=tf.constant({n})" for n, o in onnx_names)
             run = ["import tensorflow as tf",
                    "signature = tf.saved_model.load('out').signatures['serving_default']",
-                   f"result = next(iter(signature({kwargs}).values())).numpy()"]
+                   f"result = next(iter(signature({kwargs}).values())).numpy()", targets.TEXT_AS_STR]
         return "\n".join([onnx_graph.model_source(model), *convert, *run])
 
 

@@ -181,8 +181,23 @@ def run_litert(interpreter: Any, inputs: dict[str, np.ndarray]) -> np.ndarray:
     else:
         arrays = list(inputs.values())
     details = interpreter.get_input_details()
-    return litert_model.invoke(interpreter, [np.asarray(a, dtype=d["dtype"]) for a, d in zip(arrays, details,
-                                                                                           strict=False)])
+    out = litert_model.invoke(interpreter, [np.asarray(a, dtype=d["dtype"]) for a, d in zip(arrays, details,
+                                                                                          strict=False)])
+    return text_as_str(out)
+
+
+def text_as_str(out: np.ndarray) -> np.ndarray:
+    """A TensorFlow or LiteRT string output (bytes) as an object array of str, as the reference engine has strings
+    and the tensorflow and litert adapters give them; other outputs as they are. Without it a converted model that
+    returns b'eps' read as a wrong value where the source returned 'eps'."""
+    from gather_scatter_conformance.adapters.tensorflow import from_tensor
+
+    return from_tensor(out)
+
+
+# The repro's statements doing what text_as_str does to ``result``.
+TEXT_AS_STR = ("result = np.vectorize(lambda b: b.decode('utf-8'), otypes=[object])(result) "
+               "if result.dtype.kind in 'OS' and result.size else result")
 
 
 def litert_repro(model_expr: str, names: list[str]) -> str:
@@ -198,4 +213,5 @@ def litert_repro(model_expr: str, names: list[str]) -> str:
         "    interpreter.set_tensor(detail['index'], arrays[name].astype(detail['dtype']))",
         "interpreter.invoke()",
         "result = interpreter.get_tensor(interpreter.get_output_details()[0]['index'])",
+        TEXT_AS_STR,
     ])

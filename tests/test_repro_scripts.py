@@ -10,6 +10,7 @@ what it sees, not its bytes.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections import defaultdict
@@ -147,7 +148,13 @@ def test_harness_repro_writes_a_script_that_reproduces_the_finding(tmp_path: Pat
     finally:
         os.chdir(here)
     html = paths["index.html"].read_text()
-    assert "np.take_along_axis(data, indices)" in html and "Repro script" in html
+    evidence = paths["report-data.js"].read_text()  # the page's evidence, loaded on its first drill-down
+    assert "np.take_along_axis(data, indices)" in evidence and "Repro script" in html
+    # The finding's cell page carries the whole script, and its upstream issue the same one.
+    cells = [json.loads(p.read_text()) for p in (tmp_path / "report" / "GatherElements").rglob("default-axis.json")]
+    finding = next(c for c in cells if c["framework"] == "numpy")
+    assert "np.take_along_axis(data, indices)" in finding["cases"][0]["repro"]
+    assert finding["cases"][0]["repro"].rstrip("\n") in finding["upstream"]
 
 
 def test_a_page_names_inputs_too_large_to_carry(tmp_path: Path) -> None:

@@ -168,15 +168,17 @@ def build_site(records: list[dict[str, Any]], rows: list[dict[str, Any]], source
     sevs = build.severities(measured)
     cells: dict[str, site_model.Cell] = {}
     url_of: dict[Key, str] = {}
+    taken: set[str] = set()
     for row in measured:
         key = (row["op"], row["dimension"], row["framework"], row["variant"], row["device"])
         url = cell_url(row["op"], system_name(row["framework"], row["device"]), row["variant"], row["dimension"])
         n = 2
-        while url in cells or url in url_of.values():
+        while url in taken:
             url = cell_url(row["op"], system_name(row["framework"], row["device"]), f"{row['variant']}-{n}",
                            row["dimension"])
             n += 1
         url_of[key] = url
+        taken.add(url)
     path_rows: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in measured:
         if row.get("preservation") is not None:
@@ -229,7 +231,7 @@ def build_site(records: list[dict[str, Any]], rows: list[dict[str, Any]], source
             source_api=next((r["conversion"].get("source_api") for r in recs if r.get("conversion")), None),
             source_label=row.get("source_label"),
             preservation=row.get("preservation"), upstream=issue)
-    systems = _systems(cells, hist_labels, url_of)
+    systems = _systems(cells, hist_labels)
     ports = _ports(cells)
     histories = {fw: site_model.History(
         framework=fw, releases=store.releases(recs), failures=store.failures(recs),
@@ -242,8 +244,7 @@ def build_site(records: list[dict[str, Any]], rows: list[dict[str, Any]], source
     return Site(cells, systems, ports, findings, histories, index)
 
 
-def _systems(cells: dict[str, site_model.Cell], hist_labels: dict[str, Any],
-             url_of: dict[Key, str]) -> dict[str, site_model.System]:
+def _systems(cells: dict[str, site_model.Cell], hist_labels: dict[str, Any]) -> dict[str, site_model.System]:
     by_system: dict[str, list[site_model.Cell]] = defaultdict(list)
     for cell in cells.values():
         by_system[cell.system].append(cell)

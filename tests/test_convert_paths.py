@@ -227,10 +227,17 @@ def test_the_report_shows_each_kind_in_its_conversion_section(tmp_path: Path) ->
                     "index_select")]
     results = tmp_path / "r.jsonl"
     results.write_text("".join(json.dumps(r) + "\n" for r in records))
-    html = generate([results], tmp_path / "out")["index.html"].read_text()
+    out = generate([results], tmp_path / "out")
+    html = out["index.html"].read_text()
     section = html[html.index('<section id="conversion"'):html.index("</section>", html.index('id="conversion"'))]
-    assert "sev-ok" in section and "sev-wrong" in section and "conv-failed" in section
-    assert "ok→wrong" in section and "ScatterND(reduction=none)" in section and "torch.onnx.export" in section
+    assert "sev-ok" in section and "sev-wrong" in section and "conv-failed" in section and "ok→wrong" in section
+    # a changed cell opens its drill-down: the converted graph and the source call travel in the evidence file
+    assert "data-cv=" in section and "ScatterND(reduction=none)" not in section
+    data = json.loads(out["report-data.js"].read_text().split(" = ", 1)[1].rstrip().rstrip(";"))
+    entries = [e for d in data["conv"] for e in d["entries"]]
+    assert any("ScatterND(reduction=none)" in e["ops"] for e in entries)
+    assert "torch.onnx.export" in section  # the converter, in its column's head
+    assert any(e["source_api"] and e["target"] for e in entries)
     rows = json.loads((tmp_path / "out" / "behaviour.json").read_text())
     path_rows = [r for r in rows if r["framework"] == "torch~onnx-torchscript~onnxruntime"]
     assert [(r["dimension"], r["source_label"], r["label"], r["preservation"]) for r in path_rows] == [

@@ -260,3 +260,27 @@ def test_history_tables_split_releases_evenly() -> None:
     assert parts(21) == [(0, 11), (11, 21)]
     assert parts(12) == [(0, 12)] and parts(13) == [(0, 7), (7, 13)] and parts(0) == []
     assert parts(25, 12) == [(0, 9), (9, 18), (18, 25)]
+
+
+def test_merging_the_weekly_sweeps_parts_replaces_their_releases_and_keeps_the_rest(tmp_path: Path) -> None:
+    """The weekly sweep's report job: each part (one framework × a range of releases, swept on its own machine)
+    goes into history/ with `gsc history --merge`; a release swept again replaces what was there."""
+    history, parts = tmp_path / "history", tmp_path / "parts"
+
+    def rec(release: str, label: str) -> dict:
+        return {"framework": "onnxruntime", "release": release, "status": "ok", "op": "Gather",
+                "variant": "Gather-13", "device": "cpu", "dimension": "negative-indices", "label": label}
+
+    store.write_release(history, "onnxruntime", "1.16.3", [rec("1.16.3", "error")])
+    store.write_release(history, "onnxruntime", "1.17.3", [rec("1.17.3", "error")])
+    store.write_release(parts / "onnxruntime-1", "onnxruntime", "1.17.3", [rec("1.17.3", "wrap")])
+    store.write_release(parts / "onnxruntime-2", "onnxruntime", "1.18.1", [rec("1.18.1", "wrap")])
+    proc = subprocess.run([*GSC, "history", "--merge", str(parts / "onnxruntime-1"), str(parts / "onnxruntime-2"),
+                           "--dir", str(history)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    merged = store.read(history, "onnxruntime")
+    assert [(r["release"], r["label"]) for r in merged] == [("1.16.3", "error"), ("1.17.3", "wrap"),
+                                                            ("1.18.1", "wrap")]
+    empty = subprocess.run([*GSC, "history", "--merge", str(tmp_path / "nothing"), "--dir", str(history)],
+                           cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert empty.returncode == 2 and "no <framework>.jsonl" in empty.stderr

@@ -9,7 +9,6 @@ and the per-framework data files. Each check fails naming what is missing or ext
 
 from __future__ import annotations
 
-import configparser
 import functools
 import importlib.metadata
 import re
@@ -25,6 +24,7 @@ from packaging.requirements import Requirement
 from gather_scatter_conformance import adapters
 from gather_scatter_conformance.adapters.base import DEVICES
 from gather_scatter_conformance.vocab.ops import OPS
+from scripts import ci_matrix
 
 try:
     import tomllib
@@ -170,38 +170,19 @@ def test_each_adapters_extra_installs_its_modules() -> None:
 
 
 @pytest.fixture(scope="module")
-def tox(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
+def tox() -> dict[str, dict[str, str]]:
     """tox's own reading of tox.ini (factor expansion included): section -> key -> value."""
     pytest.importorskip("tox")
-    work = tmp_path_factory.mktemp("tox")
-    proc = subprocess.run(
-        [sys.executable, "-m", "tox", "config", "-c", str(ROOT / "tox.ini"), "-e", "ALL", "--core", "--no-provision",
-         "--workdir", str(work), "-k", "env_list", "labels", "depends", "extras", "set_env"],
-        capture_output=True, text=True, timeout=120, cwd=work)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    parser.read_string(proc.stdout)
-    return {section: dict(parser[section]) for section in parser.sections()}
+    return ci_matrix.tox_config(ROOT / "tox.ini")
 
 
 def _list(value: str) -> list[str]:
-    return [v.strip() for v in re.split(r"[\n,]", value or "") if v.strip()]
+    return ci_matrix.split_list(value)
 
 
 def _envs(tox: dict[str, dict[str, str]]) -> dict[str, dict[str, list[str]]]:
     """Each environment's labels, depends, extras and the adapters it runs (GSC_FRAMEWORKS, groups expanded)."""
-    out = {}
-    for section, keys in tox.items():
-        if not section.startswith("testenv:") or section == "testenv:.pkg":
-            continue
-        env = dict(line.strip().split("=", 1) for line in keys.get("set_env", "").splitlines() if "=" in line)
-        runs = []
-        for name in _list(env.get("GSC_FRAMEWORKS", "")):
-            runs += PATHS if name == "paths" else FRAMEWORKS if name == "frameworks" else [name]
-        out[section.removeprefix("testenv:")] = {"labels": _list(keys.get("labels", "")),
-                                                 "depends": _list(keys.get("depends", "")),
-                                                 "extras": _list(keys.get("extras", "")), "runs": runs}
-    return out
+    return ci_matrix.environments(tox)
 
 
 def _labelled(envs: dict[str, dict[str, list[str]]], *labels: str) -> set[str]:
@@ -243,14 +224,20 @@ def test_a_framework_left_out_of_the_report_depends_is_named(tox: dict[str, dict
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 
 
-def workflow_envs(texts: Iterable[str]) -> tuple[set[str], set[str]]:
-    """(every tox environment some workflow runs, those of the nightly's ``framework`` matrix)."""
+def workflow_envs(texts: Iterable[str], generated: Iterable[str] = ()) -> tuple[set[str], set[str]]:
+    """(every tox environment some workflow runs, those of the nightly's ``framework`` matrix). A matrix generated
+    by a ``plan`` job (``${{ fromJSON(needs.plan.outputs.matrix) }}``, from scripts/ci_matrix.py nightly) holds
+    ``generated``."""
     runs: set[str] = set()
     matrix: set[str] = set()
     for text in texts:
         flow = yaml.safe_load(text)
         for job_name, job in flow.get("jobs", {}).items():
-            envs = job.get("strategy", {}).get("matrix", {}).get("env", [])
+            declared = job.get("strategy", {}).get("matrix", {})
+            envs = list(generated) if declared == "${{ fromJSON(needs.plan.outputs.matrix) }}" and any(
+                "scripts/ci_matrix.py nightly" in str(step.get("run", ""))
+                for step in flow["jobs"].get("plan", {}).get("steps", [])) else (
+                declared.get("env", []) if isinstance(declared, dict) else [])
             runs |= set(envs)
             if job_name == "framework":
                 matrix |= set(envs)
@@ -263,7 +250,7 @@ def workflow_problems(tox: dict[str, dict[str, str]], texts: Iterable[str]) -> l
     """The nightly matrix holds every cpu, latest and nightly environment; the workflows together run every
     registered adapter; and they name only environments tox.ini defines."""
     envs = _envs(tox)
-    runs, matrix = workflow_envs(texts)
+    runs, matrix = workflow_envs(texts, ci_matrix.nightly(envs))
     problems = [f"nightly matrix: missing {e}" for e in sorted(_labelled(envs, "cpu", "latest", "nightly") - matrix)]
     problems += [f"workflows: tox env {e} is not in tox.ini" for e in sorted(runs - set(envs))]
     problems += differences("workflows' tox environments", NAMES,
@@ -275,10 +262,40 @@ def test_the_workflows_run_every_adapter(tox: dict[str, dict[str, str]]) -> None
     assert workflow_problems(tox, [p.read_text() for p in WORKFLOWS]) == []
 
 
-def test_a_framework_left_out_of_the_nightly_matrix_is_named(tox: dict[str, dict[str, str]]) -> None:
-    texts = [p.read_text().replace(" paddle,", "") if p.name == "nightly.yml" else p.read_text() for p in WORKFLOWS]
-    assert "nightly matrix: missing paddle" in workflow_problems(tox, texts)
-    assert "workflows' tox environments: missing paddle" in workflow_problems(tox, texts)
+def test_the_nightly_matrix_is_generated_from_the_registry(tox: dict[str, dict[str, str]]) -> None:
+    """#28: the nightly's matrix was a list in the workflow, checked here after the fact. It is generated now: the
+    plan job's output, every registered CPU adapter's environment then the latest and nightly ones."""
+    envs = _envs(tox)
+    flow = yaml.safe_load((ROOT / ".github" / "workflows" / "nightly.yml").read_text())
+    assert flow["jobs"]["framework"]["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}"
+    generated = ci_matrix.nightly(envs)
+    assert set(generated) == _labelled(envs, "cpu", "latest", "nightly") and len(generated) == len(set(generated))
+    cpu_adapters = {n for n in NAMES if "cpu" in adapters.get(n).devices}
+    assert cpu_adapters <= {n for e in generated for n in envs[e]["runs"]}
+
+
+def test_an_adapter_without_a_cpu_environment_stops_the_nightly_plan(tox: dict[str, dict[str, str]]) -> None:
+    envs = {k: v for k, v in _envs(tox).items() if k != "paddle"}
+    with pytest.raises(SystemExit, match="no tox environment labelled cpu runs paddle"):
+        ci_matrix.nightly(envs)
+
+
+def test_the_weekly_sweep_keeps_what_was_swept_and_adds_newer_series(tmp_path: Path) -> None:
+    """One job per framework × range of releases: the committed history's releases as swept, the newest patch of
+    each newer minor series, and for a framework never swept its newest four series."""
+    from gather_scatter_conformance.harness.history import pins, store
+
+    for release in ("1.16.3", "1.17.0", "1.18.1"):
+        store.write_release(tmp_path, "onnxruntime", release, [{"framework": "onnxruntime", "release": release,
+                                                                "status": "import-failed", "reason": "test"}])
+    index = {"onnxruntime": ("1.16.3", "1.17.0", "1.17.3", "1.18.1", "1.19.0", "1.19.2", "1.20.0"),
+             "openvino": ("2024.0.0", "2024.1.0", "2024.2.0", "2024.3.0", "2024.4.0", "2024.4.1")}
+    jobs = ci_matrix.sweep(tmp_path, 3, lambda name: index.get(name, ()))
+    ort = [j["releases"] for j in jobs if j["framework"] == "onnxruntime"]
+    assert ort == ["1.16.3,1.17.0,1.18.1", "1.19.2,1.20.0"]
+    assert [j["releases"] for j in jobs if j["framework"] == "openvino"] == ["2024.1.0,2024.2.0,2024.3.0", "2024.4.1"]
+    assert {j["framework"] for j in jobs} <= set(pins.sweepable()) and "directml" not in {j["framework"] for j in jobs}
+    assert len({j["part"] for j in jobs}) == len(jobs)
 
 
 # --- docs/mapping ---------------------------------------------------------------------------------------------

@@ -36,3 +36,37 @@ def test_one_row_per_system_op_and_backend_with_fallbacks_first() -> None:
         ("onnxruntime:GatherND-13@openvino", "GatherND", ov, False, 1),
     ]
     assert table_of.summary(rows) == {"columns": 2, "fallbacks": 2, "fallback_cases": 3}
+    # the landing page's line per system (#28: the rows moved to each system's page)
+    assert table_of.by_system(rows) == [
+        {"system": "executorch", "apis": 1, "ops": 1, "backends": ["portable"], "fallbacks": 1, "fallback_cases": 1},
+        {"system": "onnxruntime@openvino", "apis": 1, "ops": 1, "backends": ["CPUExecutionProvider", ov],
+         "fallbacks": 1, "fallback_cases": 2}]
+
+
+def test_each_system_page_lists_its_rows_and_the_landing_page_one_line_per_system(tmp_path) -> None:
+    """Rendered: the landing page's Delegation section links each system to its page, whose table holds that
+    system's rows only, fallbacks marked."""
+    import json
+
+    from gather_scatter_conformance.harness.report.page import generate
+
+    ov = "OpenVINOExecutionProvider"
+    base = {"op": "GatherND", "dimension": "negative-indices", "outcome": "ok", "verdict": "conforms",
+            "label": "wrap", "framework_version": "1.31.1", "api": "onnxruntime.InferenceSession", "duration_s": 0.0,
+            "spec": "inside", "tags": ["probe"], "python": "3.11.7", "host": "vm", "time": "2026-11-27T08:00:00+00:00"}
+    records = [{**base, **_record("cases/probes/gathernd.yaml::probe-negative-indices", "onnxruntime", "GatherND-13",
+                                  "openvino", {"GatherND": "CPUExecutionProvider"}, ov)},
+               {**base, **_record("cases/probes/gathernd.yaml::probe-negative-indices", "onnxruntime", "GatherND-13",
+                                  "cpu", {"GatherND": "CPUExecutionProvider"}, "CPUExecutionProvider")}]
+    results = tmp_path / "r.jsonl"
+    results.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = generate([results], tmp_path / "out")
+    landing = out["index.html"].read_text()
+    section = landing[landing.index('<section id="delegation"'):]
+    section = section[:section.index("</section>")]
+    assert 'href="systems/onnxruntime@openvino.html#delegation"' in section
+    assert 'href="systems/onnxruntime.html#delegation"' in section and "<code>GatherND</code>" not in section
+    page = (tmp_path / "out" / "systems" / "onnxruntime@openvino.html").read_text()
+    table = page[page.index('id="delegation-table"'):page.index("</table>", page.index('id="delegation-table"'))]
+    assert table.count('<tr class="fallback">') == 1 and "onnxruntime:GatherND-13@openvino" in table
+    assert "onnxruntime:GatherND-13<" not in table  # the CPU system's row is on its own page

@@ -271,26 +271,25 @@ def test_load_time_size_and_elements(browser, page) -> None:
     median = statistics.median(r[0] for r in runs[1:])
     size = page["path"].stat().st_size
     print(f"\nfull report: {size / 1e6:.2f} MB, {runs[-1][1]} elements, load {median:.0f} ms (median of 5)")
-    # The matrices and evidence are drawn on demand, not at load. The delegation and upstream-report tables (#25) are
-    # drawn at load (about 400 elements here); drawing them on demand is the static site's job (#28). The History
-    # section grew with each swept release (paddle, TVM and LiteRT took it to 25335), so each framework's history is
-    # drawn from a <template> when opened: 7883 elements at load.
-    assert runs[-1][1] < 22_000
-    assert size < 8_000_000
+    # The matrices and evidence are drawn on demand, not at load; the release history, the delegation rows and the
+    # conversion drill-downs are on the systems' pages and in report-data.js (#28). The page weighed 1.63 MB with
+    # 11264 elements here before, 0.61 MB with 9371 after; the budget itself is benchmarks/site.py's.
+    assert runs[-1][1] < 12_000
+    assert size < 2_000_000
 
 
-def test_release_history_is_drawn_when_a_link_reaches_it(browser, page) -> None:
-    """Each framework's release history is kept out of the DOM until opened (the page's element budget); a key
-    finding's link to a framework opens its table, and a change's outlined cell opens the evidence of both releases."""
+def test_release_history_is_two_actions_from_a_key_finding(browser, page) -> None:
+    """A framework's release history is on its page (#28: the tables weighed 0.66 MB of the landing page): a key
+    finding's link opens it at its history, and a change's outlined cell opens the evidence of both releases."""
     from gather_scatter_conformance.harness.history import store
 
     load(browser, page)
-    assert browser.find_elements(By.ID, "history-table-onnxruntime") == []  # not drawn at load
+    assert browser.find_elements(By.ID, "history-table-onnxruntime") == []  # not on the landing page
     ort = [c for c in store.changes(store.read(ROOT / "history", "onnxruntime")) if c.kind == "behaviour"]
     box = browser.find_element(By.ID, "kf-changes")
-    box.find_element(By.CSS_SELECTOR, "a[href='#history-onnxruntime']").click()  # action 1
+    box.find_element(By.CSS_SELECTOR, "a[href='systems/onnxruntime.html#history']").click()  # action 1
     table = browser.find_element(By.ID, "history-table-onnxruntime")
-    assert table.is_displayed()
+    assert table.is_displayed() and browser.current_url.endswith("systems/onnxruntime.html#history")
     # its releases may take several tables (history-table-onnxruntime, -2, ...)
     changed = browser.find_elements(By.CSS_SELECTOR, "table[id^='history-table-onnxruntime'] td.hchg a")
     assert len(changed) >= len(ort) > 0
@@ -316,19 +315,24 @@ def test_a_dtype_cell_lists_its_apis(browser, page) -> None:
 
 def test_key_findings_count_the_changes_their_history_headings_count(browser, page) -> None:
     """#28: key findings said 'mxnet 75' (behaviour changes) while the History heading they link to said 237 (every
-    change). Both now give the same two counts, read from the release history."""
+    change). The key finding, the History section's line and the framework page's heading now give the same two
+    counts, read from the release history."""
     from gather_scatter_conformance.harness.history import store
 
     load(browser, page)
-    links = browser.find_elements(By.CSS_SELECTOR, "#kf-changes a[href^='#history-']")
+    links = browser.find_elements(By.CSS_SELECTOR, "#kf-changes a[href$='.html#history']")
     assert links
+    said = {}
     for link in links:
-        framework = link.get_attribute("href").rsplit("#history-", 1)[1]
+        framework = link.get_attribute("href").rsplit("/", 1)[1].removesuffix(".html#history")
         found = store.changes(store.read(ROOT / "history", framework))
         want = f"{len(found)} ({sum(c.kind == 'behaviour' for c in found)} of behaviour)"
-        said = link.find_element(By.XPATH, "following-sibling::span[@class='hcount'][1]").text
-        heading = browser.find_element(By.CSS_SELECTOR, f"#history-{framework} .hcount").text
-        assert said == heading == want, framework
+        said[framework] = (link.get_attribute("href"), want)
+        assert link.find_element(By.XPATH, "following-sibling::span[@class='hcount'][1]").text == want, framework
+        assert browser.find_element(By.CSS_SELECTOR, f"#history-{framework} .hcount").text == want, framework
+    for framework, (href, want) in said.items():
+        browser.get(href)
+        assert browser.find_element(By.CSS_SELECTOR, "#history .hcount").text == want, framework
 
 
 def test_key_findings_follow_the_operator_filter(browser, page) -> None:
@@ -353,19 +357,24 @@ def test_history_tables_break_no_word_and_fit_the_screen(browser, page) -> None:
     the screen: a framework with many releases gets several tables."""
     from gather_scatter_conformance.harness.report.history import COLUMNS
 
-    load(browser, page)
-    browser.execute_script("document.querySelectorAll('details.histfw').forEach(d => { d.open = true; })")
-    tables = browser.find_elements(By.CSS_SELECTOR, "table.history")
-    assert len(tables) > len(browser.find_elements(By.CSS_SELECTOR, "details.histfw"))  # openvino's 21 releases: two
-    for t in tables:
-        assert browser.execute_script(
-            "var c = arguments[0].querySelector('td:last-child'), s = getComputedStyle(c);"
-            "return s.overflowWrap === 'normal' && s.wordBreak === 'normal'", t)
-        wide = browser.execute_script("return [arguments[0].getBoundingClientRect().width, "
-                                      "arguments[0].parentNode.getBoundingClientRect().width]", t)
-        assert wide[0] <= wide[1] + 0.5, (t.get_attribute("id"), wide)
-        assert len(t.find_elements(By.CSS_SELECTOR, "th.rel")) <= COLUMNS
-    assert browser.execute_script("return document.documentElement.scrollWidth") <= WIDTH
+    site = page["path"].parent / "systems"
+    seen = 0
+    for framework in ("openvino", "onnxruntime", "mxnet"):
+        browser.get((site / f"{framework}.html").resolve().as_uri())
+        tables = browser.find_elements(By.CSS_SELECTOR, "table.history")
+        seen += len(tables)
+        if framework == "openvino":
+            assert len(tables) > 1  # its 21 releases: two tables
+        for t in tables:
+            assert browser.execute_script(
+                "var c = arguments[0].querySelector('td:last-child'), s = getComputedStyle(c);"
+                "return s.overflowWrap === 'normal' && s.wordBreak === 'normal'", t)
+            wide = browser.execute_script("return [arguments[0].getBoundingClientRect().width, "
+                                          "arguments[0].parentNode.getBoundingClientRect().width]", t)
+            assert wide[0] <= wide[1] + 0.5, (framework, t.get_attribute("id"), wide)
+            assert len(t.find_elements(By.CSS_SELECTOR, "th.rel")) <= COLUMNS
+            assert t.rect["x"] + t.rect["width"] <= WIDTH, (framework, t.get_attribute("id"))
+    assert seen >= 3
 
 
 CONTRAST = """

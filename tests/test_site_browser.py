@@ -13,7 +13,10 @@ from typing import Any
 import pytest
 from _chromium import start  # first: it skips this module without chromium or selenium
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import WebDriverWait
 
+from gather_scatter_conformance.harness.report.site import slug
 from tests.test_site import PATH, build
 
 
@@ -86,4 +89,31 @@ def test_the_copy_button_copies_the_upstream_issue(browser, site: dict[str, Any]
     assert button.text == "Copied"
     copied = browser.execute_script("return window.__copied;")
     assert copied == text
+    assert not _errors(browser)
+
+
+def test_a_conversion_cell_opens_its_cases_and_links_each_to_its_cell_page(browser, site: dict[str, Any]) -> None:
+    """#28: the Conversion section wrote every changed case, its converted graph and a repro script into the
+    landing page (1.55 MB of it on the full run). A cell now opens them in the evidence panel, from the evidence
+    file, each case linking to its cell page."""
+    changed = {(r["op"], r["dimension"], r["variant"]) for r in site["rows"]
+               if r["framework"] == PATH and r["preservation"] != "preserved"}
+    _fresh(browser, site["index"])
+    cells = browser.find_elements(By.CSS_SELECTOR, "table.conv td[data-cv]")
+    assert cells and len(cells) <= len(changed)
+    td = cells[0]
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", td)
+    dimension = td.find_element(By.XPATH, "./ancestor::tr/th").text
+    td.click()  # action 1
+    panel = browser.find_element(By.ID, "panel")
+    WebDriverWait(browser, 10).until(ec.visibility_of(panel))  # once report-data.js has loaded
+    assert browser.find_element(By.CSS_SELECTOR, "#panel h2").text == f"{PATH} · {dimension}"
+    boxes = browser.find_elements(By.CSS_SELECTOR, "#panel .ev")
+    assert boxes and all("converted" in b.text and "target" in b.text for b in boxes)
+    links = browser.find_elements(By.CSS_SELECTOR, "#panel .ev a[href$='.html']")
+    assert len(links) == len(boxes)  # every probe case has a cell page
+    href = links[0].get_attribute("href")
+    assert f"/{PATH}/" in href and href.endswith(f"/{slug(dimension)}.html")
+    links[0].click()  # action 2
+    assert browser.find_element(By.TAG_NAME, "h1").text.endswith(f" · {dimension}")
     assert not _errors(browser)

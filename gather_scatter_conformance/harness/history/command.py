@@ -6,6 +6,7 @@
     python -m harness history --diff onnxruntime 1.16.3 1.17.3          # labels that changed between the two
     python -m harness history onnxruntime --changes                     # every change, release to release
     python -m harness history onnxruntime --update-baseline             # releases and ranges into baselines/
+    python -m harness history --merge parts/* --dir history             # the weekly sweep's parts into history/
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "baselines/<framework>.yaml: the releases it knows, and ranges for labels that change")
     parser.add_argument("--baseline-dir", default="baselines", help="where --update-baseline folds the history "
                         "(default: ./baselines)")
+    parser.add_argument("--merge", nargs="+", metavar="PART", help="folders of swept parts (each holding "
+                        "<framework>.jsonl of some releases): their releases replace those in --dir")
     parser.add_argument("--drop-envs", action="store_true", help="remove each release's environment once it is "
                         "measured (kept and reused otherwise; $GSC_ENV_CACHE, ~1 GB per TensorFlow release)")
 
@@ -39,11 +42,33 @@ def _fmt(key: tuple[str, str, str, str]) -> str:
     return f"{op} {variant}{'' if device == 'cpu' else '@' + device} {dimension}"
 
 
+def _merge(parts: list[Path], directory: Path) -> int:
+    """Write every release of each part's history files into ``directory`` (store.write_release: a release swept
+    again replaces what was there); 2 when a part is no folder of history files."""
+    from gather_scatter_conformance.harness.history import store
+
+    files = [f for part in parts for f in (sorted(part.glob("*.jsonl")) if part.is_dir() else [])]
+    if not files:
+        print(f"history --merge: no <framework>.jsonl in {', '.join(map(str, parts))}", file=sys.stderr)
+        return 2
+    for f in files:
+        records = store.read(f.parent, f.stem)
+        by_release: dict[str, list[dict]] = {}
+        for rec in records:
+            by_release.setdefault(rec["release"], []).append(rec)
+        for release, recs in by_release.items():
+            store.write_release(directory, f.stem, release, recs)
+        print(f"{f}: {len(by_release)} release(s) of {f.stem} into {store.path_for(directory, f.stem)}")
+    return 0
+
+
 def main(args: argparse.Namespace) -> int:
     """Run the ``history`` subcommand; 0 on success, 2 on a usage error."""
     from gather_scatter_conformance.harness.history import store
 
     directory = Path(args.dir)
+    if args.merge:
+        return _merge([Path(p) for p in args.merge], directory)
     if args.diff:
         framework, a, b = args.diff
         records = store.read(directory, framework)

@@ -40,6 +40,11 @@ def column(rec: dict[str, Any]) -> str:
     return f"{rec['framework']}:{rec.get('variant', '')}" + ("" if dev == "cpu" else f"@{dev}")
 
 
+def system_name(framework: str, device: str | None) -> str:
+    """The system a cell belongs to: the framework, with ``@device`` off the CPU (``onnxruntime@openvino``)."""
+    return framework if device in (None, "", "cpu") else f"{framework}@{device}"
+
+
 def status(rec: dict[str, Any]) -> str:
     """conforms | deviates | dtype | error | crash | timeout | n/a — what a matrix cell shows.
 
@@ -192,8 +197,9 @@ def _beh_cell(row: dict[str, Any], b: int, sev: str | None) -> dict[str, Any]:
                  f"Canonical (ONNX): {words(row.get('canonical') or 'any single order', dim)}"]
         return {"b": [b], "text": words(label, dim), "sev": "doconly", "sym": "", "title": "\n".join(title),
                 "doc": "", "blog": False}
-    title = [f"Measured: {words(label, dim)} [{label}] — {severity.SEVERITY[sev][1]}",
-             f"Canonical (ONNX): {words(row.get('canonical') or 'any single order', dim)}"]
+    # A cell's hover adds what its text and colour do not say: the label's key and what is written about it (the
+    # canonical answer is the table's first row; the panel has the rest).
+    title = [f"[{label}]"]
     doc = "" if sev == "na" else (row.get("documentation") or "")
     if row.get("documented"):
         title.append(f"Documented ({doc}): {words(row['documented'], dim)} — {row.get('documented_source')}")

@@ -2,8 +2,9 @@
 
 One table of behaviour dimension × converter path (probe cases; seed and regression cases in one more row),
 each cell saying whether the converted model did what the source API did natively: preserved, changed (with the
-change, ``error -> wrap``) or failed to convert. Below it, each change and failure with the converted graph's
-operators, both outputs and a repro script that converts and runs.
+change, ``error -> wrap``) or failed to convert. A cell that is not all preserved opens a drill-down (its entries
+travel in the page's evidence file, not in the page): each change and failure with the converted graph's operators,
+both outputs, a link to the cell's own page and a repro script that converts and runs.
 """
 
 from __future__ import annotations
@@ -34,11 +35,14 @@ def _short(summary: str) -> str:
     return summary.split(":", 1)[0]
 
 
-def section(records: list[dict[str, Any]], cases: Any = None) -> dict[str, Any] | None:
+def section(records: list[dict[str, Any]], cases: Any = None,
+            cell_urls: dict[tuple[str, str, str, str, str], str] | None = None) -> dict[str, Any] | None:
     """The section's content from a run's records (None when it has no converter path's records).
 
     ``cases`` (harness.report.drilldown.CaseIndex) finds case files for the repro scripts of changes; without it the
-    drill-down shows no scripts.
+    drill-down shows no scripts. ``cell_urls`` (harness.report.site.cell_urls: (op, dimension, framework, variant,
+    device) -> the cell page's address) gives each drill-down entry its cell page's link. A table cell's ``detail``
+    is its index in ``details``.
     """
     recs = [r for r in records if r.get("conversion")]
     if not recs:
@@ -61,12 +65,14 @@ def section(records: list[dict[str, Any]], cases: Any = None) -> dict[str, Any] 
                                         if r["framework"] == path and r["conversion"].get("opset")}),
                       "counts": dict(counts), "n": sum(counts.values())})
     # Dimensions down, paths across: a path is one column, so a dozen paths fit the page's width.
+    details = _details(by_cell, paths, columns, cases, cell_urls or {})
+    at = {(d["path"], d["column"]): i for i, d in enumerate(details)}
     rows = [{"dimension": col, "question": DIMENSIONS[col][0] if col in DIMENSIONS else
              "seed examples and regression cases",
-             "cells": [_cell(path, col, by_cell[(path, col)]) if by_cell.get((path, col)) else None
+             "cells": [_cell(by_cell[(path, col)], at.get((path, col))) if by_cell.get((path, col)) else None
                        for path in paths]}
             for col in columns]
-    return {"paths": heads, "rows": rows, "details": _details(by_cell, paths, columns, cases), "status": STATUS,
+    return {"paths": heads, "rows": rows, "details": details, "status": STATUS,
             "totals": dict(Counter(r["conversion"]["preservation"] for r in recs))}
 
 
@@ -76,7 +82,7 @@ def _versions(recs: list[dict[str, Any]], path: str) -> str:
     return "; ".join(f"{k} {v}" for k, v in versions.items()) if versions else ""
 
 
-def _cell(path: str, col: str, recs: list[dict[str, Any]]) -> dict[str, Any]:
+def _cell(recs: list[dict[str, Any]], detail: int | None) -> dict[str, Any]:
     kinds = Counter(r["conversion"]["preservation"] for r in recs)
     worst = next(k for k in _WORST if kinds.get(k))
     changes = Counter(_short(r["conversion"]["summary"]) for r in recs
@@ -87,18 +93,13 @@ def _cell(path: str, col: str, recs: list[dict[str, Any]]) -> dict[str, Any]:
     return {"cls": STATUS[worst][0], "glyph": STATUS[worst][1], "kind": worst, "n": len(recs),
             "preserved": kinds.get("preserved", 0), "changes": [c for c, _ in changes.most_common(_SHOWN_CHANGES)],
             "more": max(0, len(changes) - _SHOWN_CHANGES), "title": title,
-            "anchor": anchor(path, col) if worst != "preserved" else None}
-
-
-def anchor(path: str, col: str) -> str:
-    """The id of a cell's drill-down (letters, digits and dashes only)."""
-    return "conv-" + "".join(ch if ch.isalnum() else "-" for ch in f"{path}-{col}")
+            "detail": detail if worst != "preserved" else None}
 
 
 def _details(by_cell: dict[tuple[str, str], list[dict[str, Any]]], paths: list[str], columns: list[str],
-             cases: Any) -> list[dict[str, Any]]:
+             cases: Any, cell_urls: dict[tuple[str, str, str, str, str], str]) -> list[dict[str, Any]]:
     """Every cell that is not all preserved, with its changed/failed records: case, variant, summary, converted
-    ops, source call and output, target output, and the repro script."""
+    ops, source call and output, target output, the cell page's address and the repro script."""
     out = []
     for path in paths:
         for col in columns:
@@ -121,14 +122,16 @@ def _details(by_cell: dict[tuple[str, str], list[dict[str, Any]]], paths: list[s
                                     f"{(r.get('error_message') or '')[:300]}"),
                     "ops": " · ".join(r.get("ops") or []) or "(not reported)",
                     "opset": conv.get("opset"), "api": r.get("api", ""),
-                    # One script per cell is written into the page (each carries its case's inputs: all of them
-                    # would weigh megabytes); every other one is a command away.
+                    "url": cell_urls.get((r["op"], r.get("dimension") or "", r["framework"], r.get("variant") or "",
+                                          r.get("device") or "cpu")),
+                    # One script per cell travels with the page's evidence (each carries its case's inputs: all
+                    # of them would weigh megabytes); every other one is on its cell page or a command away.
                     "repro": _repro(r, cases) if not scripts else None,
                     "command": f"gsc repro RESULTS --case {r['case']} --framework "
                                f"{r['framework']}:{r.get('variant', '')} --out repro.py" if r.get("native") else None,
                 })
                 scripts += items[-1]["repro"] is not None
-            out.append({"anchor": anchor(path, col), "path": path, "column": col, "entries": items})
+            out.append({"path": path, "column": col, "entries": items})
     return out
 
 

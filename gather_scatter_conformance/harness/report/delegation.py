@@ -5,6 +5,7 @@ ExecuTorch's XNNPACK delegate or portable kernels, IREE's dispatch, MNN's backen
 One row per system column, runtime operator and the backend that ran it, with the number of cases: "which ops did
 XNNPACK actually run, and did OpenVINO's execution provider fall back on GatherND?" is one look. A row whose backend
 is not the one the variant asked for is a fallback, so a delegate's behaviour is never mistaken for the fallback's.
+The rows are shown on each system's page; the landing page shows one line per system (``by_system``).
 """
 
 from __future__ import annotations
@@ -12,15 +13,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-
-def _column(rec: dict[str, Any]) -> str:
-    dev = rec.get("device", "cpu") or "cpu"
-    return f"{rec['framework']}:{rec.get('variant', '')}" + ("" if dev == "cpu" else f"@{dev}")
+from gather_scatter_conformance.harness.report.build import column, system_name
 
 
 def table(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows ``col``, ``framework``, ``op`` (the runtime's name for it), ``backend`` (what ran it), ``asked`` (the
-    backend the variant asked for, '' where the record does not say), ``fallback`` (backend is not ``asked``),
+    """Rows ``col``, ``framework``, ``system`` (build.system_name), ``op`` (the runtime's name for it), ``backend``
+    (what ran it), ``asked`` (the backend the variant asked for, '' where the record does not say), ``fallback``
+    (backend is not ``asked``),
     ``cases`` (how many records), ``ops`` (the harness operators among them) and ``example`` (a case); grouped by
     column, fallbacks first within a column. Records without delegation facts are left out."""
     rows: dict[tuple[str, str, str], dict[str, Any]] = {}
@@ -28,11 +27,12 @@ def table(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         placement = rec.get("providers") or {}
         if not placement:
             continue
-        col = _column(rec)
+        col = column(rec)
         asked = rec.get("delegate") or ""
         for op, backend in placement.items():
             row = rows.setdefault((col, op, backend), {
-                "col": col, "framework": rec["framework"], "op": op, "backend": backend, "asked": asked,
+                "col": col, "framework": rec["framework"], "system": system_name(rec["framework"], rec.get("device")),
+                "op": op, "backend": backend, "asked": asked,
                 "fallback": bool(asked) and backend != asked, "cases": 0, "ops": set(), "example": rec["case"]})
             row["cases"] += 1
             row["ops"].add(rec.get("op", ""))
@@ -47,3 +47,20 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, int]:
     ``fallback_cases`` (their records)."""
     return {"columns": len({r["col"] for r in rows}), "fallbacks": sum(r["fallback"] for r in rows),
             "fallback_cases": sum(r["cases"] for r in rows if r["fallback"])}
+
+
+def by_system(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One line per system with delegation facts: ``system``, ``apis`` (columns), ``ops`` (runtime operators),
+    ``backends`` (what ran them, sorted), ``fallbacks`` (rows whose backend is not the one asked for) and
+    ``fallback_cases`` (their records)."""
+    out: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        s = out.setdefault(row["system"], {"system": row["system"], "apis": set(), "ops": set(), "backends": set(),
+                                           "fallbacks": 0, "fallback_cases": 0})
+        s["apis"].add(row["col"])
+        s["ops"].add(row["op"])
+        s["backends"].add(row["backend"])
+        s["fallbacks"] += row["fallback"]
+        s["fallback_cases"] += row["cases"] if row["fallback"] else 0
+    return [{**s, "apis": len(s["apis"]), "ops": len(s["ops"]), "backends": sorted(s["backends"])}
+            for _, s in sorted(out.items())]

@@ -58,6 +58,12 @@ def _claims(claims_dir: Path | None) -> list[Any]:
     return load_claims(directory) if directory.exists() else []  # as the behaviour table: no claims, no quotes
 
 
+def _slug(text: str) -> str:
+    from gather_scatter_conformance.harness.report.site import slug
+
+    return slug(text)
+
+
 def environment() -> jinja2.Environment:
     """The page's Jinja environment: autoescaping on for every template (framework text is never marked safe)."""
     env = jinja2.Environment(
@@ -69,6 +75,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters["pct"] = lambda x: "" if x is None else f"{100 * x:.0f}%"
     env.filters["words"] = build.words
+    env.filters["slug"] = _slug
     return env
 
 
@@ -76,11 +83,14 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
             baseline: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None,
             history: list[dict[str, Any]] | None = None,
             conversions: list[dict[str, Any]] | None = None,
-            evidence: dict[tuple[str, str, str], dict[str, Any]] | None = None) -> dict[str, Any]:
+            evidence: dict[tuple[str, str, str], dict[str, Any]] | None = None,
+            cell_urls: dict[tuple[str, str, str, str, str], str] | None = None,
+            generated: str | None = None) -> dict[str, Any]:
     """Everything the template needs, from deduplicated records of the frameworks' own APIs, their behaviour rows,
     the previous run's records and rows (``baseline``), release-sweep records (``history``), converter paths'
-    records (``conversions``, the Conversion section) and memory-checker evidence (``evidence``, by case, framework
-    and variant: harness.report.unsafe.load_evidence)."""
+    records (``conversions``, the Conversion section), memory-checker evidence (``evidence``, by case, framework
+    and variant: harness.report.unsafe.load_evidence), the site's cell pages (``cell_urls``:
+    harness.report.site.cell_urls) and the time the report was made (``generated``, ISO; now when not given)."""
     df = build.frame(records)
     measured_cols = build.columns(df)
     doc_cols = build.documented_columns(rows)
@@ -93,8 +103,12 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
     hist = history_section(history or [])
     sevs = build.severities(rows)
     scls = {s: f"sev-{v}" for s, v in severity.STATUS.items()}  # a result status's severity class
+    delegated = delegation.table([*records, *(conversions or [])])
+    conv = conversion.section(conversions or [], drilldown.CaseIndex(), cell_urls)
+    data = drilldown.blob(records, [c["col"] for c in cols], rows, agree, sevs=sevs)
+    data["conv"] = conv["details"] if conv else []  # the Conversion cells' drill-downs
     return {
-        "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "generated": generated or now(),
         "generator": {"python": platform.python_version(), "machine": platform.node(),
                       "platform": platform.platform(terse=True)},
         "head": build.header(records),
@@ -118,9 +132,10 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
         "history": hist,
         "findings": findings(records, rows, sevs, changes, hist),
         "unsafe": unsafe.section(records, evidence or {}),
-        "conversion": conversion.section(conversions or [], drilldown.CaseIndex()),
+        "conversion": conv,
         "harness_faults": faults.listing([*records, *(conversions or [])]),
-        "delegation": delegation.table([*records, *(conversions or [])]),
+        "delegation": delegation.by_system(delegated),
+        "delegated": delegated,
         "regressions": regressions.table([*records, *(conversions or [])]),
         "severity": severity.SEVERITY,
         "statuses": build.STATUSES,
@@ -128,10 +143,16 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
         "scls": scls,
         # The same tables for the page's script, which draws matrices and evidence (written once, here).
         "classes": drilldown.embed_json({"scls": scls, "glyph": build.GLYPH,
-                                         "sev": {k: v[0] for k, v in severity.SEVERITY.items()}}),
-        "blob": drilldown.embed_json(drilldown.blob(records, [c["col"] for c in cols], rows, agree, sevs=sevs)),
+                                         "sev": {k: v[0] for k, v in severity.SEVERITY.items()},
+                                         "conv": conversion.STATUS}),
+        "blob": drilldown.embed_json(data),
         "data_src": DATA_FILE,
     }
+
+
+def now() -> str:
+    """The current UTC time as the report states it (ISO, seconds)."""
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def render(ctx: dict[str, Any]) -> str:
@@ -178,14 +199,15 @@ def generate(results: Sequence[str | Path], out: str | Path, baseline: Sequence[
              "matrix.csv": out / "matrix.csv"}
     history = store.read(history_dir) if history_dir and Path(history_dir).is_dir() else []
     ctx_evidence = unsafe.load_evidence(list(evidence))
-    ctx = context(records, rows, base, history, conversions, ctx_evidence)
     every_row = rows + [r for r in _behaviour(conversions, claims_dir) if r.get("preservation") is not None]
-    built = None
+    generated, built = now(), None
     if with_site:
         from gather_scatter_conformance.harness.report import site
 
         built = site.build_site([*records, *conversions], every_row, site.Sources(
-            claims=_claims(claims_dir), history=history, evidence=ctx_evidence), ctx["generated"])
+            claims=_claims(claims_dir), history=history, evidence=ctx_evidence), generated)
+    ctx = context(records, rows, base, history, conversions, ctx_evidence,
+                  site.cell_urls(built) if built is not None else None, generated)
     ctx["site"] = None if built is None else site.summary(built, ctx["ops"])
     ctx["commit"] = None if built is None else built.index.commit
     paths["index.html"].write_text(render(ctx), encoding="utf-8")
@@ -194,7 +216,7 @@ def generate(results: Sequence[str | Path], out: str | Path, baseline: Sequence[
     paths["behaviour.json"].write_text(json.dumps(every_row, indent=1, default=str) + "\n", encoding="utf-8")
     matrix_csv(records, paths["matrix.csv"])
     if built is not None:
-        site.Pages(built, environment(), ctx["ops"]).write(out)
+        site.Pages(built, environment(), ctx["ops"], ctx["history"], ctx["delegated"]).write(out)
         site.write_json(built, out)
         paths["site"] = out / "api" / "index.json"
     return paths

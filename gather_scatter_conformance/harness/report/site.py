@@ -24,6 +24,7 @@ from packaging.version import Version
 from gather_scatter_conformance import adapters
 from gather_scatter_conformance.harness.history import store
 from gather_scatter_conformance.harness.report import build, severity, site_model, upstream
+from gather_scatter_conformance.harness.report.build import system_name
 from gather_scatter_conformance.harness.report.claims import api_name
 from gather_scatter_conformance.harness.report.drilldown import citation_url
 from gather_scatter_conformance.harness.report.severity import SEVERITY
@@ -38,11 +39,6 @@ def slug(text: str) -> str:
     """A path segment: every run of characters outside ``[A-Za-z0-9._~@-]`` becomes one ``-`` (``take/jit`` ->
     ``take-jit``, ``index-dtype:int8`` -> ``index-dtype-int8``)."""
     return _UNSAFE_CHARS.sub("-", text).strip("-") or "-"
-
-
-def system_name(framework: str, device: str | None) -> str:
-    """The system a cell belongs to: the framework, with ``@device`` off the CPU (``onnxruntime@openvino``)."""
-    return framework if device in (None, "", "cpu") else f"{framework}@{device}"
 
 
 def cell_url(op: str, system: str, variant: str, dimension: str) -> str:
@@ -244,6 +240,11 @@ def build_site(records: list[dict[str, Any]], rows: list[dict[str, Any]], source
     return Site(cells, systems, ports, findings, histories, index)
 
 
+def cell_urls(site: Site) -> dict[Key, str]:
+    """Each cell page's address by (op, dimension, framework, variant, device)."""
+    return {(c.op, c.dimension, c.framework, c.variant, c.device): url for url, c in site.cells.items()}
+
+
 def _systems(cells: dict[str, site_model.Cell], hist_labels: dict[str, Any]) -> dict[str, site_model.System]:
     by_system: dict[str, list[site_model.Cell]] = defaultdict(list)
     for cell in cells.values():
@@ -441,7 +442,7 @@ def summary(site: Site, ops: list[str]) -> dict[str, Any]:
                 "parts": [(s, counts[s]) for s in order[:3] if counts[s]],
                 "href": f"{system.url}#{slug(op)}"})
         rows.append({"name": system.name, "kind": system.kind, "href": system.url, "cells": cells})
-    return {"ops": ops, "rows": rows}
+    return {"ops": ops, "rows": rows, "names": [s.name for s in systems]}
 
 
 def _short(value: Any) -> str:
@@ -473,10 +474,17 @@ def grid(op: str, cells: list[site_model.Cell], title: str, head: str, link_syst
 
 
 class Pages:
-    """Renders the site's pages with the report's Jinja environment (autoescaped)."""
+    """Renders the site's pages with the report's Jinja environment (autoescaped). A framework's page also shows
+    its release history (``history``: harness.report.history.section) and each system's page its delegation rows
+    (``delegation``: harness.report.delegation.table)."""
 
-    def __init__(self, site: Site, env: Any, ops: list[str]) -> None:
+    def __init__(self, site: Site, env: Any, ops: list[str], history: dict[str, Any] | None = None,
+                 delegation: list[dict[str, Any]] | None = None) -> None:
         self.site, self.env, self.ops = site, env, ops
+        self.history = {f["framework"]: f for f in (history or {}).get("frameworks", [])}
+        self.delegation: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for row in delegation or []:
+            self.delegation[row["system"]].append(row)
 
     def _render(self, out: Path, url: str, template: str, crumbs: list[tuple[str, str | None]],
                 **ctx: Any) -> Path:
@@ -531,7 +539,14 @@ class Pages:
                        if any(c.op == op for c in cells)],
                 links=[(f"Port {p.source_api} ({p.source_variant}) to {p.target}", p.url,
                         f"{len(p.differences)} of {p.compared} change") for p in ports],
-                links_title="Port planner"))
+                links_title="Port planner", delegated=self.delegation.get(name),
+                releases=self.history.get(name) if system.kind == "framework" else None))
+        for name in sorted(set(self.history) - set(site.systems)):  # swept releases, not in this run
+            written.append(self._render(
+                out, f"systems/{slug(name)}.html", "site/table.html.j2", [("Systems", "systems/index.html"),
+                                                                          (name, None)],
+                with_json=False, title=name, heading=name, intro="Not in this run: its release history only.",
+                facts=[], grids=[], links=[], links_title="", releases=self.history[name]))
         written.append(self._render(
             out, "systems/index.html", "site/table.html.j2", [("Systems", None)], with_json=False, title="Systems",
             heading="Systems: frameworks, runtimes and converter paths", intro="", facts=[], grids=[],

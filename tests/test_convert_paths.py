@@ -213,6 +213,21 @@ def test_the_repro_script_converts_runs_and_reproduces(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
 
 
+@needs("torch~onnx-dynamo~onnxruntime")
+def test_a_bfloat16_repro_passes_the_converted_model_what_the_harness_passed(tmp_path: Path) -> None:
+    """#28: the repro of torch~onnx-dynamo~onnxruntime on bfloat16 data raised TypeError in its own `data.numpy()`
+    (torch refuses bfloat16 there) before ONNX Runtime saw the data, where the record says RuntimeError: ONNX
+    Runtime's refusal of the ml_dtypes array the harness passed. The script now passes that array."""
+    case = _case("cases/probes/gather.yaml::probe-data-dtype-bfloat16")
+    rec = _run(case, "torch~onnx-dynamo~onnxruntime", "index_select")
+    assert rec["outcome"] == "error", rec
+    path = tmp_path / "repro.py"
+    path.write_text(script(case, rec))
+    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert f"raised {rec['error_type']}" in proc.stdout
+
+
 @needs("torch~onnx-torchscript~onnxruntime", "torch~ov-convert~openvino")
 def test_the_report_shows_each_kind_in_its_conversion_section(tmp_path: Path) -> None:
     pytest.importorskip("jinja2")

@@ -59,6 +59,13 @@ def _module_source(expr: str, names: tuple[str, ...]) -> list[str]:
             f"example = ({args.replace('indices', 'indices_example')},)"]
 
 
+def _array(name: str) -> str:
+    """The script's expression for the array the harness passes the converted model in place of torch tensor
+    ``name``: its own dtype, bfloat16 (which ``Tensor.numpy`` refuses) through float32 into ml_dtypes' bfloat16."""
+    return (f"({name}.float().numpy().astype(ml_dtypes.bfloat16) if {name}.dtype == torch.bfloat16 "
+            f"else {name}.numpy())")
+
+
 class TorchOnnx(targets.OnnxArtifact, ConversionPath):
     """torch.onnx.export with ``dynamo`` True or False, to onnxruntime or OpenVINO (through its ONNX frontend)."""
 
@@ -118,7 +125,7 @@ class TorchOnnx(targets.OnnxArtifact, ConversionPath):
             export = ["import io", "import onnx", "buffer = io.BytesIO()",
                       f"torch.onnx.export(Case(), example, buffer, input_names={list(names)!r}, dynamo=False)",
                       "model = onnx.load_from_string(buffer.getvalue())"]
-        arrays = [f"{n}.numpy()" for n in names]
+        arrays = [_array(n) for n in names]
         run = (targets.onnxruntime_repro(arrays) if self.target == "onnxruntime"
                else targets.openvino_repro(arrays))
         return "\n".join([*_module_source(expr, names), *export, run])
@@ -153,7 +160,7 @@ class TorchOpenVino(ConversionPath):
         expr = expression(case.op, variant, {n: case.inputs[n].shape for n in names}, case.attrs, case.omit)
         return "\n".join([*_module_source(expr, names), "import openvino as ov",
                           "model = ov.convert_model(Case(), example_input=example)",
-                          targets.openvino_repro([f"{n}.numpy()" for n in names], onnx_model=False)])
+                          targets.openvino_repro([_array(n) for n in names], onnx_model=False)])
 
 
 DYNAMO_ONNXRUNTIME = TorchOnnx(dynamo=True, target="onnxruntime")

@@ -213,13 +213,19 @@ def test_the_repro_script_converts_runs_and_reproduces(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
 
 
-@needs("torch~onnx-dynamo~onnxruntime")
-def test_a_bfloat16_repro_passes_the_converted_model_what_the_harness_passed(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("path", "variant"), [("torch~onnx-dynamo~onnxruntime", "index_select"),
+                                              ("paddle~paddle2onnx~onnxruntime", "gather")])
+def test_a_bfloat16_repro_passes_the_converted_model_what_the_harness_passed(tmp_path: Path, path: str,
+                                                                            variant: str) -> None:
     """#28: the repro of torch~onnx-dynamo~onnxruntime on bfloat16 data raised TypeError in its own `data.numpy()`
     (torch refuses bfloat16 there) before ONNX Runtime saw the data, where the record says RuntimeError: ONNX
-    Runtime's refusal of the ml_dtypes array the harness passed. The script now passes that array."""
+    Runtime's refusal of the ml_dtypes array the harness passed; paddle2onnx's exported a uint16 model (a bfloat16
+    tensor's .numpy() is uint16) and raised paddle's InvalidArgument. Both scripts now pass that array."""
+    missing = adapters.missing(path)
+    if missing:
+        pytest.skip(f"{path} needs {', '.join(missing)}")
     case = _case("cases/probes/gather.yaml::probe-data-dtype-bfloat16")
-    rec = _run(case, "torch~onnx-dynamo~onnxruntime", "index_select")
+    rec = _run(case, path, variant)
     assert rec["outcome"] == "error", rec
     path = tmp_path / "repro.py"
     path.write_text(script(case, rec))

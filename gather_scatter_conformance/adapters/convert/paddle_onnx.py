@@ -88,7 +88,10 @@ class Paddle2Onnx(targets.OnnxArtifact, ConversionPath):
         arrays = [f"{n}_array" for n in names]
         return "\n".join([
             "import onnx, paddle2onnx",
-            *(f"{n}_array = {n}.numpy() if hasattr({n}, 'numpy') else {n}" for n in names),
+            # the arrays the harness exports with and passes: their own dtype, bfloat16 as ml_dtypes' (a bfloat16
+            # tensor's .numpy() gives uint16)
+            *(f"{n}_array = ({n}.astype('float32').numpy().astype(ml_dtypes.bfloat16) if {n}.dtype == paddle.bfloat16"
+              f" else {n}.numpy()) if hasattr({n}, 'numpy') else {n}" for n in names),
             f"def fn({', '.join(names)}):",
             f"    return {expr}",
             "spec = [" + ", ".join(f"paddle.static.InputSpec(list({a}.shape), str({a}.dtype), {n!r})"

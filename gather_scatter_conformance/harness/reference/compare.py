@@ -39,15 +39,18 @@ def _element_equal(obs: np.ndarray, exp: np.ndarray, atol: np.ndarray | float, r
         return obs.astype(bool) == exp.astype(bool)
     o, e = _as_float(obs), _as_float(exp)
     both_nan = np.isnan(o) & np.isnan(e)
-    close = np.abs(o - e) <= atol + rtol * np.abs(e)
-    # inf == inf must hold even though inf - inf is nan.
+    # A tolerance is for finite values: against an infinity, rtol * inf let any value pass (-inf, 5.0 for inf).
+    # Infinities are equal or not (inf == inf holds though inf - inf is nan); no warning reaches the console.
+    with np.errstate(invalid="ignore"):
+        close = np.isfinite(o) & np.isfinite(e) & (np.abs(o - e) <= atol + rtol * np.abs(e))
     return both_nan | close | (o == e)
 
 
 def _abs_err(obs: np.ndarray, exp: np.ndarray) -> float | None:
     if exp.dtype == object or exp.dtype.kind in "USb" or exp.size == 0:
         return None
-    diff = np.abs(_as_float(obs) - _as_float(exp))
+    with np.errstate(invalid="ignore"):  # inf - inf: nan, dropped next
+        diff = np.abs(_as_float(obs) - _as_float(exp))
     diff = diff[~np.isnan(diff)]
     return float(diff.max()) if diff.size else 0.0
 

@@ -122,6 +122,11 @@ def test_a_converter_change_is_titled_by_its_converter_and_both_sides() -> None:
     assert upstream.title(record) == ("mnnconvert -f ONNX 3.6.1: Gather (what happens to an index >= s) changes from "
                                       "Error to Wrap (supported) (onnx-reference -> mnn)")
     assert "no release history" in upstream.since(record, None)
+    # #28: a path that kept its source's deviation was titled "changes from Wrap (supported) to Wrap (supported)"
+    kept = {**record, "conversion": {**record["conversion"], "preservation": "preserved", "source_label": "wrap"}}
+    assert upstream.kind(kept) == "deviation"
+    assert upstream.title(kept) == ("mnnconvert -f ONNX 3.6.1: Gather (what happens to an index >= s) keeps the "
+                                    "source's Wrap (supported) (onnx-reference -> mnn)")
 
 
 def test_the_cli_help_names_the_command() -> None:

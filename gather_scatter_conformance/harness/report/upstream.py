@@ -120,10 +120,13 @@ def title(record: dict[str, Any], doc: Claim | None = None, evidence: dict[str, 
     if is_path(record):
         conv = record.get("conversion") or {}
         versions = conv.get("versions") or {}
+        dim = record.get("dimension")
+        source, target = words(conv.get("source_label"), dim), words(conv.get("target_label"), dim)
+        # A path that kept the source's behaviour (which deviates from ONNX, or is unsafe) did not change it.
+        what = (f"changes from {source} to {target}" if conv.get("source_label") != conv.get("target_label")
+                else f"keeps the source's {target}")
         return (f"{conv.get('converter', record['framework'])} {versions.get('converter', '')}: {record['op']} "
-                f"({_question(record)}) changes from {words(conv.get('source_label'), record.get('dimension'))} to "
-                f"{words(conv.get('target_label'), record.get('dimension'))} ({conv.get('source')} -> "
-                f"{conv.get('target')})").replace("  ", " ")
+                f"({_question(record)}) {what} ({conv.get('source')} -> {conv.get('target')})").replace("  ", " ")
     happened = _ACCESS.get((evidence or {}).get("verdict", ""), _happened(record))
     what = f"{_name(record)} ({record['op']}): {_question(record)}: {happened}"
     if _contradicts(doc, record):

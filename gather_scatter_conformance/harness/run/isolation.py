@@ -180,7 +180,8 @@ class Isolated:
         return worker
 
     def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
-        """Run one case in the framework's worker; a dead or stuck worker becomes a crash or timeout result.
+        """Run one case in the framework's worker; a dead or stuck worker becomes a crash or timeout result (a
+        timeout only when a second try in a fresh process times out too).
 
         A risky case (``payload["fresh"]``) runs in a forked child of the worker's template: a child that dies
         during the case is a crash, one that returns a value and dies on its way out corrupted memory (a crash
@@ -190,6 +191,16 @@ class Isolated:
         this case, not to whichever case would have run next.
         """
         result = self._run_once(framework, variant, payload)
+        if result.get("outcome") == "timeout":
+            # A loaded machine can stall a call past the limit (on 2026-11-27, two full runs on two cores met the
+            # OOM killer, and two converter paths "hung" on cases that finish in seconds): a hang is recorded only
+            # when a second try, in a fresh process, times out too.
+            again = self._run_once(framework, variant, payload)
+            if again.get("outcome") == "timeout":
+                result = {**result, "error_message": f"{result.get('error_message', '')}; again on a second try "
+                          "in a fresh process"}
+            else:
+                result = again
         if result.get("outcome") in ("crash", "timeout") and not result.get("api"):
             # The process that made the call is gone, and the call with it: ask a live worker to prepare it again
             # (without running it), so the record names the call that crashed and its repro can make it.

@@ -14,6 +14,7 @@ from typing import Any
 
 from gather_scatter_conformance import adapters
 from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS
+from gather_scatter_conformance.harness.report.rows import Key, cell_key
 
 OTHER = "cases"  # the column of non-probe cases (seed examples, regressions)
 # preservation -> (cell class, glyph); a cell with several kinds takes the worst, in this order
@@ -36,7 +37,7 @@ def _short(summary: str) -> str:
 
 
 def section(records: list[dict[str, Any]], cases: Any = None,
-            cell_urls: dict[tuple[str, str, str, str, str], str] | None = None) -> dict[str, Any] | None:
+            cell_urls: dict[Key, str] | None = None) -> dict[str, Any] | None:
     """The section's content from a run's records (None when it has no converter path's records).
 
     ``cases`` (harness.report.drilldown.CaseIndex) finds case files for the repro scripts of changes; without it the
@@ -97,7 +98,7 @@ def _cell(recs: list[dict[str, Any]], detail: int | None) -> dict[str, Any]:
 
 
 def _details(by_cell: dict[tuple[str, str], list[dict[str, Any]]], paths: list[str], columns: list[str],
-             cases: Any, cell_urls: dict[tuple[str, str, str, str, str], str]) -> list[dict[str, Any]]:
+             cases: Any, cell_urls: dict[Key, str]) -> list[dict[str, Any]]:
     """Every cell that is not all preserved, with its changed/failed records: case, variant, summary, converted
     ops, source call and output, target output, the cell page's address and the repro script."""
     out = []
@@ -122,8 +123,7 @@ def _details(by_cell: dict[tuple[str, str], list[dict[str, Any]]], paths: list[s
                                     f"{(r.get('error_message') or '')[:300]}"),
                     "ops": " · ".join(r.get("ops") or []) or "(not reported)",
                     "opset": conv.get("opset"), "api": r.get("api", ""),
-                    "url": cell_urls.get((r["op"], r.get("dimension") or "", r["framework"], r.get("variant") or "",
-                                          r.get("device") or "cpu")),
+                    "url": cell_urls.get(cell_key(r)),
                     # One script per cell travels with the page's evidence (each carries its case's inputs: all
                     # of them would weigh megabytes); every other one is on its cell page or a command away.
                     "repro": _repro(r, cases) if not scripts else None,

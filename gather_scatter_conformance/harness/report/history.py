@@ -63,10 +63,13 @@ def _framework(framework: str, records: list[dict[str, Any]]) -> dict[str, Any]:
             cells.append({"text": rec["label"] if rec else "", "change": None if i is None else f"hev-{framework}-{i}"})
         rows.append({"op": op, "api": f"{variant}{'' if device == 'cpu' else '@' + device}", "dimension": dimension,
                      "cells": cells})
+    api = sum(c.kind == "api" for c in found)
     return {"framework": framework, "releases": releases, "rows": rows, "evidence": evidence,
             "parts": [{"start": a, "stop": b, "releases": releases[a:b]} for a, b in parts(len(releases))],
             "stable": len(by_key) - len(rows), "failures": store.failures(records), "changes": len(found),
-            "api_changes": sum(c.kind == "api" for c in found)}
+            "api_changes": api,
+            # as every page counts them: every change, then those of behaviour
+            "counted": f"{len(found)} ({len(found) - api} of behaviour)"}
 
 
 def section(records: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -32,6 +32,7 @@ from gather_scatter_conformance.harness.report import (
 from gather_scatter_conformance.harness.report.agreement import agreement
 from gather_scatter_conformance.harness.report.findings import findings
 from gather_scatter_conformance.harness.report.history import section as history_section
+from gather_scatter_conformance.harness.report.rows import Key
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 # The page's evidence (records, cases, behaviour cells), beside it: the page loads it on the first drill-down.
@@ -84,7 +85,7 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
             history: list[dict[str, Any]] | None = None,
             conversions: list[dict[str, Any]] | None = None,
             evidence: dict[tuple[str, str, str], dict[str, Any]] | None = None,
-            cell_urls: dict[tuple[str, str, str, str, str], str] | None = None,
+            cell_urls: dict[Key, str] | None = None,
             generated: str | None = None) -> dict[str, Any]:
     """Everything the template needs, from deduplicated records of the frameworks' own APIs, their behaviour rows,
     the previous run's records and rows (``baseline``), release-sweep records (``history``), converter paths'

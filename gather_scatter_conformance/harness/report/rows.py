@@ -12,6 +12,14 @@ from typing import Any
 
 from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS, canonical_label
 
+Key = tuple[str, str, str, str, str]  # a behaviour cell: (op, dimension, framework, variant, device)
+
+
+def cell_key(rec: dict[str, Any]) -> Key:
+    """The behaviour cell a record belongs to (its dimension '' when it is no probe's, its device ``cpu`` when the
+    record names none)."""
+    return rec["op"], rec.get("dimension") or "", rec["framework"], rec.get("variant") or "", rec.get("device") or "cpu"
+
 
 @dataclass
 class BehaviourRow:

@@ -27,12 +27,12 @@ from gather_scatter_conformance.harness.report import build, severity, site_mode
 from gather_scatter_conformance.harness.report.build import system_name
 from gather_scatter_conformance.harness.report.claims import api_name
 from gather_scatter_conformance.harness.report.drilldown import citation_url
+from gather_scatter_conformance.harness.report.rows import Key, cell_key
 from gather_scatter_conformance.harness.report.severity import SEVERITY
 from gather_scatter_conformance.vocab.dimensions import DIMENSIONS, words
 
 _UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9._~@-]+")
 MAX_VALUE_CHARS = 2000  # an observed or expected value longer than this is cut on the page (the JSON keeps it)
-Key = tuple[str, str, str, str, str]  # (op, dimension, framework, variant, device)
 
 
 def slug(text: str) -> str:
@@ -44,10 +44,6 @@ def slug(text: str) -> str:
 def cell_url(op: str, system: str, variant: str, dimension: str) -> str:
     """A cell page's path below the site root."""
     return f"{op}/{slug(system)}/{slug(variant)}/{slug(dimension)}.html"
-
-
-def _key(rec: dict[str, Any]) -> Key:
-    return rec["op"], rec["dimension"], rec["framework"], rec.get("variant") or "", rec.get("device") or "cpu"
 
 
 def _json_url(url: str) -> str:
@@ -155,7 +151,7 @@ def build_site(records: list[dict[str, Any]], rows: list[dict[str, Any]], source
     by_key: dict[Key, list[dict[str, Any]]] = defaultdict(list)
     for rec in records:
         if rec.get("dimension"):
-            by_key[_key(rec)].append(rec)
+            by_key[cell_key(rec)].append(rec)
     hist_by_fw: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for rec in sources.history:
         hist_by_fw[rec["framework"]].append(rec)
@@ -166,7 +162,7 @@ def build_site(records: list[dict[str, Any]], rows: list[dict[str, Any]], source
     url_of: dict[Key, str] = {}
     taken: set[str] = set()
     for row in measured:
-        key = (row["op"], row["dimension"], row["framework"], row["variant"], row["device"])
+        key = cell_key(row)
         url = cell_url(row["op"], system_name(row["framework"], row["device"]), row["variant"], row["dimension"])
         n = 2
         while url in taken:
@@ -182,7 +178,7 @@ def build_site(records: list[dict[str, Any]], rows: list[dict[str, Any]], source
             path_rows[(row["op"], row["dimension"], source, row["variant"])].append(row)
     findings = []
     for row, sev in zip(measured, sevs, strict=True):
-        key = (row["op"], row["dimension"], row["framework"], row["variant"], row["device"])
+        key = cell_key(row)
         url, dim = url_of[key], row["dimension"]
         wanted = set(row.get("cases") or [])
         recs = [r for r in by_key.get(key, []) if not wanted or r["case"] in wanted]
@@ -196,7 +192,7 @@ def build_site(records: list[dict[str, Any]], rows: list[dict[str, Any]], source
             site_model.PathEffect(path=p["framework"], target=p["framework"].split("~")[-1],
                                   source_label=p.get("source_label") or "", target_label=p["label"],
                                   preservation=p["preservation"],
-                                  url=url_of[(p["op"], p["dimension"], p["framework"], p["variant"], p["device"])])
+                                  url=url_of[cell_key(p)])
             for p in path_rows.get((row["op"], dim, row["framework"], row["variant"]), [])]
         issue = None
         first = _finding_of(recs) if details else None

@@ -44,8 +44,10 @@ $(ORTOV_VENV)/.installed: pyproject.toml $(PINS)
 	touch $@
 
 # Two pytest-xdist workers (the machine's two cores); each keeps one warm worker process per framework.
-# The previous run's results are kept (results/previous.jsonl) and the page shows the changes against them; the
-# History section comes from the committed release sweeps (history/).
+# Each run writes <results>.partial and replaces its results only when it ends, keeping the ones it replaced beside
+# them (results/previous-results.jsonl, ...: harness/run/records.py, RunFiles); its summary and the page show the
+# changes against them. A second run on the same results is refused; an interrupted one continues with
+# PYTEST_ARGS=--resume. The History section comes from the committed release sweeps (history/).
 # The converter paths run after the frameworks, in a run of their own: each warm worker holds a framework (and a
 # path's holds a source, a converter and a target), and the two sets at once would not fit in 24 GiB.
 CONVERSIONS ?= results/conversions.jsonl
@@ -54,13 +56,11 @@ CONVERSIONS ?= results/conversions.jsonl
 MEMCHECK ?= evidence/memcheck.jsonl results/memcheck.jsonl
 # Each phase shows a progress line per tenth and ends with its summary table (harness/console.py); the failing
 # tests' reports, each with its repro script, go to results/<name>.log, not the terminal.
-PREVIOUS := results/previous.jsonl results/previous-onnxruntime-openvino.jsonl results/previous-conversions.jsonl
+PREVIOUS := results/previous-results.jsonl results/previous-onnxruntime-openvino.jsonl results/previous-conversions.jsonl
 report: $(VENV)/.installed $(MXVENV)/.installed $(ORTOV_VENV)/.installed clang tfjs
-	@for pair in $(RESULTS):results/previous.jsonl $(ORTOV_RESULTS):results/previous-onnxruntime-openvino.jsonl \
-	$(CONVERSIONS):results/previous-conversions.jsonl; do if [ -f $${pair%%:*} ]; then cp $${pair%%:*} $${pair#*:}; fi; done
-	@$(PY) -m gather_scatter_conformance run --framework frameworks --phase frameworks --results $(RESULTS) --previous results/previous.jsonl -n 2 $(PYTEST_ARGS)
-	@$(ORTOV_VENV)/bin/python -m gather_scatter_conformance run --framework onnxruntime --gsc-ort-providers OpenVINOExecutionProvider --phase "onnxruntime (OpenVINO EP)" --results $(ORTOV_RESULTS) --previous results/previous-onnxruntime-openvino.jsonl -n 2 $(PYTEST_ARGS)
-	@$(PY) -m gather_scatter_conformance run --framework paths --phase paths --results $(CONVERSIONS) --previous results/previous-conversions.jsonl -n 2 $(PYTEST_ARGS)
+	@$(PY) -m gather_scatter_conformance run --framework frameworks --phase frameworks --results $(RESULTS) -n 2 $(PYTEST_ARGS)
+	@$(ORTOV_VENV)/bin/python -m gather_scatter_conformance run --framework onnxruntime --gsc-ort-providers OpenVINOExecutionProvider --phase "onnxruntime (OpenVINO EP)" --results $(ORTOV_RESULTS) -n 2 $(PYTEST_ARGS)
+	@$(PY) -m gather_scatter_conformance run --framework paths --phase paths --results $(CONVERSIONS) -n 2 $(PYTEST_ARGS)
 	@echo "report: building reports/ (the landing page, a page per cell, the port planner, the JSON API)"
 	@$(PY) -m gather_scatter_conformance report $(RESULTS) $(ORTOV_RESULTS) $(CONVERSIONS) --out reports --baseline $(PREVIOUS) --history history --evidence $(MEMCHECK)
 	@echo "report: reports/index.html"

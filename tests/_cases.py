@@ -8,3 +8,12 @@ cases:
     source: test
     inputs: {data: [1, 2, 3], indices: [2, 0]}
 """
+
+
+def records_of(path) -> list[dict]:
+    """The records of a results file as plain JSON objects, its run's manifest line (the first) left out."""
+    import json
+    from pathlib import Path
+
+    lines = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    return [rec for rec in lines if "gsc_manifest" not in rec]

@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from _cases import records_of
 
 from gather_scatter_conformance import adapters, api
 from gather_scatter_conformance.adapters import base
@@ -123,7 +124,7 @@ def test_an_unmapped_operator_is_recorded_as_unsupported_not_mapped(pytester: py
     result.assert_outcomes(passed=1, skipped=2)  # a probe too: no label of an operator that is not mapped
     result.stdout.fnmatch_lines(["*cases/scatter_nd.yaml::unmapped[[]partial[]] SKIPPED*",
                                  "*not mapped: partial declares no variant for ScatterND*"])
-    records = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
+    records = records_of(pytester.path / "r.jsonl")
     unmapped = [r for r in records if r["case_id"].startswith("unmapped")]
     assert {(r["outcome"], r["verdict"], r["variant"], r["reason"]) for r in unmapped} == {
         ("unsupported", "n/a", "", "not mapped: partial declares no variant for ScatterND")}
@@ -201,7 +202,7 @@ def test_a_runtime_process_that_dies_is_a_crash_of_the_case_and_delegation_is_re
         """))
     result = pytester.runpytest_subprocess("gather.yaml", "--framework", "out-of-process", "--results", "r.jsonl",
                                            "-p", "no:cacheprovider")
-    records = {r["case_id"]: r for r in map(json.loads, (pytester.path / "r.jsonl").read_text().splitlines())}
+    records = {r["case_id"]: r for r in records_of(pytester.path / "r.jsonl")}
     assert records["kills-the-runtime"]["outcome"] == "crash", result.stdout.str()
     assert records["kills-the-runtime"]["signal"] == "SIGSEGV"
     assert records["plain"]["outcome"] == "ok" and records["plain"]["verdict"] == "conforms"

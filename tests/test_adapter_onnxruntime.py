@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _cases import records_of
 
 pytest.importorskip("onnxruntime")
 
@@ -244,9 +245,8 @@ def _available() -> list[str]:
 
 
 def _records(pytester: pytest.Pytester) -> list[dict]:
-    import json
 
-    return [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
+    return records_of(pytester.path / "r.jsonl")
 
 
 @pytest.mark.parametrize("how", ["option", "environment"])

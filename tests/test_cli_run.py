@@ -3,11 +3,12 @@ given case paths when there are some; `gsc validate` checks the shipped corpus b
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+from _cases import records_of
 
 from gather_scatter_conformance import resources
 from gather_scatter_conformance.harness.cases.errors import CaseFileError
@@ -27,7 +28,7 @@ def _run(tmp_path: Path, cwd: Path, *extra: str) -> list[dict]:
     out = tmp_path / "r.jsonl"
     done = _gsc(cwd, "run", "--framework", "numpy", "--results", str(out), *extra)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return [json.loads(line) for line in out.read_text().splitlines()]
+    return records_of(out)
 
 
 def test_run_narrows_to_given_case_files(tmp_path: Path) -> None:

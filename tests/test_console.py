@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _cases import records_of
+
 from gather_scatter_conformance.harness.console import summary_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +48,7 @@ def test_gsc_run_shows_progress_and_a_summary_and_logs_the_failures(tmp_path: Pa
     done = _run(cwd, "gather_scatter_conformance", "run", "--framework", "numpy", "--results", "r.jsonl",
                 "--phase", "frameworks", "--previous", "previous.jsonl", "cases")
     out = done.stdout + done.stderr
-    records = [json.loads(line) for line in (cwd / "r.jsonl").read_text().splitlines()]
+    records = records_of(cwd / "r.jsonl")
     progress = [line for line in out.splitlines() if line.startswith("frameworks: ")]
     total = int(progress[-1].split("/")[1].split()[0])  # every test collected: one record each, and the bad file
     assert len(progress) == 10 and progress[-1].startswith(f"frameworks: {total}/{total} (100%)")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _cases import records_of
 
 from gather_scatter_conformance import adapters
 from gather_scatter_conformance.adapters.convert import path as convert_path
@@ -306,7 +307,6 @@ def test_a_converter_that_crashes_is_a_failed_conversion() -> None:
 def test_a_converter_that_exits_is_a_failed_conversion_not_a_harness_fault(tmp_path: Path) -> None:
     # onnx2tf 1.28 ends its ScatterElements conversion of reduction=add with sys.exit(1): the converter's refusal.
     pytest.importorskip("onnx2tf")
-    import json
     import subprocess
     import sys
 
@@ -316,7 +316,7 @@ def test_a_converter_that_exits_is_a_failed_conversion_not_a_harness_fault(tmp_p
            "-k", "probe-duplicates-add and not many", "--gsc-framework", "onnx~onnx2tf~tensorflow",
            "--gsc-results", str(results)]
     subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    (record,) = [json.loads(line) for line in results.read_text().splitlines()]
+    (record,) = records_of(results)
     assert record["outcome"] != "harness-error" and record["verdict"] == "n/a"
     assert record["conversion"]["preservation"] == "conversion-failed"
     assert "SystemExit" in record["conversion"]["summary"]

@@ -8,10 +8,9 @@ of skipping, is caught.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
+from _cases import records_of
 
 from gather_scatter_conformance import adapters
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
@@ -87,7 +86,7 @@ def test_skipped_gpu_tests_write_no_records(pytester: pytest.Pytester) -> None:
     )
     result.assert_outcomes(passed=1, skipped=1)
     assert "gpu: torch" in result.stdout.str() and "sees no CUDA device" in result.stdout.str()
-    records = [json.loads(x) for x in (pytester.path / "r.jsonl").read_text().splitlines()]
+    records = records_of(pytester.path / "r.jsonl")
     assert [r["device"] for r in records] == ["cpu"]
 
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _cases import records_of
 
 from gather_scatter_conformance.harness.cli import main
 
@@ -27,7 +28,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run([sys.executable, "-m", "gather_scatter_conformance", "run", "--framework", "numpy", "--results",
                     str(measured), "-p", "no:xdist", "cases/probes/gather.yaml", "-k",
                     "probe-default-axis and not batch"], cwd=ROOT, check=True, capture_output=True)
-    records = [json.loads(line) for line in measured.read_text().splitlines()]
+    records = records_of(measured)
     assert [(r["case"], r["label"]) for r in records] == [(CASE, "flatten")]
     records[0]["label"] = "garbage"
     records[0]["distribution"] = {"garbage": 3, "flatten": 2}

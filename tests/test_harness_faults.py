@@ -4,14 +4,13 @@ pytest as an error, counted apart. The line between the two is harness.run.fault
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from _cases import GATHER_IN_RANGE
+from _cases import GATHER_IN_RANGE, records_of
 
 from gather_scatter_conformance import adapters
 from gather_scatter_conformance.harness.cases.load import Case, load_file
@@ -214,7 +213,7 @@ def test_pytest_reports_a_harness_fault_as_an_error(project: pytest.Pytester) ->
     out = result.stdout.str()
     assert "ERROR cases/gather.yaml::in-range[broken] - " in out
     assert "harness fault, not a result (prepare): NameError: name 'sorce' is not defined" in out
-    records = [json.loads(line) for line in (project.path / "r.jsonl").read_text().splitlines()]
+    records = records_of(project.path / "r.jsonl")
     faults = [r for r in records if r["outcome"] == "harness-error"]
     assert len(faults) == 8 and {r["verdict"] for r in faults} == {"n/a"}
     from gather_scatter_conformance.harness.console import summary_text

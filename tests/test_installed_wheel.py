@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _cases import records_of
 
 pytestmark = pytest.mark.slow
 
@@ -130,7 +131,7 @@ def _out(proc: subprocess.CompletedProcess[str]) -> str:
 
 
 def _records(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return records_of(path)
 
 
 def _venv(env_dir: Path) -> list[str]:

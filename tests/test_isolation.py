@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -12,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _cases import records_of
 
 from gather_scatter_conformance.harness.run.isolation import Isolated, signal_name
 
@@ -31,7 +31,7 @@ def _pytest(cwd: Path, *args: str, timeout: float = 300) -> subprocess.Completed
 
 
 def _records(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return records_of(path)
 
 
 def _run_file(tmp_path: Path, name: str, text: str, *args: str) -> tuple[dict[str, dict], str]:
@@ -138,14 +138,16 @@ def test_kill_midway_then_resume_loses_and_duplicates_nothing(tmp_path: Path) ->
     proc = subprocess.Popen(
         cmd, cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
+    partial = project / "r.jsonl.partial"  # where a run writes until it ends (harness.run.records.RunFiles)
     deadline = time.time() + 120
     while time.time() < deadline:
-        if results.exists() and len(results.read_text().splitlines()) >= 20:
+        if partial.exists() and len(partial.read_text().splitlines()) >= 21:
             break
         time.sleep(0.01)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    before = _records(results)
+    assert not results.exists()  # a killed run replaced nothing
+    before = _records(partial)
     assert 20 <= len(before) < 150, "the run must be killed midway"
     _pytest(project, "--framework", "numpy", "--results", str(results), "--resume")
     after = _records(results)

@@ -3,7 +3,6 @@ Backend class written here over onnx.reference; its verdicts against the native 
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import unittest
@@ -13,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _cases import records_of
 
 pytest.importorskip("onnx")
 
@@ -185,7 +185,7 @@ def test_pytest_option_runs_the_backend_in_isolated_workers(pytester: pytest.Pyt
     result = pytester.runpytest_subprocess("cases", "--onnx-backend", ORT, "--framework", "onnxruntime",
                                            "--variants", "default", "--results", "r.jsonl", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=4)
-    records = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
+    records = records_of(pytester.path / "r.jsonl")
     by = {(r["framework"], r["case_id"]): r for r in records}
     assert set(by) == {(f, c) for f in ("onnxruntime", "onnx-backend-onnxruntime.backend") for c in ("ok", "oob")}
     for case in ("ok", "oob"):
@@ -201,7 +201,7 @@ def test_gsc_run_takes_the_option_and_without_framework_runs_only_the_backend(tm
                            "--results", "r.jsonl", "--variants", "default"], cwd=tmp_path, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    records = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    records = records_of(tmp_path / "r.jsonl")
     assert {r["framework"] for r in records} == {"onnx-backend-onnxruntime.backend"} and len(records) == 2
 
 

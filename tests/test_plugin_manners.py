@@ -19,6 +19,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from _cases import records_of
 
 from gather_scatter_conformance import resources
 from gather_scatter_conformance.harness.run import pytest_plugin
@@ -135,7 +136,7 @@ def test_shipped_case_ids_are_the_same_from_any_directory(tmp_path: Path) -> Non
         proc = _pytest([str(corpus / "gather_nd.yaml"), "-q", "--gsc-framework", "numpy", "--gsc-variants",
                         "default", "--gsc-isolation", "none", "--gsc-results", str(results)], cwd)
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-        runs.append({json.loads(line)["case"] for line in results.read_text().splitlines()})
+        runs.append({r["case"] for r in records_of(results)})
     assert runs[0] and {c.partition("::")[0] for c in runs[0]} == {"cases/gather_nd.yaml"}
     assert runs[0] == runs[1] == runs[2]
 
@@ -151,7 +152,7 @@ def test_user_case_ids_are_relative_to_the_rootdir(tmp_path: Path) -> None:
         proc = _pytest([arg, "-q", "--gsc-framework", "numpy", "--gsc-isolation", "none", "--gsc-results",
                         str(results)], cwd)
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-        ids.append({json.loads(line)["case"] for line in results.read_text().splitlines()})
+        ids.append({r["case"] for r in records_of(results)})
     assert ids == [{"conformance/mine.yaml::second-row"}] * 3
 
 

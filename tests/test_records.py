@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _cases import GATHER_IN_RANGE
+from _cases import GATHER_IN_RANGE, records_of
 
 import gather_scatter_conformance
 from gather_scatter_conformance import resources
@@ -61,7 +61,7 @@ def run_records(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return records_of(path)
 
 
 def test_records_of_a_real_run_are_valid_typed_records(run_records: Path) -> None:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _cases import records_of
 
 from gather_scatter_conformance.harness.judge.repeats import combine, distribution_text, needs_repeats, suspect
 from gather_scatter_conformance.vocab import wire
@@ -99,7 +99,7 @@ def test_a_run_repeats_litert_s_duplicate_scatter_and_finds_it_deterministic(tmp
                     str(results), "-p", "no:xdist", "--repeats", "3", "-k", "probe-duplicates-slices", str(cases),
                     "--baseline-dir", str(tmp_path / "none")], cwd=tmp_path, capture_output=True, text=True,
                    timeout=600)
-    records = [json.loads(line) for line in results.read_text().splitlines()]
+    records = records_of(results)
     ran = [r for r in records if r["variant"] == "SCATTER_ND"]
     assert ran and ran[0]["label"] == "wrong" and ran[0]["distribution"] == {"wrong": 3}
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _cases import records_of
 
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.run import cache
@@ -57,7 +58,7 @@ def _run(work: Path, results: str, *extra: str, frameworks: str = "numpy,onnxrun
            "--gsc-cache-dir", str(work / "cache"), *extra]
     done = subprocess.run(cmd, cwd=work, env=_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return [json.loads(line) for line in (work / results).read_text().splitlines()]
+    return records_of(work / results)
 
 
 def _stable(record: dict) -> dict:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import textwrap
 
 import pytest
-from _cases import GATHER_IN_RANGE
+from _cases import GATHER_IN_RANGE, records_of
 
 GATHER = GATHER_IN_RANGE + """\
     expected: [3, 1]
@@ -52,7 +51,7 @@ def test_ids_records_and_clean_errors(project: pytest.Pytester) -> None:
     assert "cases/broken.yaml:5: YAML syntax error" in out
     assert "Traceback" not in out
     result.assert_outcomes(passed=3, failed=1, skipped=1)
-    records = [json.loads(line) for line in (project.path / "r.jsonl").read_text().splitlines()]
+    records = records_of(project.path / "r.jsonl")
     assert {r["case"] for r in records} == {
         "cases/gather.yaml::in-range",
         "cases/gather.yaml::oob",

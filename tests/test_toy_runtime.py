@@ -7,7 +7,6 @@ outside this repository does (docs/adapter-api.md).
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -16,6 +15,7 @@ import venv
 from pathlib import Path
 
 import pytest
+from _cases import records_of
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY = ROOT / "examples" / "toy-runtime"
@@ -87,7 +87,7 @@ def test_the_toy_runtime_is_found_by_its_entry_point_and_its_bug_is_a_deviation(
     assert "cases/gather.yaml::plain[toy] PASSED" in out, out
     assert "cases/gather.yaml::negative[toy] FAILED" in out, out
     assert "not mapped: toy declares no variant for ScatterND" in out, out
-    records = {r["case_id"]: r for r in map(json.loads, (project / "r.jsonl").read_text().splitlines())}
+    records = {r["case_id"]: r for r in records_of(project / "r.jsonl")}
     assert set(records) == {"plain", "negative", "unmapped"}
     assert all(r["framework"] == "toy" and r["framework_version"] == "0.1.0" for r in records.values())
     assert (records["plain"]["outcome"], records["plain"]["verdict"]) == ("ok", "conforms")

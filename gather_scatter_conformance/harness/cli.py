@@ -38,16 +38,21 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
     # The console (harness.console): a progress bar instead of dots, failing reports (each deviation's repro script)
     # to <results>.log instead of the terminal, no warnings summary; pytest's own output is untouched elsewhere.
     from gather_scatter_conformance.harness.console import Console, summary_text
+    from gather_scatter_conformance.harness.run.records import RunFiles, manifest
 
-    log = Path(args.results).with_suffix(".log") if args.results else None
-    console = Console(args.phase or args.framework or "cases", log)
+    files = RunFiles(args.results) if args.results else None
+    console = Console(args.phase or args.framework or "cases", files.partial_log if files else None,
+                      log_name=files.log if files else None)
     argv += ["--tb=short", "-rN", "--disable-warnings", "-o", "console_output_style=classic"] + extra
     malformed = _MalformedCases()
     code = pytest.main(argv, plugins=[malformed, console])
     # Deviations fail their tests (exit 1) but are the run's findings, not a failed run; a malformed case is.
     if code in (0, 1):
-        if args.results:
-            print(summary_text([args.results], args.previous))
+        if files and files.target.exists():
+            # The results this run replaced, kept beside it, are what it changed from (unless --previous says).
+            done = manifest(files.target)
+            previous = args.previous or ([files.previous] if done and done.previous else [])
+            print(summary_text([files.target], previous))
         if malformed.count:
             print(f"{malformed.count} malformed case(s) or case file(s): see the errors above")
             return 1
@@ -112,7 +117,7 @@ def _schema(args: argparse.Namespace) -> int:
 def _merge(args: argparse.Namespace) -> int:
     from gather_scatter_conformance.harness.run.records import merge
 
-    n = merge(args.files, args.out)
+    n = merge(args.files, args.out, later_wins=args.later_wins)
     print(f"merged {n} record(s) into {args.out}")
     return 0
 
@@ -312,9 +317,12 @@ def main(argv: list[str] | None = None) -> int:
                      "gather_scatter_conformance/schemas/record.schema.json) instead of case files'")
     sch.add_argument("--site", action="store_true", help="the JSON Schema of the report site's JSON files (shipped as "
                      "gather_scatter_conformance/schemas/site.schema.json)")
-    mer = sub.add_parser("merge", help="merge results files (later records win)")
+    mer = sub.add_parser("merge", help="merge the shards of a run (each checked against its manifest: finished, the "
+                         "same case corpus, each cell once)")
     mer.add_argument("files", nargs="+")
     mer.add_argument("--out", required=True)
+    mer.add_argument("--later-wins", action="store_true", help="a cell in two files keeps the later file's record "
+                     "(default: an error naming both)")
     summ = sub.add_parser("summary", help="per system: conforms, deviates, memory-unsafe, crash, other (and changed)")
     summ.add_argument("files", nargs="+")
     summ.add_argument("--previous", nargs="+", default=[], metavar="FILE", help="an earlier run's results: count "
@@ -396,7 +404,14 @@ def main(argv: list[str] | None = None) -> int:
     from gather_scatter_conformance.harness.evidence import advisories
 
     advisories.add_arguments(adv)
+    for command in (mer, summ, beh, conv, rep, dif, rpr, iss, prt, bas):
+        command.add_argument("--lenient", action="store_true", help="skip damaged lines of results files, with a "
+                             "count (default: a damaged line is an error naming its file and line)")
     args, extra = parser.parse_known_args(argv)
+    if getattr(args, "lenient", False):
+        from gather_scatter_conformance.harness.run.records import LENIENT
+
+        LENIENT.set(True)
     if args.cmd != "run" and extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.cmd == "run":

@@ -69,9 +69,11 @@ class Progress:
 class Console:
     """The pytest plugin ``gsc run`` registers: no dots, a progress bar, failing reports to ``log``."""
 
-    def __init__(self, phase: str, log: Path | None, stream: TextIO | None = None) -> None:
+    def __init__(self, phase: str, log: Path | None, stream: TextIO | None = None,
+                 log_name: Path | None = None) -> None:
         self.progress = Progress(phase, stream)
-        self.log = log
+        self.log = log  # written while the run goes (the run's partial log: harness.run.records.RunFiles)
+        self.log_name = log_name  # where it lies once the run has ended
         self.failed = 0
         self.case_errors: list[str] = []
         self._fh: TextIO | None = None
@@ -133,7 +135,7 @@ class Console:
                 terminalreporter.write_line(text)
         if self.failed and self.log is not None:
             terminalreporter.write_line(f"{self.failed} failing test report(s), each with its repro script: "
-                                        f"{self.log}")
+                                        f"{self.log_name or self.log}")
 
 
 def _class(rec: dict[str, Any]) -> str:
@@ -168,11 +170,14 @@ def summary_text(paths: Iterable[str | Path], previous: Iterable[str | Path] = (
     conform, deviate, are memory-unsafe, crashed or hung, or are neither (``other``: not expressible, a harness
     fault); ``changed``: results whose verdict or label differs from the previous run's (files that do not exist
     are left out; without any, the column is left out)."""
-    from gather_scatter_conformance.harness.run.records import read
+    from gather_scatter_conformance.harness.run.records import completeness, read
 
-    records = list(read(list(paths)))
+    paths = list(paths)
+    records = list(read(paths))
     prev_files = [p for p in previous if Path(p).exists()]
-    before = {_key(r): (r.get("verdict"), r.get("label")) for r in read(prev_files)} if prev_files else None
+    # An empty previous file is a previous run with nothing in it (a file that is not results is still an error).
+    before = {_key(r): (r.get("verdict"), r.get("label"))
+              for r in read([p for p in prev_files if Path(p).stat().st_size])} if prev_files else None
     counts: Counter[tuple[str, str]] = Counter()
     versions: dict[str, str] = {}
     for rec in records:
@@ -190,6 +195,7 @@ def summary_text(paths: Iterable[str | Path], previous: Iterable[str | Path] = (
                      + "".join(f"{counts[(system, c)]:>14}" for c in cols))
     lines.append(f"{len(records)} results of {len(versions)} systems"
                  + ("" if before is not None else "; no previous run to compare with"))
+    lines.append(completeness(paths))
     faults = sum(1 for r in records if r.get("outcome") == "harness-error")
     if faults:
         lines.append(f"{faults} harness fault(s) among 'other': the harness or an adapter failed, not the framework")

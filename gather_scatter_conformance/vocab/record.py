@@ -10,13 +10,14 @@ gives that object with exactly the fields that apply (a field that does not appl
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from gather_scatter_conformance.vocab import wire
 
@@ -183,6 +184,52 @@ class Record(BaseModel):
     fault: Fault | None = None
     """A harness fault's phase and traceback."""
 
+    # The fields that later become a path, a URL, markup or code (site addresses, repro scripts, issue texts) are
+    # checked here, where a record is read, so that a results file from another machine cannot smuggle `../` into a
+    # page's path or `os.system(...)` into a script. Everything the harness writes passes (every value of the
+    # 2026-11-24 runs does); what fails names the field.
+    @field_validator("op")
+    @classmethod
+    def _known_op(cls, value: str) -> str:
+        from gather_scatter_conformance.vocab.ops import OPS
+
+        if value and value not in OPS:
+            raise ValueError(f"not an operator of the harness ({', '.join(OPS)})")
+        return value
+
+    @field_validator("dimension")
+    @classmethod
+    def _known_dimension(cls, value: str | None) -> str | None:
+        from gather_scatter_conformance.vocab.dimensions import DIMENSIONS
+
+        if value is not None and value not in DIMENSIONS:
+            raise ValueError("not a behaviour dimension of the harness (vocab/dimensions.py)")
+        return value
+
+    @field_validator("framework", "variant", "device", "label", "error_type", "signal", "observed_dtype")
+    @classmethod
+    def _name(cls, value: str | None) -> str | None:
+        if value and not is_safe_name(value):
+            raise ValueError(f"not a name (at most {MAX_NAME} of {NAME_CHARS}, no '..')")
+        return value
+
+    @field_validator("case", "case_file")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        if value and not is_relative_case(value):
+            raise ValueError("not a case named relative to its corpus (no absolute path, '..', '\\' or control "
+                             "character)")
+        return value
+
+    @field_validator("observed_shape", mode="before")
+    @classmethod
+    def _shape(cls, value: Any) -> Any:
+        # Before pydantic's own check, which would turn "3" into 3: the reader yields the file's object as it is.
+        if value is not None and (not isinstance(value, list) or len(value) > MAX_RANK or any(
+                type(d) is not int or d < 0 for d in value)):
+            raise ValueError(f"not a shape (at most {MAX_RANK} non-negative sizes)")
+        return value
+
     def unset(self, name: str) -> None:
         """Leave out an optional field that no longer applies (it is then absent from :meth:`dump`)."""
         setattr(self, name, None)
@@ -198,6 +245,29 @@ class Record(BaseModel):
         meaning: ``schema_version`` 0, an empty ``harness_version``). Raises pydantic.ValidationError for an
         object that is not a result record."""
         return cls.model_validate({**_LEGACY, **obj})
+
+
+# What a name-like field may hold: every framework, variant, device, label, error type, signal and dtype the
+# harness writes (letters, digits and ``_ . @ ~ / + : - |``); a label of mixed runs joins names with '|'.
+NAME_CHARS = "letters, digits and _.@~/+:-|"
+_NAME = re.compile(r"[A-Za-z0-9_.@~/+:|-]+")
+MAX_NAME = 200
+MAX_RANK = 64  # ONNX allows more than any framework here; a longer list is not a shape the harness recorded
+
+
+def is_safe_name(value: str) -> bool:
+    """True for a name-like record field that is safe in a path, a URL, markup and a Python string literal: a few
+    known characters, no ``..`` component, not starting with ``/``."""
+    return (len(value) <= MAX_NAME and _NAME.fullmatch(value) is not None and not value.startswith("/")
+            and ".." not in value.split("/"))
+
+
+def is_relative_case(value: str) -> bool:
+    """True for a case or case file named as the harness names them (``cases/gather.yaml::id``): a relative POSIX
+    path with no ``..`` component, no backslash and no control character."""
+    path = value.partition("::")[0]
+    return (len(value) <= 1000 and not path.startswith("/") and "\\" not in value and ".." not in path.split("/")
+            and not any(ord(c) < 32 or c == "\x7f" for c in value) and not re.match(r"^[A-Za-z]:", path))
 
 
 # What an earlier harness's (or a hand-written) record means by leaving a field out: every field but the result's

@@ -185,8 +185,7 @@ def generate(results: Sequence[str | Path], out: str | Path, baseline: Sequence[
     operator, system, converter path and port, and ``api/``.
     """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    every = _records(results)
+    every = _records(results)  # read (and checked) whole before anything is written
     # Converter paths have their own section; the frameworks' tables, matrices and agreement are of native APIs.
     conversions = [r for r in every if conversion.is_conversion(r)]
     records = [r for r in every if not conversion.is_conversion(r)]
@@ -196,6 +195,7 @@ def generate(results: Sequence[str | Path], out: str | Path, baseline: Sequence[
     if baseline:
         base_records = [r for r in _records(baseline) if not conversion.is_conversion(r)]
         base = (base_records, _behaviour(base_records, claims_dir))
+    out.mkdir(parents=True, exist_ok=True)
     paths: dict[str, Path] = {"index.html": out / "index.html", "behaviour.json": out / "behaviour.json",
              "matrix.csv": out / "matrix.csv"}
     history = store.read(history_dir) if history_dir and Path(history_dir).is_dir() else []
@@ -211,6 +211,9 @@ def generate(results: Sequence[str | Path], out: str | Path, baseline: Sequence[
                   site.cell_urls(built) if built is not None else None, generated)
     ctx["site"] = None if built is None else site.summary(built, ctx["ops"])
     ctx["commit"] = None if built is None else built.index.commit
+    from gather_scatter_conformance.harness.run.records import completeness
+
+    ctx["completeness"] = completeness(results)
     paths["index.html"].write_text(render(ctx), encoding="utf-8")
     paths[DATA_FILE] = out / DATA_FILE
     paths[DATA_FILE].write_text(f"window.GSC_REPORT_DATA = {ctx['blob']};\n", encoding="utf-8")

@@ -106,7 +106,15 @@ class _State:
 
     def __init__(self, config: pytest.Config) -> None:
         from gather_scatter_conformance import adapters, resources
-        from gather_scatter_conformance.harness.run.records import NotResultsFile, ResultsWriter, read, record_key
+        from gather_scatter_conformance.harness.run.records import (
+            NotResultsFile,
+            ResultsWriter,
+            RunBusy,
+            RunFiles,
+            new_manifest,
+            read,
+            record_key,
+        )
 
         requested = [f.strip() for f in config.getoption("gsc_framework").split(",") if f.strip()]
         requested += _onnx_backends(config)
@@ -131,18 +139,31 @@ class _State:
         self.all_variants = config.getoption("gsc_variants") == "all"
         self.devices = _devices(config.getoption("gsc_device"))
         self.all_slow = config.getoption("gsc_slow_variants") == "all"
+        # The results given are replaced only when the run ends (harness.run.records.RunFiles): until then records
+        # go to <results>.partial, under a lock the first process (pytest-xdist's controller) holds, so that a bad
+        # argument, a second run on the same file or a kill loses nothing.
         path = config.getoption("gsc_results")
         resume = config.getoption("gsc_resume")
-        is_xdist_worker = hasattr(config, "workerinput")
-        if path and not resume and not is_xdist_worker and Path(path).exists():
-            Path(path).unlink()  # a fresh run starts a fresh results file; --resume appends to it
-        self.writer = ResultsWriter(path) if path else None
-        self.done: set[tuple[str, str, str, str]] = set()
-        if path and resume and Path(path).exists():
+        self.files = RunFiles(path) if path else None
+        self.is_controller = not hasattr(config, "workerinput")
+        self.exitstatus: int | None = None
+        self.done: set[tuple[str, ...]] = set()
+        if self.files and self.is_controller:
+            import sys
+
             try:
-                self.done = {record_key(r) for r in read([path])}
+                self.done = self.files.begin(new_manifest(list(sys.argv), self.frameworks), resume)
+            except (RunBusy, NotResultsFile) as exc:
+                self.files = None  # nothing of it is ours to finish
+                raise pytest.UsageError(str(exc)) from None
+        elif self.files and resume:
+            try:
+                self.done = {record_key(r) for r in read([self.files.partial])}
             except NotResultsFile as exc:
                 raise pytest.UsageError(f"--resume: {exc}") from None
+        self.writer = ResultsWriter(self.files.partial) if self.files else None
+        self.planned: Counter[str] = Counter()  # tests collected per system, for the manifest
+        self.corpus: dict[str, str] = {}  # case-file id -> sha256 of its bytes, for the manifest
         self.counts: Counter[tuple[str, str]] = Counter()
         self.executor: Any = None
         self.update_baseline = config.getoption("gsc_update_baseline")
@@ -306,6 +327,11 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     # Here and not in unconfigure: a pytest-xdist worker may be torn down right after its session ends.
     state = session.config.stash.get(_KEY, None)
+    if state is not None:
+        state.exitstatus = int(exitstatus)
+        workeroutput = getattr(session.config, "workeroutput", None)
+        if workeroutput is not None:  # a pytest-xdist worker: its plan goes to the controller (pytest_testnodedown)
+            workeroutput["gsc_plan"] = {"planned": dict(state.planned), "corpus": state.corpus}
     if state and state.update_baseline and state.new_labels:
         from gather_scatter_conformance.harness.judge import baseline
 
@@ -314,10 +340,22 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                             state.new_dimensions.get(framework))
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist's controller: a worker's plan (each collects the whole run; the first to end says it)."""
+    state = node.config.stash.get(_KEY, None)
+    plan = getattr(node, "workeroutput", {}).get("gsc_plan")
+    if state is not None and plan and not state.planned:
+        state.planned.update(plan["planned"])
+        state.corpus.update(plan["corpus"])
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(_KEY, None)
     if state and state.writer:
         state.writer.close()
+    if state and state.files and state.is_controller:
+        _end_run(state)
     if state and state.executor is not None and hasattr(state.executor, "close"):
         state.executor.close()
 
@@ -336,7 +374,32 @@ def pytest_collection(session: pytest.Session) -> Any:
             gc.enable()
 
 
+def _end_run(state: _State) -> None:
+    """The run's results replace those given when it ended (tests passed or failed: pytest's exit 0 or 1);
+    otherwise what it recorded stays in the partial file for --resume, and an empty one is removed."""
+    import sys
+
+    from gather_scatter_conformance.harness.run.records import SystemCount
+
+    files = state.files
+    if state.exitstatus in (0, 1):
+        systems = {name: SystemCount(planned=n) for name, n in state.planned.items()}
+        files.finish(systems, state.corpus)
+        return
+    kept = files.abandon()
+    if kept:
+        print(f"gsc: the run stopped before its end; its {kept} record(s) are in {files.partial} (gsc run --resume "
+              f"continues it), and {files.target} is as it was", file=sys.stderr)
+
+
+def _system_of(item: CaseItem) -> str:
+    return item.framework if item.device == "cpu" else f"{item.framework}@{item.device}"
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
+    state = session.config.stash.get(_KEY, None)
+    if state is not None:
+        state.planned.update(_system_of(i) for i in session.items if isinstance(i, CaseItem))
     if not session.items or not all(isinstance(i, CaseItem | CaseErrorItem) for i in session.items):
         return
     # Hypothesis's pytest plugin imports all of hypothesis in its terminal summary whether or not a test used it
@@ -386,13 +449,17 @@ class CaseFile(pytest.File):
     """One YAML case file: yields an item per case × framework × variant, or an error item per bad case."""
 
     def collect(self):  # type: ignore[override]
+        import hashlib
+
         from gather_scatter_conformance import adapters
         from gather_scatter_conformance.adapters.base import NOT_MAPPED
         from gather_scatter_conformance.harness.cases.errors import CaseFileError
         from gather_scatter_conformance.harness.cases.load import load_file
 
         state = _state(self.config)
-        for entry in load_file(self.path, case_file_id(self.path, state.rootdir)):
+        file_id = case_file_id(self.path, state.rootdir)
+        state.corpus[file_id] = hashlib.sha256(self.path.read_bytes()).hexdigest()
+        for entry in load_file(self.path, file_id):
             if isinstance(entry, CaseFileError):
                 name = f"{entry.field or 'file'}@line{entry.line or 0}"
                 yield CaseErrorItem.from_parent(self, name=name, error=entry)

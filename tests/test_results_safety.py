@@ -1,0 +1,256 @@
+"""Results that hold (issue #37): a run never destroys or mixes results, a results file says what it is, reading is
+strict and bounded.
+
+Each test drives the commands as a user does (``gsc run``, ``gsc summary``, ``gsc merge``) on real runs of the
+numpy adapter over a small case folder, and each failed on main at 24852cd: a bad path emptied the results, a second
+run deleted the first's file, ``--resume`` appended onto a torn line, a cut or damaged file read as whole.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from _cases import GATHER_IN_RANGE
+
+GSC = [sys.executable, "-m", "gather_scatter_conformance"]
+
+# Enough cases that a run takes a few seconds in its worker, so that it can be killed part-way.
+MANY = "op: Gather\ncases:\n" + "".join(
+    f"  - id: c{i}\n    source: test\n    inputs: {{data: [1, 2, 3, {i}], indices: [{i % 4}]}}\n" for i in range(120))
+
+
+def _gsc(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*GSC, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def _records(path: Path) -> list[dict]:
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [r for r in lines if "gsc_manifest" not in r]
+
+
+def _keys(path: Path) -> list[tuple[str, str, str, str]]:
+    return [(r["case"], r["framework"], r["variant"], r["device"]) for r in _records(path)]
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "gather.yaml").write_text(GATHER_IN_RANGE)
+    (tmp_path / "many").mkdir()
+    (tmp_path / "many" / "gather.yaml").write_text(MANY)
+    return tmp_path
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished run of numpy over a small folder: its results file."""
+    tmp = tmp_path_factory.mktemp("finished")
+    (tmp / "many").mkdir()
+    (tmp / "many" / "gather.yaml").write_text(MANY)
+    done = _gsc("run", "many", "--framework", "numpy", "--results", "r.jsonl", cwd=tmp)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return tmp / "r.jsonl"
+
+
+# --- a run never destroys or mixes results ---
+
+
+def test_a_bad_path_leaves_the_results_as_they_were(project: Path) -> None:
+    assert _gsc("run", "cases", "--framework", "numpy", "--results", "r.jsonl", cwd=project).returncode == 0
+    before = (project / "r.jsonl").read_bytes()
+    bad = _gsc("run", "nosuchdir", "--framework", "numpy", "--results", "r.jsonl", cwd=project)
+    assert bad.returncode == 4
+    assert (project / "r.jsonl").read_bytes() == before
+    assert not (project / "r.jsonl.partial").exists()  # nothing ran: nothing kept
+
+
+def test_a_new_run_keeps_the_results_it_replaces_with_their_log(project: Path) -> None:
+    assert _gsc("run", "many", "--framework", "numpy", "--results", "r.jsonl", cwd=project).returncode == 0
+    first = (project / "r.jsonl").read_bytes()
+    (project / "r.log").write_text("the first run's log\n")
+    second = _gsc("run", "cases", "--framework", "numpy", "--results", "r.jsonl", cwd=project)
+    assert second.returncode == 0
+    assert (project / "previous-r.jsonl").read_bytes() == first
+    assert (project / "previous-r.log").read_text() == "the first run's log\n"
+    assert not (project / "r.log").exists()  # this run failed nothing: no log of another run's beside its results
+    assert len(_records(project / "r.jsonl")) < len(_records(project / "previous-r.jsonl"))
+    # Its summary compares with the results it replaced, unasked.
+    assert "no previous run" not in second.stdout and "changed" in second.stdout
+
+
+def test_a_second_writer_is_refused_and_the_first_loses_nothing(project: Path) -> None:
+    from gather_scatter_conformance.harness.run.records import RunFiles, new_manifest
+
+    holder = RunFiles(project / "r.jsonl")  # a run in progress on r.jsonl (this process holds its lock)
+    holder.begin(new_manifest(["gsc", "run"], ["numpy"]), resume=False)
+    try:
+        second = _gsc("run", "cases", "--framework", "numpy", "--results", "r.jsonl", cwd=project)
+    finally:
+        holder.release()
+    assert second.returncode == 4
+    line = [ln for ln in second.stderr.splitlines() if "another run" in ln]
+    assert line and f"pid {os.getpid()}" in line[0], second.stderr
+    assert (project / "r.jsonl.partial").exists() and not (project / "r.jsonl").exists()
+
+
+def test_an_interrupted_run_is_not_overwritten_by_a_fresh_one(project: Path) -> None:
+    assert _gsc("run", "cases", "--framework", "numpy", "--results", "r.jsonl", cwd=project).returncode == 0
+    partial = project / "r.jsonl.partial"
+    partial.write_bytes((project / "r.jsonl").read_bytes())  # as a killed run leaves it
+    fresh = _gsc("run", "cases", "--framework", "numpy", "--results", "r.jsonl", cwd=project)
+    assert fresh.returncode == 4 and "--resume continues it" in fresh.stderr
+    assert partial.exists()
+
+
+def _kill_after(cmd: list[str], cwd: Path, partial: Path, records: int) -> None:
+    """Start ``cmd``, SIGKILL it (and its workers) once ``partial`` holds ``records`` records."""
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 240
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            if partial.exists() and partial.read_bytes().count(b"\n") > records:
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, "the run ended before it could be killed: give it more cases"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def test_sigkill_at_three_points_then_resume_loses_and_repeats_nothing(project: Path, finished: Path) -> None:
+    cmd = [*GSC, "run", "many", "--framework", "numpy", "--results", "r.jsonl", "--no-cache"]
+    partial = project / "r.jsonl.partial"
+    _kill_after(cmd, project, partial, 20)
+    for at in (50, 90):
+        with open(partial, "ab") as fh:  # the killed writer's half line
+            fh.write(b'{"schema_version": 1, "case": "many/gather.ya')
+        _kill_after([*cmd, "--resume"], project, partial, at)
+    with open(partial, "ab") as fh:
+        fh.write(b'{"schema_version": 1, "ca')
+    done = _gsc(*cmd[3:], "--resume", cwd=project)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "the last line was cut short" in done.stderr
+    keys = _keys(project / "r.jsonl")
+    assert len(keys) == len(set(keys)), "a record was written twice"
+    assert set(keys) == set(_keys(finished)), "records were lost"
+    head = json.loads((project / "r.jsonl").read_text().splitlines()[0])["gsc_manifest"]
+    assert head["status"] == "complete" and head["resumed"] == 3 and head["records"] == len(keys)
+
+
+# --- a results file says what it is ---
+
+
+def test_the_manifest_says_what_the_run_was(finished: Path) -> None:
+    head = json.loads(finished.read_text().splitlines()[0])["gsc_manifest"]
+    n = len(_records(finished))
+    assert head["status"] == "complete" and head["records"] == n
+    assert head["systems"]["numpy"]["planned"] == head["systems"]["numpy"]["recorded"] == n
+    assert head["frameworks"] == ["numpy"] and len(head["corpus_digest"]) == 64 and head["case_files"] == 1
+    assert head["harness_version"] and head["started"] <= head["ended"]
+    summary = _gsc("summary", str(finished), cwd=finished.parent)
+    assert f"r.jsonl: complete, {n} record(s) of {n} test(s) planned" in summary.stdout
+
+
+# --- reading is strict and bounded ---
+
+
+def _damaged(finished: Path, tmp: Path, how: str) -> Path:
+    lines = finished.read_bytes().splitlines(keepends=True)
+    out = tmp / f"{how}.jsonl"
+    if how == "half":
+        out.write_bytes(b"".join(lines[: len(lines) // 2]))
+    elif how == "garbage":
+        out.write_bytes(b"".join(lines[:10] + [b"\x00\xffnot a record\n"] + lines[10:]))
+    elif how == "empty":
+        out.write_bytes(b"")
+    elif how == "deep":
+        out.write_bytes(b"".join(lines[:3] + [b"[" * 200_000 + b"]" * 200_000 + b"\n"] + lines[3:]))
+    elif how == "torn":
+        out.write_bytes(b"".join(lines) + b'{"case": "many/gather.yaml::c1", "fram')
+    return out
+
+
+@pytest.mark.parametrize("command", ["summary", "report", "port", "merge"])
+@pytest.mark.parametrize("how", ["half", "garbage", "empty", "deep"])
+def test_a_damaged_file_is_named_in_one_line(how: str, command: str, finished: Path, tmp_path: Path) -> None:
+    bad = _damaged(finished, tmp_path, how)
+    argv = {"summary": ["summary", str(bad)], "report": ["report", str(bad), "--out", str(tmp_path / "out")],
+            "port": ["port", str(bad), "--from", "numpy", "--to", "numpy"],
+            "merge": ["merge", str(bad), "--out", str(tmp_path / "m.jsonl")]}[command]
+    done = _gsc(*argv, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout[-1000:] + done.stderr[-1000:]
+    assert "Traceback" not in done.stderr
+    errors = [ln for ln in done.stderr.splitlines() if ln.startswith(f"gsc {command}: {bad}")]
+    assert len(errors) == 1, done.stderr
+    expect = {"half": "cut short or edited", "garbage": f"{bad}:11: not JSON", "empty": "empty",
+              "deep": f"{bad}:4: a line nested too deep"}[how]
+    assert expect in errors[0]
+    assert not (tmp_path / "out").exists() and not (tmp_path / "m.jsonl").exists()
+
+
+def test_lenient_reads_what_is_there_and_counts_what_it_skipped(finished: Path, tmp_path: Path) -> None:
+    bad = _damaged(finished, tmp_path, "garbage")
+    done = _gsc("summary", str(bad), "--lenient", cwd=tmp_path)
+    assert done.returncode == 0
+    assert f"{bad}: 1 damaged line(s) skipped (--lenient), the first at line 11" in done.stderr
+    assert f"{len(_records(finished))} results of 1 systems" in done.stdout
+
+
+def test_a_torn_last_line_is_a_warning_with_its_line(finished: Path, tmp_path: Path) -> None:
+    bad = _damaged(finished, tmp_path, "torn")
+    done = _gsc("summary", str(bad), cwd=tmp_path)
+    assert done.returncode == 0
+    n = len(finished.read_bytes().splitlines())
+    assert f"{bad}:{n + 1}: the last line is cut short" in done.stderr
+
+
+HOSTILE = {
+    "op": "../../../tmp/pwned", "case": "/etc/passwd::x", "case_file": "../../secret.yaml",
+    "framework": "numpy<script>", "variant": "take/../../x", "signal": "SIGSEGV; import os; os.system('id')",
+    "error_type": "ValueError'); os.system('id'); ('", "observed_shape": ["3); os.system('id'"],
+    "dimension": "../x", "label": "wrap\"><img src=x>",
+}
+
+
+@pytest.mark.parametrize("field", sorted(HOSTILE))
+def test_a_hostile_field_is_refused_where_it_is_read(field: str, finished: Path, tmp_path: Path) -> None:
+    lines = finished.read_text().splitlines()
+    rec = json.loads(lines[5])
+    rec[field] = HOSTILE[field]
+    bad = tmp_path / "hostile.jsonl"
+    bad.write_text("\n".join(lines[:5] + [json.dumps(rec)] + lines[6:]) + "\n")
+    done = _gsc("summary", str(bad), cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"{bad}:6: not a result record: {field}" in done.stderr
+
+
+# --- merge checks its shards ---
+
+
+def test_merge_refuses_an_unfinished_shard_and_a_cell_twice(finished: Path, tmp_path: Path) -> None:
+    running = tmp_path / "running.jsonl"
+    lines = finished.read_text().splitlines()
+    head = json.loads(lines[0])
+    head["gsc_manifest"].update(status="running", records=None)
+    running.write_text("\n".join([json.dumps(head)] + lines[1:]) + "\n")
+    done = _gsc("merge", str(finished), str(running), "--out", str(tmp_path / "m.jsonl"), cwd=tmp_path)
+    assert done.returncode == 2 and "the run did not finish" in done.stderr
+    twice = _gsc("merge", str(finished), str(finished.parent / "r.jsonl"), "--out", str(tmp_path / "m.jsonl"),
+                 cwd=tmp_path)
+    assert twice.returncode == 0  # the same file named twice is one shard
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(finished.read_bytes())
+    dup = _gsc("merge", str(finished), str(copy), "--out", str(tmp_path / "m.jsonl"), cwd=tmp_path)
+    assert dup.returncode == 2 and "shards of one run hold each cell once" in dup.stderr
+    assert _gsc("merge", str(finished), str(copy), "--out", str(tmp_path / "m.jsonl"), "--later-wins",
+                cwd=tmp_path).returncode == 0
+    merged = json.loads((tmp_path / "m.jsonl").read_text().splitlines()[0])["gsc_manifest"]
+    assert merged["status"] == "merged" and merged["records"] == len(_records(finished))

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from gather_scatter_conformance.harness.cases.schema import CaseSpec
 
 LinePath = tuple[str | int, ...]
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # as harness.cases.schema's (which loading imports only when it parses)
 
 
 @dataclass
@@ -186,6 +187,9 @@ def _check_attrs(case: Case) -> None:
             nullable = case.op == "Take" and key == "axis"
             if not (isinstance(value, int) and not isinstance(value, bool)) and not (nullable and value is None):
                 raise case.error(("attrs", key), f"{value!r} is not an integer" + (" or null" if nullable else ""))
+        if isinstance(value, int) and not isinstance(value, bool) and not INT64_MIN <= value <= INT64_MAX:
+            # An ONNX attribute and every framework's axis is an int64: a wider one is the case's error, not theirs.
+            raise case.error(("attrs", key), f"{value} is out of range for int64 [{INT64_MIN}, {INT64_MAX}]")
 
 
 def _check_probe(case: Case) -> None:
@@ -255,10 +259,15 @@ def _build(file: str, op: str, index: int, raw: Any, lines: dict[LinePath, int])
     try:
         spec = CaseSpec.model_validate(raw)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(p for p in err["loc"] if not ((isinstance(p, str) and p[:1].isupper()) or "[" in str(p)))
+        def where(err: Any) -> LinePath:
+            loc = err["loc"]
+            return base + tuple(p for p in loc if not ((isinstance(p, str) and p[:1].isupper()) or "[" in str(p)))
+
+        # An input is a union (inline value, random, fill, generate): the error that names a field the file has,
+        # deepest first, is the member the case meant (`random.seed`, not the inline value's missing `value`).
+        err = max(exc.errors(), key=lambda e: (where(e) in lines, len(where(e))))
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        path = base + loc
+        path = where(err)
         raise CaseFileError(file, yamlsrc.line_of(lines, path), yamlsrc.format_path(path), err["msg"] + more) from None
     attrs = ops.with_defaults(op, spec.attrs)
     case = Case(file, index, op, raw, attrs, lines, spec.id, derived_tags(spec.tags, spec.dimension), spec.dimension,

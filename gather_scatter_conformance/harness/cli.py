@@ -83,9 +83,11 @@ def _validate(args: argparse.Namespace) -> int:
     from gather_scatter_conformance import resources
     from gather_scatter_conformance.harness.cases.errors import CaseFileError
     from gather_scatter_conformance.harness.cases.load import load_file
+    from gather_scatter_conformance.harness.cases.walk import case_files
 
-    # No files: the shipped corpus, named as a run names it (cases/...).
-    files = [Path(f) for f in args.files] or sorted(resources.cases_dir().rglob("*.yaml"))
+    # No files: the shipped corpus, named as a run names it (cases/...). A folder: its case files, each once.
+    files = [p for f in args.files for p in (case_files(Path(f)) if Path(f).is_dir() else [Path(f)])] or (
+        [] if args.files else case_files(resources.cases_dir(), ("*.yaml",)))
     bad = good = 0
     for f in files:
         for entry in load_file(f, str(f) if args.files else resources.corpus_id(f) or str(f)):
@@ -309,7 +311,8 @@ def main(argv: list[str] | None = None) -> int:
                      "(repeatable): the summary counts the results that changed since (files that do not exist are "
                      "left out)")
     run.add_argument("--phase", default="", help="the name the progress bar shows (default: --framework)")
-    val = sub.add_parser("validate", help="check case files (default: the shipped corpus); one line per problem")
+    val = sub.add_parser("validate", help="check case files and folders of them (default: the shipped corpus); one "
+                         "line per problem")
     val.add_argument("files", nargs="*")
     sch = sub.add_parser("schema", help="print (or write) the case-file JSON Schema, or the result records' one")
     sch.add_argument("--out", default="")

@@ -6,6 +6,7 @@ GatherElements, ScatterElements, Take) or, for the ND operators, from the extent
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -64,6 +65,23 @@ def _unique_along(rng: np.random.Generator, shape: tuple[int, ...], extent: int,
     keys = rng.random(shape[:axis] + (extent,) + shape[axis + 1 :])
     perm = np.argsort(keys, axis=axis)
     return np.take(perm, np.arange(shape[axis]), axis=axis)
+
+
+def unique_scratch(op: str, attrs: dict[str, Any], data_shape: tuple[int, ...], shape: tuple[int, ...]) -> int:
+    """The bytes :func:`generate_indices` takes beyond its result to draw ``unique`` indices of ``shape``: a sort
+    key and an argsort per place along the axis (axis ops), a permutation of every place (ND ops, unless they draw
+    few of many). 0 where the arguments are invalid: generating says why."""
+    try:
+        extents = _extents(op, attrs, data_shape, shape)
+    except (InputValueError, IndexError, TypeError, ValueError):
+        return 0
+    if op in ("GatherND", "ScatterND"):
+        total, count = math.prod(extents), math.prod(shape[:-1])
+        return 8 * total if total <= 10_000 or count > total // 50 else 16 * count  # numpy's Generator.choice
+    if not shape:
+        return 0
+    axis = int(attrs.get("axis", 0) or 0) % len(shape) if op != "Take" else 0
+    return 16 * math.prod(shape[:axis] + shape[axis + 1:]) * max(extents[0], 0)
 
 
 def generate_indices(

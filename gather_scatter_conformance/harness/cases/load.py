@@ -9,6 +9,8 @@ YAML, pydantic and the schema are imported only when something has to be parsed 
 
 from __future__ import annotations
 
+import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +25,37 @@ if TYPE_CHECKING:
     from gather_scatter_conformance.harness.cases.schema import CaseSpec
 
 LinePath = tuple[str | int, ...]
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # as harness.cases.schema's (which loading imports only when it parses)
+
+# Bounds on what a case file may ask of the machine (issue #37: case files may come from anyone), in MiB, each
+# raised (or lowered) by its environment variable. The largest shipped case file is 35 KB; a 50 MB one took 224 s
+# and ended in a MemoryError at 5.7 GB. A fill of 16 GB stopped collection with no cause named.
+FILE_LIMIT_ENV, FILE_LIMIT_MIB = "GSC_CASE_FILE_LIMIT", 4.0
+MEMORY_ENV, MEMORY_MIB = "GSC_CASE_MEMORY", 256.0
+_KEEP = 2**20  # inputs larger than this, in all, are validated at load and made again when the case runs
+
+
+def _setting(env: str, default: float) -> float:
+    """A size in MiB from ``env``; the default where it is unset, not a number, or not positive."""
+    try:
+        value = float(os.environ.get(env, ""))
+    except ValueError:
+        return default
+    return value if value > 0 and math.isfinite(value) else default
+
+
+def file_limit() -> int:
+    """The largest case file that is read, in bytes (``$GSC_CASE_FILE_LIMIT`` MiB, default 4)."""
+    return int(_setting(FILE_LIMIT_ENV, FILE_LIMIT_MIB) * 2**20)
+
+
+def memory_budget() -> int:
+    """The bytes a case's inputs may take, in all (``$GSC_CASE_MEMORY`` MiB, default 256)."""
+    return int(_setting(MEMORY_ENV, MEMORY_MIB) * 2**20)
+
+
+def _mib(n: float) -> str:
+    return f"{n / 2**20:.1f}" if n < 10 * 2**20 else f"{n / 2**20:.0f}"
 
 
 @dataclass
@@ -154,17 +187,54 @@ def _one_input(case: Case, name: str, spec: Any, done: dict[str, np.ndarray]) ->
     return to_array(spec, dtype_name)
 
 
+def _needs(case: Case, name: str, spec: Any, done: dict[str, np.ndarray]) -> tuple[int, int]:
+    """The bytes an input will take and the scratch bytes making it takes beyond that, from its declared shape and
+    dtype, before anything is made: (0, 0) for a value written in the file (the file's size bounds it)."""
+    from gather_scatter_conformance.harness.cases.generators import derived_updates_shape, unique_scratch
+    from gather_scatter_conformance.harness.cases.schema import FillInput, GeneratedIndices, RandomInput
+
+    data = done.get("data")
+    if isinstance(spec, FillInput):
+        shape = spec.fill.shape
+    elif isinstance(spec, RandomInput):
+        shape = spec.random.shape
+        if shape is None and name == "updates" and "indices" in done and data is not None:
+            try:
+                shape = list(derived_updates_shape(case.op, data.shape, done["indices"].shape))
+            except InputValueError:
+                return 0, 0  # making it says why
+    elif isinstance(spec, GeneratedIndices):
+        shape = spec.generate.shape
+    else:
+        return 0, 0
+    if shape is None:
+        return 0, 0
+    itemsize = np.dtype(dtypes.to_numpy(_input_dtype(name, spec, data))).itemsize
+    size = math.prod(max(int(d), 0) for d in shape) * itemsize
+    scratch = 0
+    if isinstance(spec, GeneratedIndices) and data is not None and spec.generate.kind == "unique":
+        scratch = unique_scratch(case.op, case.attrs, data.shape, tuple(shape))
+    return size, scratch
+
+
 def _materialize(case: Case) -> dict[str, np.ndarray]:
     done: dict[str, np.ndarray] = {}
+    budget, used = memory_budget(), 0
     for name in ops.INPUTS[case.op]:
         if name not in case.spec.inputs:  # an optional input the case leaves out: the operator's spec says what then
             continue
         spec = case.spec.inputs[name]
+        size, scratch = _needs(case, name, spec, done)
+        if used + size + scratch > budget:
+            extra = f" ({_mib(scratch)} MiB of it to generate them)" if scratch else ""
+            raise case.error(("inputs", name), f"too large: needs {_mib(used + size + scratch)} MiB of inputs{extra}, "
+                             f"budget {_setting(MEMORY_ENV, MEMORY_MIB):g} MiB (raise with {MEMORY_ENV}=MiB)")
         try:
             done[name] = _one_input(case, name, spec, done)
         except InputValueError as exc:
             sub = tuple(exc.field.split(".")) if not isinstance(spec, list | int | float | bool | str) else ()
             raise case.error(("inputs", name) + sub, str(exc)) from None
+        used += done[name].nbytes
     return done
 
 
@@ -186,6 +256,9 @@ def _check_attrs(case: Case) -> None:
             nullable = case.op == "Take" and key == "axis"
             if not (isinstance(value, int) and not isinstance(value, bool)) and not (nullable and value is None):
                 raise case.error(("attrs", key), f"{value!r} is not an integer" + (" or null" if nullable else ""))
+        if isinstance(value, int) and not isinstance(value, bool) and not INT64_MIN <= value <= INT64_MAX:
+            # An ONNX attribute and every framework's axis is an int64: a wider one is the case's error, not theirs.
+            raise case.error(("attrs", key), f"{value} is out of range for int64 [{INT64_MIN}, {INT64_MAX}]")
 
 
 def _check_probe(case: Case) -> None:
@@ -255,10 +328,15 @@ def _build(file: str, op: str, index: int, raw: Any, lines: dict[LinePath, int])
     try:
         spec = CaseSpec.model_validate(raw)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(p for p in err["loc"] if not ((isinstance(p, str) and p[:1].isupper()) or "[" in str(p)))
+        def where(err: Any) -> LinePath:
+            loc = err["loc"]
+            return base + tuple(p for p in loc if not ((isinstance(p, str) and p[:1].isupper()) or "[" in str(p)))
+
+        # An input is a union (inline value, random, fill, generate): the error that names a field the file has,
+        # deepest first, is the member the case meant (`random.seed`, not the inline value's missing `value`).
+        err = max(exc.errors(), key=lambda e: (where(e) in lines, len(where(e))))
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        path = base + loc
+        path = where(err)
         raise CaseFileError(file, yamlsrc.line_of(lines, path), yamlsrc.format_path(path), err["msg"] + more) from None
     attrs = ops.with_defaults(op, spec.attrs)
     case = Case(file, index, op, raw, attrs, lines, spec.id, derived_tags(spec.tags, spec.dimension), spec.dimension,
@@ -266,9 +344,11 @@ def _build(file: str, op: str, index: int, raw: Any, lines: dict[LinePath, int])
     _check_attrs(case)
     _check_probe(case)
     _check_inputs(case)
-    case.inputs()
+    inputs = case.inputs()
     if spec.expected is not None or spec.policy_expected:
         _check_expected(case)
+    if sum(a.nbytes for a in inputs.values()) > _KEEP:  # collection (and xdist's controller) need not hold them
+        case._inputs = case._reference = None
     return case
 
 
@@ -335,12 +415,23 @@ def load_file(path: Path, display: str | None = None) -> list[Case | CaseFileErr
     same entries a fresh load would give; cases read from it are validated again only when their spec is used.
     """
     file = display or str(path)
+    limit = file_limit()
     try:
-        content = path.read_bytes()
+        size = path.stat().st_size
+        if size <= limit:  # read no more than the limit: a file may grow, or be a device that never ends
+            with path.open("rb") as fh:
+                content = fh.read(limit + 1)
+            size = len(content)
+        if size > limit:
+            have = f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{size} bytes"
+            mib = _setting(FILE_LIMIT_ENV, FILE_LIMIT_MIB)
+            return [CaseFileError(file, None, "", f"too large: {have}, more than the {mib:g} MiB a case file may "
+                                  f"have (raise with {FILE_LIMIT_ENV}=MiB)")]
         text = content.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return [CaseFileError(file, None, "", f"cannot read: {exc}")]
-    entry_key = casecache.key(content, file)
+    # What a load gives depends on the memory budget too (a case over it is an error).
+    entry_key = casecache.key(content, f"{file}\0{MEMORY_ENV}={memory_budget()}")
     hit = casecache.get(entry_key)
     if hit is not None:
         try:

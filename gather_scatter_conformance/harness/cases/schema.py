@@ -8,13 +8,23 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, model_validator
 
 from gather_scatter_conformance.vocab.dtypes import DTYPES
 from gather_scatter_conformance.vocab.ops import OPS
 
 DType = Literal[DTYPES]  # type: ignore[valid-type]
 IndexKind = Literal["in-range", "with-negatives", "with-duplicates", "unique", "out-of-bounds"]
+
+# Integers the harness encodes (ONNX attributes and opsets, framework arguments, shapes, seeds) are int64s, and
+# integers: YAML's 2.0 or "2" is not one (pydantic would take both), nor is a 10**29 that onnx.helper refuses.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+Int64 = Annotated[int, Strict(), Field(ge=INT64_MIN, le=INT64_MAX)]
+Seed = Annotated[int, Strict(), Field(ge=0, le=INT64_MAX)]
+Shape = list[Int64]  # a negative extent is the loader's error, which names it
+# What an attribute's value may be (the loader checks each against its operator: a name, a choice, an integer).
+ATTR_VALUE_SCHEMA = {"anyOf": [{"type": "integer", "minimum": INT64_MIN, "maximum": INT64_MAX}, {"type": "string"},
+                               {"type": "null"}]}
 
 
 class _Strict(BaseModel):
@@ -26,17 +36,17 @@ class ValueSpec(_Strict):
 
     value: Any
     dtype: DType | None = None
-    shape: list[int] | None = None
+    shape: Shape | None = None
 
 
 class RandomSpec(_Strict):
     """Random values from a seeded generator: uniform in [low, high) for numbers."""
 
-    shape: list[int] | None = Field(None, description="omit for `updates` to derive it from data and indices")
+    shape: Shape | None = Field(None, description="omit for `updates` to derive it from data and indices")
     dtype: DType | None = None
     low: float = 0
     high: float = 10
-    seed: int = 0
+    seed: Seed = 0
 
 
 class RandomInput(_Strict):
@@ -47,7 +57,7 @@ class FillSpec(_Strict):
     """A constant array: every element ``value`` (a scalar of the declared dtype), of ``shape``."""
 
     value: float | int | bool | str
-    shape: list[int]
+    shape: Shape
     dtype: DType | None = None
 
 
@@ -59,9 +69,9 @@ class IndexSpec(_Strict):
     """Indices generated from the data's shape and the operator's axis (or batch_dims for the ND operators)."""
 
     kind: IndexKind
-    shape: list[int]
+    shape: Shape
     dtype: DType | None = None
-    seed: int = 0
+    seed: Seed = 0
 
 
 class GeneratedIndices(_Strict):
@@ -198,8 +208,10 @@ class CaseSpec(_Strict):
     description: str = ""
     tags: list[str] = Field([], description="free labels; a probe's `probe` and dimension tags are derived")
     inputs: dict[str, InputSpec]
-    attrs: dict[str, Any] = {}
-    opset: int | None = Field(None, description="ONNX opset version the case belongs to; newest when omitted")
+    attrs: dict[str, Any] = Field({}, json_schema_extra={"additionalProperties": ATTR_VALUE_SCHEMA},
+                                  description="the operator's attributes: integers are int64s")
+    opset: Annotated[int, Strict(), Field(ge=1, le=INT64_MAX)] | None = Field(
+        None, description="ONNX opset version the case belongs to; newest when omitted")
     expected: ErrorExpected | list | int | float | bool | str | None = None
     policy_expected: list[PolicyExpected] = []
     tolerance: Tolerance | None = None
@@ -210,7 +222,8 @@ class CaseSpec(_Strict):
     omit: list[str] = Field(
         [], description="attributes left to each framework's own default (e.g. [axis] for the default-axis probe)"
     )
-    repeat: int = Field(1, ge=1, le=100, description="run this many times and compare bitwise (nondeterminism)")
+    repeat: Annotated[int, Strict()] = Field(1, ge=1, le=100,
+                                             description="run this many times and compare bitwise (nondeterminism)")
     bug: BugSpec | None = Field(None, description="regression cases: the upstream bug report the case pins")
     finding: FindingSpec | None = Field(None, description="found cases: what differential fuzzing found")
 

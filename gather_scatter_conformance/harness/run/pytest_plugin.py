@@ -413,12 +413,40 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def is_case_file(path: Path) -> bool:
-    """True when ``path``'s text has a case file's top-level keys (``op:`` and ``cases:``): cheap, no YAML parse."""
+    """True when ``path``'s text has a case file's top-level keys (``op:`` and ``cases:``): cheap, no YAML parse.
+    Only the first 4 MiB are read (the size a case file may have unless raised: a larger one is read as far)."""
     try:
-        head = path.read_bytes()
+        with path.open("rb") as fh:
+            head = fh.read(_HEAD)
     except OSError:
         return False
     return all(p.search(head) for p in _CASE_FILE)
+
+
+_HEAD = 4 * 2**20
+# Real path -> the path a case file was first collected under: a file reached by two paths is collected once.
+_COLLECTED = pytest.StashKey[dict[str, Path]]()
+
+
+def is_symlink_loop(path: Path) -> bool:
+    """True when ``path`` is a symlink to a directory above it (or to one that leads back), as ``find -L`` sees
+    loops: its real path is the real path of one of its own parents."""
+    if not path.is_symlink():
+        return False
+    real = os.path.realpath(path)
+    return any(os.path.realpath(parent) == real for parent in path.absolute().parents)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    # A symlink loop is not followed: pytest followed one to the kernel's limit (a case file collected 41 times),
+    # and two loops made the walk exponential (`gsc run` hung with no output).
+    return True if is_symlink_loop(collection_path) else None
+
+
+def _first_collection(config: pytest.Config, path: Path) -> bool:
+    """False when the file at ``path`` was already collected under another path (a symlink, a linked folder)."""
+    first = config.stash.setdefault(_COLLECTED, {}).setdefault(os.path.realpath(path), path)
+    return first == path
 
 
 def case_file_id(path: Path, rootdir: Path) -> str:
@@ -436,7 +464,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     # naming the file, line and field, not pytest's bare "not found".
     globs = parent.config.stash[_GLOBS]
     if any(fnmatch.fnmatch(file_path.name, g) for g in globs) and (
-            is_case_file(file_path) or parent.session.isinitpath(file_path)):
+            is_case_file(file_path) or parent.session.isinitpath(file_path)) and _first_collection(
+            parent.config, file_path):
         _state(parent.config)
         return CaseFile.from_parent(parent, path=file_path)
     return None

@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
-from gather_scatter_conformance import resources
 from gather_scatter_conformance.vocab import dtypes
 
 _SIGNAL = re.compile(r"SIG[A-Z0-9]+")
@@ -67,14 +66,13 @@ def relative_file(file_id: Any) -> PurePosixPath | None:
     return path
 
 
-def case_file(file_id: Any, roots: Iterable[Path] = ()) -> Path | None:
+def case_file(file_id: Any, roots: Iterable[Path], shipped: Path) -> Path | None:
     """The case file a record's ``case`` id names (the part before ``::``): looked up in each of ``roots`` (the run's
-    case roots), then in the shipped corpus (``cases/...``). Only a file inside one of them is answered; an
-    absolute or ``..`` id, or one whose links lead out of its root, is None."""
+    case roots), then in the shipped corpus ``shipped`` (resources.cases_dir(), for ids ``cases/...``). Only a file
+    inside one of them is answered; an absolute or ``..`` id, or one whose links lead out of its root, is None."""
     rel = relative_file(file_id)
     if rel is None:
         return None
-    shipped = resources.cases_dir()
     bases = [*((Path(r), rel) for r in roots)]
     if rel.parts[0] == "cases" and len(rel.parts) > 1:
         bases.append((shipped, PurePosixPath(*rel.parts[1:])))

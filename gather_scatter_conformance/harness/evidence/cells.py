@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from gather_scatter_conformance import adapters
+from gather_scatter_conformance import adapters, resources
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.judge.repeats import unsafe_record
 from gather_scatter_conformance.vocab import safe
@@ -61,7 +61,7 @@ class Cases:
         """The case, or None where its file or id is not found."""
         file, _, cid = nodeid.partition("::")
         if file not in self._files:
-            path = safe.case_file(file, [Path.cwd()])  # inside the cwd or the corpus only: the id is a record's
+            path = safe.case_file(file, [Path.cwd()], resources.cases_dir())  # a record's id: inside these only
             self._files[file] = {c.id: c for c in (load_file(path, file) if path else []) if isinstance(c, Case)}
         return self._files[file].get(cid)
 

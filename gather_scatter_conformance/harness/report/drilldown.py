@@ -15,6 +15,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from gather_scatter_conformance import resources
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.run.repro import baseline_label, script_body, script_head, snippet
 from gather_scatter_conformance.vocab import safe
@@ -58,7 +59,7 @@ class CaseIndex:
     def get(self, nodeid: str) -> Case | None:
         file, _, cid = nodeid.partition("::")
         if file not in self._files:
-            path = safe.case_file(file, self.roots)  # inside a root or the corpus only: the id is a record's
+            path = safe.case_file(file, self.roots, resources.cases_dir())  # a record's id: inside these only
             cases = load_file(path, file) if path else []
             self._files[file] = {c.id: c for c in cases if isinstance(c, Case)}
         return self._files[file].get(cid)

@@ -149,7 +149,7 @@ def test_a_crash_repro_ends_even_when_its_child_hangs(tmp_path: Path, monkeypatc
     record = {"framework": "fw", "variant": "v", "outcome": "crash", "signal": "SIGABRT", "native": native,
               "api": "fw.call()", "case": case.nodeid}
     path = tmp_path / "repro.py"
-    path.write_text(script(case, record))
+    path.write_text(script(case, record, source=native))  # the call as a test writes it, not a record's text
     ran = _run_script(path)
     assert (ran.returncode == 0) == reproduces, ran.stdout + ran.stderr
     assert says in ran.stdout + ran.stderr
@@ -173,7 +173,7 @@ def test_a_memory_damage_crash_gets_several_children(tmp_path: Path, monkeypatch
     record = {"framework": "fw", "variant": "v", "outcome": "crash", "signal": "SIGSEGV", "native": native,
               "api": "fw.call()", "case": case.nodeid}
     path = tmp_path / "repro.py"
-    path.write_text(script(case, record))
+    path.write_text(script(case, record, source=native))  # the call as a test writes it, not a record's text
     ran = _run_script(path)
     assert (ran.returncode == 0) == reproduces, ran.stdout + ran.stderr
     assert says in ran.stdout + ran.stderr

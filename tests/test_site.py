@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from gather_scatter_conformance.harness.report import site, site_model
+from gather_scatter_conformance.harness.report import site, site_model, upstream
 from gather_scatter_conformance.harness.report.page import generate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -144,7 +144,7 @@ def test_a_finding_has_its_upstream_issue_escaped_on_its_page(built: dict[str, A
     for finding in index["findings"][:20]:
         cell = json.loads((built["out"] / finding["url"].replace(".html", ".json")).read_text())
         html = (built["out"] / finding["url"]).read_text()
-        assert cell["upstream"].startswith(f"# {finding['title']}")
+        assert cell["upstream"].startswith(f"# {upstream.md(finding['title'])}")  # the title, escaped as markdown
         assert 'id="issue"' in html and 'data-copy="issue"' in html
     failed = [p for p in (built["out"] / "Gather" / PATH).rglob("*.json")
               if "<string>" in json.dumps(json.loads(p.read_text())["cases"])]

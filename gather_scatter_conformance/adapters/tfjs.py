@@ -43,6 +43,12 @@ PACKAGES = ("@tensorflow/tfjs", "@tensorflow/tfjs-backend-wasm")
 BACKENDS = ("cpu", "wasm")
 HELD = ("float32", "int32", "bool")  # tfjs's numeric tensor dtypes (besides string and complex64)
 INT32 = np.iinfo(np.int32)
+# What a repro script says, and its exit status (harness.run.repro.NEEDS), where TensorFlow.js cannot run there.
+NEEDS_STATUS = 3
+NEEDS_PACKAGES = ("needs TensorFlow.js's Node packages (@tensorflow/tfjs, @tensorflow/tfjs-backend-wasm): set "
+                  f"{DIR_ENV} to a folder where `npm ci` ran with the harness's adapters/tfjs_node/package.json, or "
+                  "run from a checkout after `make tfjs`")
+NEEDS_NODE = f"needs Node.js: install it (Debian's nodejs), or set {NODE_ENV} to a node executable"
 
 # The tfjs function each operator is called through, per API; every API runs on every backend, cpu first.
 APIS: dict[str, tuple[str, ...]] = {
@@ -360,16 +366,35 @@ def _source(names: tuple[str, ...], fn: str, backend: str, casts: list[str]) -> 
         "})();",
     ])
     lines = [
-        "import base64, json, os, subprocess, sys",
+        "import base64, json, os, shutil, subprocess, sys",
         "from typing import Any",
         f"# node_modules with @tensorflow/tfjs {package_version(PACKAGES[0])} and tfjs-backend-wasm: `npm ci` with the",
-        f"# harness's adapters/tfjs_node/package.json (make tfjs), or ${DIR_ENV}.",
-        f"TFJS_DIR = os.environ.get({DIR_ENV!r}) or {_repro_dir()!r}",
+        f"# harness's adapters/tfjs_node/package.json (make tfjs), or ${DIR_ENV}. Where neither they nor node is",
+        f"# found, the script says what it needs and exits with status {NEEDS_STATUS}.",
+        "def tfjs_dir():",
+        f"    # ${DIR_ENV}, else the folder the script was written with (relative to the directory it was written",
+        "    # from, then absolute), else an installed harness's own: the first that holds the packages",
+        f"    folders = [os.environ[{DIR_ENV!r}]] if os.environ.get({DIR_ENV!r}) else [{_repro_dir()!r}, "
+        f"{str(tfjs_dir().resolve())!r}]",
+        "    try:",
+        "        import importlib.util",
+        "        harness = importlib.util.find_spec('gather_scatter_conformance')",
+        "        if harness is not None and harness.origin and not os.environ.get(" + repr(DIR_ENV) + "):",
+        "            folders.append(os.path.join(os.path.dirname(harness.origin), 'adapters', 'tfjs_node'))",
+        "    except (ImportError, ValueError):",
+        "        pass",
+        "    held = [f for f in folders if os.path.isdir(os.path.join(f, 'node_modules', '@tensorflow', 'tfjs'))]",
+        "    return held[0] if held else None",
+        "TFJS_DIR = tfjs_dir()",
+        f"NODE = os.environ.get({NODE_ENV!r}) or shutil.which('node')",
+        "if TFJS_DIR is None or NODE is None:",
+        f"    print({NEEDS_PACKAGES!r} if TFJS_DIR is None else {NEEDS_NODE!r}, file=sys.stderr)",
+        f"    sys.exit({NEEDS_STATUS})",
         *(f"{c.split(':')[0]} = {c.split(':')[0]}.astype(np.int32)  # tfjs has no {c.split()[1]}: the cast a JS "
           "user makes" for c in casts),
         f"JS = r'''\n{js}\n'''",
         inspect.getsource(spec),
-        "proc = subprocess.run(['node', '-e', JS], cwd=TFJS_DIR, capture_output=True, text=True,",
+        "proc = subprocess.run([NODE, '-e', JS], cwd=TFJS_DIR, capture_output=True, text=True,",
         f"                      input=json.dumps({{{', '.join(f'{n!r}: spec({n})' for n in names)}}}))",
         "if proc.returncode < 0:  # node died of a signal: so does this process, as the call's did",
         "    os.kill(os.getpid(), -proc.returncode)",

@@ -13,6 +13,7 @@ from typing import Any
 from gather_scatter_conformance import adapters, resources
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.judge.repeats import unsafe_record
+from gather_scatter_conformance.vocab import safe
 
 Cell = tuple[str, str, str]  # (case, framework, variant)
 
@@ -50,7 +51,8 @@ def select(records: Iterable[dict[str, Any]], only: str = "", cases: Iterable[st
 
 class Cases:
     """Cases by node id (``file::id``): the file looked up from the current directory (a user's case files, named as
-    the run named them), then in the shipped corpus."""
+    the run named them), then in the shipped corpus; never outside them (an absolute or ``..`` id:
+    vocab.safe.case_file)."""
 
     def __init__(self) -> None:
         self._files: dict[str, dict[str, Case]] = {}
@@ -59,7 +61,7 @@ class Cases:
         """The case, or None where its file or id is not found."""
         file, _, cid = nodeid.partition("::")
         if file not in self._files:
-            path = Path(file) if Path(file).is_file() else resources.corpus_file(file)
+            path = safe.case_file(file, [Path.cwd()], resources.cases_dir())  # a record's id: inside these only
             self._files[file] = {c.id: c for c in (load_file(path, file) if path else []) if isinstance(c, Case)}
         return self._files[file].get(cid)
 

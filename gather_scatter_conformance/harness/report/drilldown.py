@@ -18,6 +18,7 @@ from markupsafe import Markup
 from gather_scatter_conformance import resources
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.run.repro import baseline_label, script_body, script_head, snippet
+from gather_scatter_conformance.vocab import safe
 
 PAGE_SCRIPT_ELEMENTS = 20_000  # input elements of a case up to which the page carries its repro scripts' inputs
 MAX_TEXT = 4000  # characters of an error message or reason kept in the page
@@ -49,7 +50,7 @@ def embed_json(obj: Any) -> Markup:
 class CaseIndex:
     """Cases by node id (``file::id``), cached. A user's case files are named relative to the run's rootdir: the
     file is looked up from ``roots`` (default: the current directory), then in the shipped corpus (``cases/...``,
-    the same ids from any directory)."""
+    the same ids from any directory); never outside them (an absolute or ``..`` id: vocab.safe.case_file)."""
 
     def __init__(self, *roots: Path) -> None:
         self.roots = roots or (Path.cwd(),)
@@ -58,7 +59,7 @@ class CaseIndex:
     def get(self, nodeid: str) -> Case | None:
         file, _, cid = nodeid.partition("::")
         if file not in self._files:
-            path = next((p for p in (r / file for r in self.roots) if p.is_file()), None) or resources.corpus_file(file)
+            path = safe.case_file(file, self.roots, resources.cases_dir())  # a record's id: inside these only
             cases = load_file(path, file) if path else []
             self._files[file] = {c.id: c for c in cases if isinstance(c, Case)}
         return self._files[file].get(cid)

@@ -29,6 +29,7 @@ from gather_scatter_conformance.harness.report.claims import api_name
 from gather_scatter_conformance.harness.report.drilldown import citation_url
 from gather_scatter_conformance.harness.report.rows import Key, cell_key
 from gather_scatter_conformance.harness.report.severity import SEVERITY
+from gather_scatter_conformance.vocab import safe
 from gather_scatter_conformance.vocab.dimensions import DIMENSIONS, words
 
 _UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9._~@-]+")
@@ -37,13 +38,24 @@ MAX_VALUE_CHARS = 2000  # an observed or expected value longer than this is cut 
 
 def slug(text: str) -> str:
     """A path segment: every run of characters outside ``[A-Za-z0-9._~@-]`` becomes one ``-`` (``take/jit`` ->
-    ``take-jit``, ``index-dtype:int8`` -> ``index-dtype-int8``)."""
-    return _UNSAFE_CHARS.sub("-", text).strip("-") or "-"
+    ``take-jit``, ``index-dtype:int8`` -> ``index-dtype-int8``), and leading dots go (``..`` -> ``-``): a segment
+    made from a record's field is always a plain name (vocab.safe.plain_name), never ``.`` or ``..``."""
+    return _UNSAFE_CHARS.sub("-", str(text)).strip("-").lstrip(".").strip("-") or "-"
 
 
 def cell_url(op: str, system: str, variant: str, dimension: str) -> str:
     """A cell page's path below the site root."""
-    return f"{op}/{slug(system)}/{slug(variant)}/{slug(dimension)}.html"
+    return f"{slug(op)}/{slug(system)}/{slug(variant)}/{slug(dimension)}.html"
+
+
+def under(out: Path, url: str) -> Path:
+    """The file a site URL names below ``out``: the one way the site turns a URL into a path. Raises ValueError for
+    a URL with a segment that is not a plain name (``..``, an absolute path, an empty segment), which a record's
+    field could otherwise have made."""
+    parts = url.split("/")
+    if not all(safe.plain_name(part) for part in parts):
+        raise ValueError(f"not a site path: {url!r}")
+    return out.joinpath(*parts)
 
 
 def _json_url(url: str) -> str:
@@ -386,26 +398,20 @@ def port_text(port: site_model.Port) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _dump(model: Any, path: Path) -> None:
+def _dump(model: Any, out: Path, url: str) -> Path:
+    path = under(out, url)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(model.model_dump_json(exclude_none=False) + "\n", encoding="utf-8")
+    return path
 
 
 def write_json(site: Site, out: Path) -> list[Path]:
     """The JSON API: a file beside each page, ``api/index.json``, ``api/history/<framework>.json`` and
     ``api/schema.json``."""
-    written = []
-    for url, cell in site.cells.items():
-        written.append(out / _json_url(url))
-        _dump(cell, written[-1])
-    for model in [*site.systems.values(), *site.ports.values()]:
-        written.append(out / _json_url(model.url))
-        _dump(model, written[-1])
-    for fw, hist in site.histories.items():
-        written.append(out / "api" / "history" / f"{slug(fw)}.json")
-        _dump(hist, written[-1])
-    written.append(out / "api" / "index.json")
-    _dump(site.index, written[-1])
+    written = [_dump(cell, out, _json_url(url)) for url, cell in site.cells.items()]
+    written += [_dump(model, out, _json_url(model.url)) for model in [*site.systems.values(), *site.ports.values()]]
+    written += [_dump(hist, out, f"api/history/{slug(fw)}.json") for fw, hist in site.histories.items()]
+    written.append(_dump(site.index, out, "api/index.json"))
     written.append(out / "api" / "schema.json")
     written[-1].write_text(json.dumps(site_model.schema(), indent=1) + "\n", encoding="utf-8")
     return written
@@ -485,7 +491,7 @@ class Pages:
     def _render(self, out: Path, url: str, template: str, crumbs: list[tuple[str, str | None]],
                 **ctx: Any) -> Path:
         depth = url.count("/")
-        path = out / url
+        path = under(out, url)
         path.parent.mkdir(parents=True, exist_ok=True)
         json_url = url.rsplit("/", 1)[-1][: -len(".html")] + ".json" if ctx.pop("with_json", True) else None
         path.write_text(self.env.get_template(template).render(
@@ -505,7 +511,7 @@ class Pages:
             h_sev = [label_severity(c.op, c.dimension, h.label) for h in c.history]
             written.append(self._render(
                 out, url, "site/cell.html.j2",
-                [(c.op, f"{c.op}/index.html"), (c.system, f"systems/{slug(c.system)}.html"), (c.variant, None),
+                [(c.op, f"{slug(c.op)}/index.html"), (c.system, f"systems/{slug(c.system)}.html"), (c.variant, None),
                  (c.dimension, None)],
                 title=f"{c.op} {c.system} {c.variant} {c.dimension}", c=c, h_sev=h_sev,
                 distribution=", ".join(f"{k} {v}" for k, v in sorted(dist.items(), key=lambda kv: -kv[1])),
@@ -515,7 +521,7 @@ class Pages:
             if not cells:
                 continue
             written.append(self._render(
-                out, f"{op}/index.html", "site/table.html.j2", [(op, None)], with_json=False, title=op,
+                out, f"{slug(op)}/index.html", "site/table.html.j2", [(op, None)], with_json=False, title=op,
                 heading=f"{op}: every system's behaviour",
                 intro="A row per API variant, a column per behaviour dimension; each cell links to its page: the "
                       "label, its cases with evidence and repro, the documentation, the history and the converter "

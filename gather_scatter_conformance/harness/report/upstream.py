@@ -5,10 +5,15 @@ for a memory-unsafe one, and the standalone repro script. ``gsc issue`` prints i
 
 A finding is a record :func:`harness.judge.verdict.is_finding` accepts, or a converter path's record whose
 preservation verdict is ``changed``. Its kind (:data:`KINDS`, in order of precedence) sets the title's wording.
+
+A record may come from another machine: every string taken from it reaches the markdown through :func:`md` (text,
+its markup escaped) or :func:`code` (a code span that no backtick in the value can end), and the repro script
+through :func:`fenced`; :func:`title` is plain text, escaped where the body makes it a heading.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +27,32 @@ from gather_scatter_conformance.vocab.dimensions import DIMENSIONS, is_memory_un
 KINDS = ("memory-unsafe", "converter change", "documentation contradiction", "deviation", "alternative")
 SPEC = "onnx"  # the claim file that quotes the canonical semantics
 _MESSAGE_CHARS = 400  # an error message is cut here: converters' messages run to pages of trace
+_MARKUP = re.compile(r"([\\`*_\[\]#|~])")  # markup characters inside a line, escaped with a backslash
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def md(value: Any) -> str:
+    """A record's value as markdown text that reads as the value: on one line (no value starts a block), HTML's
+    ``& < >`` as entities and CommonMark's other markup characters backslash-escaped. Every record-derived string
+    going into the issue's text passes here (or through :func:`code`)."""
+    text = " ".join(str(value).split())
+    text = "".join(_ENTITIES.get(ch, ch) for ch in text)
+    return _MARKUP.sub(r"\\\1", text)
+
+
+def code(value: Any) -> str:
+    """A record's value as an inline code span: on one line, fenced by more backticks than any run in it (so no
+    backtick in the value ends it); a code span shows HTML as text."""
+    text = " ".join(str(value).split())
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def fenced(text: str, lang: str = "") -> list[str]:
+    """``text`` as a fenced code block whose fence is longer than any backtick run in it."""
+    fence = "`" * max(3, max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    return [f"{fence}{lang}", text.rstrip("\n"), fence]
 
 
 @dataclass
@@ -145,18 +176,19 @@ def _quote(claim: Claim, who: str) -> list[str]:
 def _value(value: Any, dtype: str | None = None) -> str:
     if value is None:
         return "(an array too large to show here: the repro prints it)"
-    return f"`{value}`" + (f" ({dtype})" if dtype else "")
+    return code(value) + (f" ({md(dtype)})" if dtype else "")
 
 
 def _observed(record: dict[str, Any]) -> str:
     outcome = record["outcome"]
     if outcome == "crash":
-        return f"the process dies ({record.get('signal') or 'exit'}): {record.get('error_message') or ''}".rstrip(": ")
+        died = f"the process dies ({md(record.get('signal') or 'exit')})"
+        return f"{died}: {md(record.get('error_message'))}" if record.get("error_message") else died
     if outcome == "timeout":
         return "the call does not return (killed after the harness's case timeout)"
     if outcome == "error":
         message = " ".join(str(record.get("error_message") or "").split())[:_MESSAGE_CHARS]
-        return f"raises `{record.get('error_type') or 'an error'}`: {message}"
+        return f"raises {code(record.get('error_type') or 'an error')}: {md(message)}"
     return f"returns {_value(record.get('observed'), record.get('observed_dtype'))}"
 
 
@@ -230,51 +262,54 @@ def body(record: dict[str, Any], case: Case, script: str | None, sources: Source
     spec = spec_claim(record, sources.claims)
     found = kind(record, doc)
     call = record.get("api") or (record.get("conversion") or {}).get("source_api") or record.get("variant")
-    lines = [f"# {title(record, doc, sources.evidence)}", "",
-             f"**Versions:** {_versions(record)}.", "",
-             f"**Kind:** {found}. Case `{record['case']}` ({case.spec.source}).", "",
+    lines = [f"# {md(title(record, doc, sources.evidence))}", "",
+             f"**Versions:** {md(_versions(record))}.", "",
+             f"**Kind:** {found}. Case {code(record['case'])} ({md(case.spec.source)}).", "",
              "## What happens", ""]
     if is_path(record):
         conv = record.get("conversion") or {}
         source = (_value(conv.get("source_value"), conv.get("source_dtype")) if "source_value" in conv
-                  else f"an error: {conv.get('source_error', '')}")
-        lines += [f"Natively, `{conv.get('source_api') or call}` gives {source} "
-                  f"({words(conv.get('source_label'), record.get('dimension'))}).",
-                  f"Converted by {conv.get('converter')} (the converted graph: "
-                  f"{' '.join(record.get('ops') or []) or 'not reported'}) and run by {conv.get('target')}, it "
-                  f"{_observed(record)} ({words(conv.get('target_label'), record.get('dimension'))}).", ""]
+                  else f"an error: {md(conv.get('source_error', ''))}")
+        lines += [f"Natively, {code(conv.get('source_api') or call)} gives {source} "
+                  f"({md(words(conv.get('source_label'), record.get('dimension')))}).",
+                  f"Converted by {md(conv.get('converter'))} (the converted graph: "
+                  f"{md(' '.join(map(str, record.get('ops') or [])) or 'not reported')}) and run by "
+                  f"{md(conv.get('target'))}, it "
+                  f"{_observed(record)} ({md(words(conv.get('target_label'), record.get('dimension')))}).", ""]
     elif record.get("distribution"):  # a repeated cell: what each fresh process did, then one run's answer
         dist, dim = record["distribution"], record.get("dimension")
         meaning = "; ".join(f"{lab}: {words(lab, dim)}" for lab in dist)
-        lines += [f"`{call}`, called in {sum(dist.values())} fresh processes: {distribution_text(dist)} ({meaning}).",
+        lines += [f"{code(call)}, called in {md(sum(dist.values()))} fresh processes: {md(distribution_text(dist))} "
+                  f"({md(meaning)}).",
                   f"One of them, as the record keeps it: {_observed(record)}.", ""]
     else:
-        lines += [f"`{call}` {_observed(record)}."]
+        lines += [f"{code(call)} {_observed(record)}."]
         if record.get("label"):
             shown = words(record["label"], record.get("dimension"))
-            lines.append(f"Read as a behaviour of {_question(record)}: {shown}.")
+            lines.append(f"Read as a behaviour of {md(_question(record))}: {md(shown)}.")
         lines.append("")
     lines += ["## What is expected", "", f"ONNX's semantics (the reference engine) give {_expected(record)}.", ""]
     if spec is not None:
-        lines += _quote(spec, f"ONNX {record['op']}")
+        lines += _quote(spec, f"ONNX {md(record['op'])}")
     if doc is not None:
-        lines += _quote(doc, f"The documentation of {api_name(doc.api) or record['framework']}")
+        lines += _quote(doc, f"The documentation of {md(api_name(doc.api) or record['framework'])}")
         if doc.label in DOC_ONLY_LABELS:
             lines += [f"It leaves this {doc.label}.", ""]
         else:
             verb = "contradicts it" if _contradicts(doc, record) else "agrees"
             lines += [f"Documented: {words(doc.label, doc.dimension)}; measured: "
-                      f"{words(record.get('label'), record.get('dimension'))}: the measurement {verb}.", ""]
+                      f"{md(words(record.get('label'), record.get('dimension')))}: the measurement {verb}.", ""]
     elif not is_path(record) and record.get("dimension"):
-        lines += [f"The documentation of {record['framework']} says nothing of this that the harness has found.", ""]
-    lines += ["## Since which release", "", since(record, sources.history), ""]
+        lines += [f"The documentation of {md(record['framework'])} says nothing of this that the harness has found.",
+                  ""]
+    lines += ["## Since which release", "", md(since(record, sources.history)), ""]
     if found == "memory-unsafe":
         from gather_scatter_conformance.harness.evidence.advisories import evidence_lines
 
         lines += ["## Memory checker", "", *evidence_lines(sources.evidence)]
     lines += ["## Repro", ""]
     if script:
-        lines += ["```python", script.rstrip("\n"), "```", "",
+        lines += [*fenced(script, "python"), "",
                   "It exits 0 while the behaviour reproduces, and 1 once it no longer does.", ""]
     else:
         lines += ["No standalone script can be written for this record (no native call was recorded).", ""]

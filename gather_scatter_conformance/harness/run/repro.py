@@ -5,6 +5,13 @@ statements (``Call.source``: the conversion to the framework's tensors or the mo
 OpenVINO opsets, and the exact call), a print of the result and an ``assert`` of the observed behaviour: the
 values, the error type, or, for a crash, the signal of a child process that makes the call. It exits 0 when the
 behaviour reproduced. ``gsc repro RESULTS --case CASE --framework NAME[:VARIANT]`` writes one.
+
+A results file may come from another machine, so no record string is pasted into a script's code: the call is
+written here by the adapter from the case (:func:`call_source`), never copied from the record's ``native``; the
+observed shape, dtype, signal and error type go in as literals of checked values (vocab.safe), else the check leaves
+them out; every other field is a comment. Where this machine cannot write the call (its framework is not installed
+here), the script shows the recorded call text as a comment said to come from the results file, and exits with one
+line saying so.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ import numpy as np
 from gather_scatter_conformance import resources
 from gather_scatter_conformance.harness.cases.load import Case, ExpectedError
 from gather_scatter_conformance.harness.reference import AllowedOutputs
-from gather_scatter_conformance.vocab import dtypes, heap
+from gather_scatter_conformance.vocab import dtypes, heap, safe
 
 _MAX_INLINE = 200  # elements: larger (or non-finite) arrays are written as base64 bytes, exact and compact
 _UNSTABLE = {"garbage", "nondeterministic", "mixed"}  # labels whose values differ from run to run
@@ -32,6 +39,9 @@ _HEAP_SIGNAL_NUMBERS = {6, 7, 11}  # their numbers on Linux
 # 5 here; 20 children miss such a crash about once in a hundred runs).
 _TRIES = 20
 _CHILD_TIMEOUT = 120  # seconds a crash repro's child gets (glibc's abort path can hang it: see _check)
+# The exit status with which a script's call statements say what they need and that it is missing (TensorFlow.js's
+# npm packages: adapters/tfjs.py): a crash repro's parent passes it on instead of reading it as the crash's status.
+NEEDS = 3
 
 
 def literal(arr: np.ndarray) -> str:
@@ -69,7 +79,7 @@ def _check(case: Case, record: dict[str, Any], expected: Any, accept: str | None
     it, ``a|b`` as a baseline writes them; by default the record's own)."""
     outcome = record["outcome"]
     if outcome in ("crash", "timeout"):
-        sig = record.get("signal")
+        sig = safe.signal_name(record.get("signal"))  # any other text: an unknown signal
         lines = ["# The call killed (or hung) its process: run it in a child process and check how that ended.",
                  "import subprocess",
                  "if '--child' in sys.argv:",
@@ -85,13 +95,13 @@ def _check(case: Case, record: dict[str, Any], expected: Any, accept: str | None
                     "    print('reproduced: the call did not finish within 60 s')",
                     "else:",
                     "    raise AssertionError('the call finished: the hang did not reproduce')"]
-        want = f"-signal.{sig}" if sig and sig.startswith("SIG") else "the exit status"
+        want = f"-signal.{sig}" if sig else "the exit status"
         if sig in _HEAP_SIGNALS:
             # Memory a call damaged kills the process where glibc or a later access notices: the signal
             # (SIGSEGV, SIGABRT, SIGBUS) depends on the allocations around it, so any of them reproduces it.
             check = (f"assert -proc.returncode in {sorted(_HEAP_SIGNAL_NUMBERS)}, "
                      f"f'expected a memory-damage signal ({sig} when recorded), got {{proc.returncode}}'")
-        elif sig and sig.startswith("SIG"):
+        elif sig:
             check = f"assert proc.returncode == -signal.{sig}, f'expected {sig}, got {{proc.returncode}}'"
         else:
             check = "assert proc.returncode != 0, f'expected a crash, got exit status {proc.returncode}'"
@@ -125,9 +135,21 @@ def _check(case: Case, record: dict[str, Any], expected: Any, accept: str | None
                          "        break"]
         tries = f", 'in child', attempt, 'of up to {_TRIES}'" if sig in _HEAP_SIGNALS else ""
         return [*lines, *run_child,
+                f"if proc.returncode == {NEEDS}:  # the call's statements said what this machine lacks",
+                f"    sys.exit({NEEDS})",
                 f"print('child process ended with', proc.returncode, '(expected {want})'{tries})", check]
     if outcome == "error":
-        short = (record.get("error_type") or "Exception").rsplit(".", 1)[-1]
+        name = safe.error_type(record.get("error_type"))
+        if name is None:  # not a Python name: any exception reproduces it, the recorded text shown as a string
+            return ["try:",
+                    "    result = run(**INPUTS)",
+                    "except Exception as exc:",
+                    f"    print(f'raised {{type(exc).__name__}}: {{exc}}', '(recorded:', {record.get('error_type')!r}"
+                    " + ')')",
+                    "else:",
+                    "    print(result)",
+                    "    raise AssertionError('returned a value: the error did not reproduce')"]
+        short = name.rsplit(".", 1)[-1]
         return ["try:",
                 "    result = run(**INPUTS)",
                 "except Exception as exc:",
@@ -143,15 +165,16 @@ def _check(case: Case, record: dict[str, Any], expected: Any, accept: str | None
         # an unchecked read: its bytes are whatever lay there, so the script asserts their class
         lines += _class_check(_valid_results(case, expected), record, expected)
     elif observed is not None and record.get("label") not in _UNSTABLE:
-        dt = record.get("observed_dtype") or "float64"
+        dt = safe.dtype_name(record.get("observed_dtype")) or "float64"
         cast = "ml_dtypes.bfloat16" if dt == "bfloat16" else "object" if dt == "string" else f"np.{dt}"
         lines += [f"observed = np.asarray(json.loads({json.dumps(json.dumps(observed))}), dtype={cast})",
                   "assert result.shape == observed.shape and np.array_equal(result, observed, "
                   "equal_nan=result.dtype.kind in 'fc'), f'observed {observed}, got {result}'"]
-    elif isinstance(expected, ExpectedError) and record.get("observed_shape") is not None:
+    elif isinstance(expected, ExpectedError) and safe.shape(record.get("observed_shape")) is not None:
         # A value where canonical semantics raise, too large to be kept: returning one of its shape reproduces it.
-        lines += [f"assert list(result.shape) == {record['observed_shape']!r}, "
-                  f"f'expected a value of shape {record['observed_shape']}, got {{result.shape}}'"]
+        shape = safe.shape(record.get("observed_shape"))
+        lines += [f"assert list(result.shape) == {shape!r}, "
+                  f"f'expected a value of shape {shape}, got {{result.shape}}'"]
     elif isinstance(expected, np.ndarray):
         lines += [f"canonical = {literal(expected)}",
                   "assert result.shape != canonical.shape or not np.array_equal(result.astype(canonical.dtype), "
@@ -174,7 +197,7 @@ def _valid_results(case: Case, expected: Any) -> list[np.ndarray]:
 def _class_check(valid: list[np.ndarray], record: dict[str, Any], expected: Any) -> list[str]:
     """Lines that assert an unchecked read's class: a value of the observed shape that is no valid result (none
     exists where canonical semantics raise), or else a value that differs on a second run."""
-    shape = record.get("observed_shape")
+    shape = safe.shape(record.get("observed_shape"))  # a shape, or none to assert
     return [
         "# An unchecked read returns whatever lies in memory (here it was seen to differ from run to run), so the",
         "# script asserts the class of the result, not its bytes: no valid result, or not the same twice.",
@@ -201,12 +224,34 @@ def _class_check(valid: list[np.ndarray], record: dict[str, Any], expected: Any)
     ]
 
 
-def script(case: Case, record: dict[str, Any], accept: str | None = None) -> str:
+def script(case: Case, record: dict[str, Any], accept: str | None = None, source: str | None = None) -> str:
     """The standalone repro script of ``record`` (a finding on ``case``): :func:`script_head` then
     :func:`script_body`. Raises ValueError without a native call to write (an adapter with no source, such as
     TensorRT's and DirectML's here). ``accept``: the labels that reproduce a probe's finding, as its baseline
-    gives them (``zero|garbage``: an unchecked read; :func:`baseline_label`); by default the record's label."""
-    return script_head(case) + script_body(case, record, accept)
+    gives them (``zero|garbage``: an unchecked read; :func:`baseline_label`); by default the record's label.
+    ``source``: the call's statements where the caller holds them from its own run (a failing test's message), else
+    :func:`call_source` writes them."""
+    return script_head(case) + script_body(case, record, accept, source)
+
+
+def call_source(case: Case, record: dict[str, Any]) -> str:
+    """The record's call as statements (``Call.source``), written here by its adapter from the case, the record's
+    framework, variant and device: never the record's own text. Raises LookupError where this machine cannot write
+    it (no such adapter, its framework not installed here, a variant it does not have), saying why."""
+    from gather_scatter_conformance import adapters
+    from gather_scatter_conformance.adapters.base import CaseData
+
+    device = record.get("device") if record.get("device") in ("cpu", "gpu") else "cpu"
+    try:
+        adapter = adapters.get(str(record.get("framework")))
+        _, source = adapter.describe(CaseData(op=case.op, inputs=case.inputs(), attrs=case.attrs,
+                                              opset=case.spec.opset, omit=tuple(case.spec.omit), device=device),
+                                     str(record.get("variant") or ""))
+    except KeyError:
+        raise LookupError("no adapter of that name here") from None
+    except Exception as exc:
+        raise LookupError(" ".join(f"{type(exc).__name__}: {exc}".split())[:300]) from None
+    return source
 
 
 def baseline_label(record: dict[str, Any], root: Path | None = None) -> str | None:
@@ -268,12 +313,22 @@ def script_head(case: Case, max_elements: int | None = None) -> str:
     ])
 
 
-def script_body(case: Case, record: dict[str, Any], accept: str | None = None) -> str:
-    """The part of a repro that is the finding's own: what was observed, the native call, the check (``accept``:
-    as :func:`script` takes it)."""
-    source = record.get("native") or ""
-    if not source:
+def script_body(case: Case, record: dict[str, Any], accept: str | None = None, source: str | None = None) -> str:
+    """The part of a repro that is the finding's own: what was observed, the native call, the check (``accept``,
+    ``source``: as :func:`script` takes them)."""
+    recorded = record.get("native") or ""
+    if not recorded and not source:
         raise ValueError(f"{record['framework']}:{record.get('variant')} recorded no native call for {case.nodeid}")
+    why = ""
+    if source is None:
+        try:
+            source = call_source(case, record)
+        except LookupError as exc:
+            why = str(exc)
+        else:
+            if not source:
+                raise ValueError(f"{record['framework']}:{record.get('variant')} has no native call to write for "
+                                 f"{case.nodeid}")
     expected = case.reference()
     label = f", label {record['dimension']} = {record['label']}" if record.get("label") else ""
     if accept and accept != record.get("label"):
@@ -283,7 +338,16 @@ def script_body(case: Case, record: dict[str, Any], accept: str | None = None) -
              f"Observed: {record['outcome']}{label}. {record.get('reason') or ''}".rstrip(),
              f"Canonical (ONNX): {_expected_text(expected)}.",
              f"Case: {case.op} {json.dumps(case.attrs)}; source: {case.spec.source}"]
-    lines = [*(f"# {line}" for text in about for line in text.splitlines()), "",
+    comment = [f"# {line}" for text in about for line in text.splitlines()]
+    if why:  # no call written: the recorded text is shown, as text, and the script says why it stops
+        stop = " ".join(f"this script cannot make the call: {record.get('framework')}:{record.get('variant')} could "
+                        f"not be written where the script was ({why}); run `gsc repro` where it is installed".split())
+        return "\n".join([*comment, "#",
+                          "# The call as recorded in the results file (text from the results file: not checked, "
+                          "not run):",
+                          *(f"#   | {line}" for line in recorded.splitlines()), "",
+                          f"sys.exit({stop!r})", ""])
+    lines = [*comment, "",
              f"def run({', '.join(case.inputs())}):",
              '    """The native call, as the harness made it."""',
              textwrap.indent(source, "    "),
@@ -331,7 +395,7 @@ def failure_message(case: Case, record: dict[str, Any]) -> str:
             f"  observed: {record['outcome']}: {record.get('error_type') or ''}: {record.get('error_message')}"
         )
     try:
-        text = script(case, record)
+        text = script(case, record, source=record.get("native") or "")  # this run's own record: its call
         lines.append("  repro (a standalone script; gsc repro writes it to a file):")
     except ValueError:
         text = snippet(case, record.get("api", ""))
@@ -365,7 +429,7 @@ def preservation_message(case: Case, record: dict[str, Any]) -> str:
         return "\n".join(lines)
     try:
         lines += ["  repro (converts and runs; gsc repro writes it to a file):",
-                  textwrap.indent(script(case, record), "    ")]
+                  textwrap.indent(script(case, record, source=record.get("native") or ""), "    ")]
     except ValueError as exc:
         lines.append(f"  (no repro script: {exc})")
     return "\n".join(lines)

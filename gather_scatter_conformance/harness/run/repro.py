@@ -239,9 +239,11 @@ def call_source(case: Case, record: dict[str, Any]) -> str:
     framework, variant and device: never the record's own text. Raises LookupError where this machine cannot write
     it (no such adapter, its framework not installed here, a variant it does not have), saying why."""
     from gather_scatter_conformance import adapters
-    from gather_scatter_conformance.adapters.base import CaseData
+    from gather_scatter_conformance.adapters.base import DEVICES, CaseData
 
-    device = record.get("device") if record.get("device") in ("cpu", "gpu") else "cpu"
+    device = str(record.get("device") or "cpu")
+    if device not in DEVICES:  # an execution provider's device (onnxruntime@openvino): set up by the run, not here
+        raise LookupError(f"its device {device!r} is an execution provider this process does not run")
     try:
         adapter = adapters.get(str(record.get("framework")))
         _, source = adapter.describe(CaseData(op=case.op, inputs=case.inputs(), attrs=case.attrs,

@@ -174,6 +174,8 @@ def _judge(case: Case, res: Result, expected: Any, outside: Outside | None) -> d
     outcome = res.outcome
     if outcome == HARNESS_ERROR:
         phase = (res.get("fault") or {}).get("phase", "")
+        if phase == "interrupted":  # its process was killed from outside, twice (harness.run.isolation): no answer
+            return {"verdict": "n/a", "reason": f"interrupted: {res.error_message}"}
         return {"verdict": "n/a", "reason": f"harness fault ({phase}): {res.error_type}: {res.error_message}"}
     if outcome == "unsupported":
         return {"verdict": "n/a", "reason": res.reason}

@@ -26,7 +26,9 @@ from gather_scatter_conformance.resources import PACKAGE
 HARNESS_PHASES = ("decode", "lookup", "encode")
 PHASES = (*HARNESS_PHASES, "prepare", "run", "to_numpy")
 # Beside these, a fault's phase may be ``worker`` (the worker process itself failed, warming its framework up
-# included: harness.run.isolation) or ``judge`` (judging the answer failed, in the runner).
+# included: harness.run.isolation), ``transfer`` (a case's inputs or result were not carried in time), ``interrupted``
+# (its process was killed from outside, on its rerun too: harness.run.isolation) or ``judge`` (judging the answer
+# failed, in the runner).
 # Instructions that call: a failing call with no deeper Python frame called compiled code.
 _CALLS = {"CALL", "CALL_KW", "CALL_FUNCTION", "CALL_FUNCTION_KW", "CALL_FUNCTION_EX", "CALL_METHOD", "PRECALL"}
 _RAISES = {"RAISE_VARARGS", "RERAISE"}

@@ -27,6 +27,10 @@ from collections.abc import Callable
 from typing import Any
 
 EXIT_GRACE = 30.0  # seconds a child may take to clean up and exit after sending its result
+# Seconds a child may take to decode its inputs before the case starts, or to encode its result after it: the
+# harness's own work, outside the case's timeout (harness.run.worker.run_case's marks), but not forever.
+TRANSFER_TIMEOUT = 600.0
+_MARK = "mark"  # a child's message ("mark", "start" | "done"): where its case's timed part begins and ends
 _HEADER = struct.Struct("!Q")
 
 
@@ -91,7 +95,7 @@ def _child(args: tuple[Any, ...], out: int, run_case: RunCase, release: Release)
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         try:
-            result = run_case(*args)
+            result = run_case(*args, notify=lambda what: _send(out, (_MARK, what)))
         except BaseException as exc:  # the worker answers every case, even one whose adapter failed oddly
             result = {"outcome": "error", "error_type": type(exc).__name__, "error_message": str(exc)[:2000]}
         try:
@@ -141,6 +145,9 @@ def _serve(requests: int, replies: int, run_case: RunCase, release: Release) -> 
         os.close(wr)
         _send(replies, {"pid": pid})
         result = _recv(rd)
+        while isinstance(result, tuple) and result[:1] == (_MARK,):  # the case starts or ends: the worker times it
+            _send(replies, {_MARK: result[1]})
+            result = _recv(rd)
         os.close(rd)
         # No result: the child died (or was killed for a timeout) during the case; its status says how.
         _send(replies, {"result": result})
@@ -177,11 +184,14 @@ class Template:
         os.close(rep_w)
         self.pid, self._requests, self._replies = pid, req_w, rep_r
 
-    def run(self, args: tuple[Any, ...], timeout: float) -> dict[str, Any] | None:
+    def run(self, args: tuple[Any, ...], timeout: float, notify: Callable[[str], None] | None = None
+            ) -> dict[str, Any] | None:
         """Run ``run_case(*args)`` in a fresh child; None if the template itself is gone.
 
         Returns ``{"result": dict | None, "returncode": int | None, "timed_out": bool}``. result None: the child
-        died before answering, or was killed when no answer had come within ``timeout`` seconds (timed_out).
+        died before answering, or was killed when no answer had come within ``timeout`` seconds of its case's
+        start (timed_out; its mark "start", passed on to ``notify`` as "done" is: decoding the inputs and encoding
+        the result are not the case's time, TRANSFER_TIMEOUT bounds them; ``"transfer": True`` when that ran out).
         returncode None: it answered but hung on its way out, or was killed then.
         """
         try:
@@ -189,7 +199,16 @@ class Template:
             started = _recv(self._replies)
             if started is None:
                 return None
-            answer = _recv(self._replies, time.monotonic() + timeout)
+            transfer = True
+            deadline = time.monotonic() + TRANSFER_TIMEOUT
+            while True:
+                answer = _recv(self._replies, deadline)
+                if answer is None or _MARK not in answer:
+                    break
+                transfer = answer[_MARK] != "start"
+                deadline = time.monotonic() + (TRANSFER_TIMEOUT if transfer else timeout)
+                if notify is not None:
+                    notify(answer[_MARK])
             timed_out = answer is None
             if timed_out:
                 try:
@@ -197,6 +216,8 @@ class Template:
                 except ProcessLookupError:
                     pass
                 answer = _recv(self._replies)  # the template reports the child it reaps
+                while answer is not None and _MARK in answer:  # a mark the child sent as it was killed
+                    answer = _recv(self._replies)
             ended = _recv(self._replies)
         except OSError:
             return None
@@ -204,7 +225,9 @@ class Template:
             return None
         if timed_out:
             # An answer that arrived as the child was killed is still its answer; its exit status is not.
-            return {"result": answer["result"], "returncode": None, "timed_out": answer["result"] is None}
+            late = answer["result"] is None
+            return {"result": answer["result"], "returncode": None, "timed_out": late,
+                    **({"transfer": True} if late and transfer else {})}
         return {"result": answer["result"], "returncode": ended["returncode"], "timed_out": False}
 
     def close(self) -> None:

@@ -7,7 +7,7 @@ module adds only that: when the channel breaks, the worker's exit status says wh
 receive times out, the worker is killed and the case recorded as ``timeout``. Workers stay warm across cases (the
 framework is imported once), and a replacement starts on the next case after a crash.
 
-Risky cases (:func:`is_risky`: out-of-bounds, empty, negative scatter indices) may corrupt memory without dying on
+Risky cases (:func:`is_risky`: out-of-bounds, empty, negative indices) may corrupt memory without dying on
 the spot. Each runs in a forked child of a template process that the worker forks right after importing its
 framework (:mod:`harness.run.forkrun`), so the child's death, during the case or on its way out, is charged to that
 case alone while the warm worker goes on. Where there is no fork (or ``GSC_ISOLATION_FORK=0``), such a case runs
@@ -21,12 +21,13 @@ import pickle
 import signal
 import sys
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import execnet
+import numpy as np
 
 from gather_scatter_conformance.resources import PACKAGE
-from gather_scatter_conformance.vocab.ops import SCATTER_OPS
 
 # Messages travel as one pickled blob each way: execnet's own serializer walks every object in Python, which costs
 # more than the case itself for small cases. Both ends are this project's interpreters (Python >= 3.10), so
@@ -60,10 +61,10 @@ while True:
     kind, args = msg
     try:
         args = pickle.loads(args)
-        if kind == "run":
-            result = run_case(*args)
+        if kind == "run":  # the case's marks ("start", "done") tell the parent when its clock runs
+            result = run_case(*args, notify=channel.send)
         elif kind == "fork":
-            result = run_forked(*args)
+            result = run_forked(*args, notify=channel.send)
         elif kind == "prepare":
             result = prepare_call(*args)
         else:
@@ -82,6 +83,13 @@ stop_templates()
 STARTUP_TIMEOUT = 600.0  # importing a framework (TensorFlow, torch) takes seconds; it is not part of a case's time
 FORK_ENV = "GSC_ISOLATION_FORK"  # "0": risky cases retire their worker instead of running in a forked child
 EXIT_GRACE = 60.0  # beyond the case timeout: a forked child's clean-up and exit, and the fork itself
+# Carrying a case's inputs to its process and decoding them, and encoding and carrying its result back, are the
+# harness's work: outside the case timeout (run_case's marks), bounded by this instead.
+TRANSFER_TIMEOUT = 600.0
+# Signals no call of a case sends itself: the OOM killer's SIGKILL, a job limit's or a person's SIGTERM. A case's own
+# crash is SIGSEGV, SIGABRT, SIGFPE, SIGBUS or SIGILL (or a NativeCrash's).
+OUTSIDE_SIGNALS = ("SIGKILL", "SIGTERM")
+INTERRUPTED = "interrupted"  # the fault phase of a case whose process was killed from outside on its rerun too
 
 
 def signal_name(returncode: int | None) -> str | None:
@@ -104,6 +112,7 @@ class _Worker:
                   .replace("__PACKAGE__", repr(str(PACKAGE))).replace("__TABLE__", repr(adapters.table())))
         self.channel = self.gateway.remote_exec(source)
         self.warm: set[str] = set()
+        self.ran = 0  # cases run in this process itself (not in its forked children)
 
     def kill(self) -> int | None:
         io = self.gateway._io  # execnet exposes the Popen only here; we need its exit status
@@ -181,7 +190,8 @@ class Isolated:
 
     def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
         """Run one case in the framework's worker; a dead or stuck worker becomes a crash or timeout result (a
-        timeout only when a second try in a fresh process times out too).
+        timeout only when a second try in a fresh process times out too; a crash only when the case caused it:
+        see _charge).
 
         A risky case (``payload["fresh"]``) runs in a forked child of the worker's template: a child that dies
         during the case is a crash, one that returns a value and dies on its way out corrupted memory (a crash
@@ -189,13 +199,16 @@ class Isolated:
         case runs in the worker, and when it returned a value the worker is stopped and its exit status checked:
         an out-of-range write can corrupt the heap and kill the process only at exit, and that crash belongs to
         this case, not to whichever case would have run next.
+
+        The case's clock runs from its worker's mark "start" (inputs decoded) to "done" (the value read back):
+        sending and decoding inputs, and encoding and sending the result, are the harness's (TRANSFER_TIMEOUT).
         """
-        result = self._run_once(framework, variant, payload)
+        result = self._charge(framework, variant, payload, *self._run_once(framework, variant, payload))
         if result.get("outcome") == "timeout":
             # A loaded machine can stall a call past the limit (on 2026-11-27, two full runs on two cores met the
             # OOM killer, and two converter paths "hung" on cases that finish in seconds): a hang is recorded only
             # when a second try, in a fresh process, times out too.
-            again = self._run_once(framework, variant, payload)
+            again = self._charge(framework, variant, payload, *self._run_once(framework, variant, payload))
             if again.get("outcome") == "timeout":
                 result = {**result, "error_message": f"{result.get('error_message', '')}; again on a second try "
                           "in a fresh process"}
@@ -212,12 +225,63 @@ class Isolated:
             result = {**result, "framework_version": self._versions[framework]}
         return result
 
-    def _run_once(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
+    def _charge(self, framework: str, variant: str, payload: dict[str, Any], result: dict[str, Any], alone: bool
+                ) -> dict[str, Any]:
+        """The result a crash is charged as, once the case is known to have caused it (issue #37).
+
+        - A process killed by a signal no case sends itself (OUTSIDE_SIGNALS: the OOM killer's SIGKILL) is rerun
+          once, alone in a fresh process; if that is killed from outside too, the case is *interrupted*: outcome
+          ``harness-error``, fault phase ``interrupted``, no verdict and never a crash.
+        - A crash of a process that had run other cases (the shared worker: an earlier case may have damaged its
+          heap, as with an OpenVINO SIGABRT charged to a Gather-7 case that conforms alone) is rerun alone in a
+          fresh process: only a crash there too is the case's; otherwise the fresh run's result stands.
+
+        ``alone``: ``result`` came from a process that ran this case only. What came before the result that stands
+        is said in its ``rerun`` (the record's reason carries it).
+        """
+        attempts = [result]
+        kills = int(_outside(result))
+        while True:
+            last = attempts[-1]
+            if _outside(last):
+                if kills >= 2:
+                    break
+            elif not (len(attempts) == 1 and not alone and last.get("outcome") == "crash"):
+                break
+            again = self._alone(framework, variant, payload)
+            attempts.append(again)
+            kills += int(_outside(again))
+        if len(attempts) == 1:
+            return result
+        story = _story(attempts, alone)
+        if kills >= 2:
+            return {"outcome": "harness-error", "error_type": "WorkerKilled",
+                    "error_message": f"worker killed from outside ({_signal(attempts)}), twice: {story}",
+                    "fault": {"phase": INTERRUPTED},
+                    "duration_s": sum(float(a.get("duration_s") or 0.0) for a in attempts)}
+        return {**attempts[-1], "rerun": story}
+
+    def _alone(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """The case run again alone in a fresh process: a forked child of the clean template, else a worker that
+        has run no case (a warm one that has is stopped first)."""
+        if not self.fork:
+            key = self.worker_key(framework, variant)
+            worker = self._workers.get(key)
+            if worker is not None and worker.ran:
+                del self._workers[key]
+                worker.close()
+        return self._run_once(framework, variant, {**payload, "fresh": True})[0]
+
+    def _run_once(self, framework: str, variant: str, payload: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        """One try; with whether the process that made it ran this case alone (a forked child, or a worker's
+        first case)."""
         if payload.get("fresh") and self.fork:
             result = self._run_forked(framework, variant, payload)
             if result is not None:
-                return result
+                return result, True
         key = self.worker_key(framework, variant)
+        worker = self._workers.get(key)
+        alone = worker is None or not worker.ran
         result = self._run(key, ("run", (framework, variant, payload)), self.timeout)
         worker = self._workers.get(key)
         # A call that raised checked its indices; one that returned a value on a risky input may have written
@@ -229,7 +293,7 @@ class Isolated:
                 result = {**result, "outcome": "crash", "signal": name, "value": None,
                           "error_message": f"returned {result.get('outcome')}, then the worker died with {name} "
                           "on exit (memory corrupted by the call)"}
-        return result
+        return result, alone
 
     def _run_forked(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any] | None:
         """A risky case in a forked child (see run); None when the worker has no template to fork from."""
@@ -243,6 +307,8 @@ class Isolated:
         elapsed = time.perf_counter() - start
         result, code = reply.get("result"), reply.get("returncode")
         name = signal_name(code)
+        if reply.get("timed_out") and reply.get("transfer"):
+            return {**_transfer_fault(TRANSFER_TIMEOUT, "forked process"), "duration_s": elapsed}
         if reply.get("timed_out"):
             return {"outcome": "timeout", "duration_s": elapsed,
                     "error_message": f"no result within {self.timeout:g} s; its process was killed"}
@@ -261,6 +327,7 @@ class Isolated:
         framework = key[0]
         worker = self._worker(key)
         start = time.perf_counter()
+        stage = "case"  # a case's message: "transfer" until its worker marks "start", and again after "done"
         try:
             if framework not in worker.warm:
                 # Import the framework before the case's clock starts, so the timeout measures the case alone;
@@ -272,11 +339,25 @@ class Isolated:
                 worker.warm.add(framework)
                 self._versions[framework] = info.get("framework_version", "")
                 start = time.perf_counter()
+            if message[0] == "run":
+                worker.ran += 1
             worker.channel.send((message[0], _blob(message[1])))
-            return _unblob(worker.channel.receive(timeout=timeout))
+            if message[0] not in ("run", "fork"):
+                return _unblob(worker.channel.receive(timeout=timeout))
+            stage = "transfer"
+            while True:
+                reply = worker.channel.receive(timeout=timeout if stage == "case" else TRANSFER_TIMEOUT)
+                if not isinstance(reply, str):
+                    return _unblob(reply)
+                if reply == "start":
+                    stage, start = "case", time.perf_counter()
+                else:
+                    stage = "transfer"
         except execnet.TimeoutError:
             worker.kill()
             self._workers.pop(key, None)
+            if stage == "transfer":
+                return {**_transfer_fault(TRANSFER_TIMEOUT, "worker"), "duration_s": time.perf_counter() - start}
             return {
                 "outcome": "timeout",
                 "duration_s": time.perf_counter() - start,
@@ -312,6 +393,57 @@ class Isolated:
         self._workers.clear()
 
 
+def _outside(result: dict[str, Any]) -> bool:
+    """True for a process killed by a signal no case sends itself (OUTSIDE_SIGNALS)."""
+    return result.get("outcome") == "crash" and result.get("signal") in OUTSIDE_SIGNALS
+
+
+def _signal(attempts: list[dict[str, Any]]) -> str:
+    return "/".join(dict.fromkeys(a["signal"] for a in attempts if _outside(a)))
+
+
+def _did(result: dict[str, Any]) -> str:
+    """What one try of a case did, as a clause ("returned a value", "raised IndexError", ...)."""
+    outcome = result.get("outcome")
+    if outcome == "ok":
+        return "returned a value"
+    if outcome == "error":
+        return f"raised {result.get('error_type')}"
+    if outcome == "crash":
+        return f"crashed ({result.get('error_message')})"
+    if outcome == "timeout":
+        return "hung"
+    if outcome == "harness-error":
+        return f"failed in the harness ({result.get('error_type')})"
+    return f"was {outcome}"
+
+
+def _story(attempts: list[dict[str, Any]], alone: bool) -> str:
+    """What the tries of a rerun case did, in order: the record's reason says it beside the result that stands."""
+    first, parts = attempts[0], []
+    if _outside(first):
+        where = "its process" if alone else "the shared worker"
+        parts.append(f"{where} was killed from outside ({first['signal']}) during this case")
+    else:
+        parts.append(f"the shared worker crashed on this case ({first.get('error_message')})")
+    for again in attempts[1:]:
+        if _outside(again):
+            parts.append(f"rerun alone in a fresh process, it was killed from outside ({again['signal']}) again")
+        elif again.get("outcome") == "crash" and first.get("outcome") == "crash" and not _outside(first):
+            parts.append(f"it crashed again alone in a fresh process ({again.get('error_message')})")
+        else:
+            parts.append(f"alone in a fresh process it {_did(again)}")
+    return "; ".join(parts)
+
+
+def _transfer_fault(limit: float, where: str) -> dict[str, Any]:
+    """A case whose inputs or result were not carried within ``limit`` seconds: the harness's fault, no hang."""
+    return {"outcome": "harness-error", "error_type": "TransferTimeout",
+            "error_message": f"the case's inputs or result were not carried to or from the {where} within "
+                             f"{limit:g} s; it was killed",
+            "fault": {"phase": "transfer"}}
+
+
 def _blob(obj: Any) -> bytes:
     return pickle.dumps(obj, 5)
 
@@ -326,14 +458,23 @@ def _unblob(reply: Any) -> dict[str, Any]:
 MEMORY_UNSAFE = "memory-unsafe"
 
 
-def is_risky(op: str, dimension: str | None, tags: list[str]) -> bool:
-    """Cases whose inputs may make a framework write out of bounds: run them in a worker of their own.
+def is_risky(op: str, dimension: str | None, tags: list[str], inputs: Mapping[str, Any] | None = None) -> bool:
+    """Cases whose inputs may make a framework read or write out of bounds: run them in a process of their own.
 
-    Out-of-range and empty inputs for every operator; negative indices for scatters too, since some scatter
-    kernels (MXNet 1.9.1's) neither wrap nor check them and write before the buffer.
+    Out-of-range and empty inputs; negative indices too (a dimension or tag that says so, or an ``indices`` input
+    holding one), for every operator: a kernel that neither wraps nor checks them reads or writes before the
+    buffer (MXNet 1.9.1's scatters), and a heap damaged so in the shared worker kills whichever case runs later.
     """
-    if dimension and dimension.startswith(("oob", "empty")):
+    if dimension and (dimension.startswith(("oob", "empty")) or _negative_indices(dimension)):
         return True
-    if {"out-of-bounds", "crash", MEMORY_UNSAFE} & set(tags):
+    if {"out-of-bounds", "crash", MEMORY_UNSAFE} & set(tags) or any(_negative_indices(t) for t in tags):
         return True
-    return op in SCATTER_OPS and (dimension == "negative-indices" or "negative-indices" in tags)
+    indices = (inputs or {}).get("indices")
+    return (isinstance(indices, np.ndarray) and indices.dtype.kind in "iu" and indices.size > 0
+            and bool(indices.min() < 0))
+
+
+def _negative_indices(name: str) -> bool:
+    """A dimension or tag about negative index values (negative-indices, write-index-negative, circular-negative),
+    not a negative axis or batch_dims."""
+    return "negative" in name and "axis" not in name and "batch" not in name

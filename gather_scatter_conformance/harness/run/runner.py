@@ -48,7 +48,7 @@ def payload(case: Case, device: str = "cpu") -> dict[str, Any]:
     """
     if "wire_inputs" not in case.memo:
         case.memo["wire_inputs"] = {k: wire.encode(v) for k, v in case.inputs().items()}
-        case.memo["fresh"] = is_risky(case.op, case.dimension, case.tags)
+        case.memo["fresh"] = is_risky(case.op, case.dimension, case.tags, case.inputs())
     return {
         "device": device,
         "op": case.op,
@@ -174,6 +174,8 @@ def _record(case: Case, framework: str, variant: str, res: dict[str, Any], expec
         # Said beside the verdict, which judges the output: the report shows a record's reason with it.
         record.reason = (f"{record.reason}; " if record.reason else "") + (
             f"the call wrote into the caller's {', '.join(record.mutates_inputs)} (mutates_inputs)")
+    if res.get("rerun"):  # the first try's process crashed or was killed, and this answer is its rerun's
+        record.reason = (f"{record.reason}; " if record.reason else "") + res["rerun"]
     if result.outcome == HARNESS_ERROR:  # no answer of the framework: nothing to label, account or reproduce
         record.fault = Fault(**res.get("fault") or {"phase": "worker"})
         return record.dump()

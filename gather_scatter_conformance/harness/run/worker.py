@@ -11,11 +11,13 @@ import platform
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 from gather_scatter_conformance.harness.run import faults
 from gather_scatter_conformance.vocab import wire
 
+Notify = Callable[[str], None]  # told "start" and "done" around a case's timed part (run_case)
 _VERSIONS: dict[str, str] = {}  # adapter -> framework version: asked once per process, not once per case
 _TEMPLATES: dict[str, Any] = {}  # adapter -> gather_scatter_conformance.harness.run.forkrun.Template of this worker
 
@@ -77,15 +79,17 @@ def _warm_up(adapter_name: str) -> None:
             pass  # a warm-up is an optimisation: the template works without it
 
 
-def run_forked(adapter_name: str, variant: str, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
-    """Run one case in a forked child of the adapter's template (harness.run.forkrun.Template.run's answer).
+def run_forked(adapter_name: str, variant: str, payload: dict[str, Any], timeout: float,
+               notify: Notify | None = None) -> dict[str, Any]:
+    """Run one case in a forked child of the adapter's template (harness.run.forkrun.Template.run's answer; the
+    child's ``notify`` marks are passed on to ``notify``, see run_case).
 
     ``{"fallback": reason}`` when there is no usable template; the caller then runs the case another way.
     """
     template = _TEMPLATES.get(adapter_name)
     if template is None:
         return {"fallback": "no template process"}
-    answer = template.run((adapter_name, variant, payload), timeout)
+    answer = template.run((adapter_name, variant, payload), timeout, notify)
     if answer is None:
         _TEMPLATES.pop(adapter_name).close()
         return {"fallback": "the template process is gone"}
@@ -105,8 +109,15 @@ def release(adapter_name: str) -> None:
     adapters.get(adapter_name).release()
 
 
-def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
+def run_case(adapter_name: str, variant: str, payload: dict[str, Any], notify: Notify | None = None
+             ) -> dict[str, Any]:
     """Run one case through one adapter variant; never raises: it reports what happened.
+
+    ``notify("start")`` is called once the inputs are decoded, before the adapter builds the call, and
+    ``notify("done")`` once the call's value is read back, before it is encoded: the case's clock (the case timeout)
+    runs between the two, so carrying and decoding big inputs, and encoding a big result, are not the case's time
+    (a 0.8 GB case with a 2 s limit was a "hang" though np.take took 0.9 ms). An answer that comes before "done"
+    (the call raised) ends the case too.
 
     Returns a dict of builtins: outcome (ok | error | unsupported | skipped | harness-error), api, device,
     framework_version, duration_s, and either ``value`` (an encoded array) or ``error_type``/``error_message``.
@@ -127,6 +138,8 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
     except Exception as exc:
         return {**result, **faults.fault(exc, phase), "duration_s": 0.0}
     own = _OWN[adapter_name]
+    if notify is not None:
+        notify("start")
 
     def attempt(phase: str, fn: Any, *args: Any) -> Any:
         """``fn(*args)``; an exception that is the harness's fault becomes a _Fault, the others pass as they are."""
@@ -180,6 +193,8 @@ def run_case(adapter_name: str, variant: str, payload: dict[str, Any]) -> dict[s
         return {**result, **call.facts, **_error(exc), "duration_s": time.perf_counter() - start}
     result.update(call.facts)
     elapsed = time.perf_counter() - start
+    if notify is not None:
+        notify("done")
     try:
         encoded = wire.encode(value)
     except Exception as exc:  # a value the wire cannot carry: the harness cannot judge it

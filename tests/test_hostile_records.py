@@ -54,7 +54,7 @@ def _hostile(record: dict[str, Any], **fields: Any) -> dict[str, Any]:
     """``record`` with a crafted value in every field a repro script shows or checks."""
     return {**record,
             "native": f"{CODE}\nresult = np.asarray(data)",
-            "framework_version": f"1\n{CODE}", "device": f"cpu\r{CODE}", "reason": f"r\n{CODE}\n",
+            "framework_version": f"1\n{CODE}", "reason": f"r\n{CODE}\n",
             "dimension": f"default-axis\n{CODE}", "api": f"np.x()\n{CODE}",
             "observed_shape": f"0]); {CODE}; ([", "signal": f"SIGX'); {CODE}; print('",
             "error_type": f"E'}}{{{CODE}}}{{'", "observed_dtype": f"float32); {CODE}; (np.float32",
@@ -90,6 +90,15 @@ def test_a_repro_script_pastes_no_record_string_into_its_code(tmp_path: Path, fi
         path.write_text(text)
         subprocess.run([sys.executable, str(path)], cwd=path.parent, capture_output=True, timeout=120, check=False)
         assert not (path.parent / MARK).exists()
+
+
+def test_a_hostile_device_is_not_rewritten_as_a_call(tmp_path: Path) -> None:
+    """A device this process does not run (an execution provider's, or crafted): its call is not written for the
+    CPU instead; the recorded text is shown as text and the script says so."""
+    case = _probe(tmp_path)
+    text = script(case, _hostile(_finding(case), device=f"cpu\r{CODE}", outcome="error", label=None))
+    _only_in_literals(text)
+    assert "np.asarray(np.take_along_axis(data, indices))" not in text and "from the results file" in text
 
 
 def test_a_call_that_cannot_be_rewritten_here_is_shown_as_text_and_exits(tmp_path: Path) -> None:
@@ -135,6 +144,14 @@ def test_the_site_writes_only_under_out_and_reads_only_its_cases(tmp_path: Path,
     results.write_text(json.dumps({**record, **fields}) + "\n")
     monkeypatch.chdir(work)
     before = set(tmp_path.rglob("*"))
+    from gather_scatter_conformance.harness.run.records import NotResultsFile
+
+    # The reader refuses the record (its field is not what the harness writes: harness.run.records); past it, with
+    # the check off, the site still writes only under --out and reads no case outside the corpus.
+    with pytest.raises(NotResultsFile):
+        generate([results], work / "out")
+    monkeypatch.setattr("gather_scatter_conformance.vocab.record.Record.read",
+                        classmethod(lambda cls, obj: cls.model_construct(**obj)))
     try:
         generate([results], work / "out")
     except (ValueError, KeyError) as exc:  # refusing a hostile record is fine; writing outside is not

@@ -14,6 +14,7 @@ pytest.importorskip("pandas")
 
 from test_report import GATHER6, rec, sample_records
 
+from gather_scatter_conformance.harness.evidence.cells import Cases
 from gather_scatter_conformance.harness.report import build, drilldown
 from gather_scatter_conformance.harness.report.agreement import agreement
 
@@ -184,7 +185,7 @@ def test_diagonal_compares_own_variants() -> None:
 def test_page_data_holds_every_table(tmp_path: Path) -> None:
     records, agree = run(mixed_records())
     cols = [c["col"] for c in build.columns(build.frame(records))]
-    data = drilldown.blob(records, cols, [], agree, drilldown.CaseIndex(tmp_path))
+    data = drilldown.blob(records, cols, [], agree, Cases(tmp_path))
     assert "fws" not in data
     assert data["agree"]["fws"] == agree["frameworks"] and data["agree"]["ops"] == agree["ops"]
     assert len(data["agree"]["tables"]) == 1 + len(agree["ops"])

@@ -230,7 +230,9 @@ def _finding(args: argparse.Namespace, changed_paths: bool = False) -> tuple[dic
               "repro scripts and issues are written for findings only", file=sys.stderr)
         return None
     record = findings[0]
-    case = Cases().get(record["case"])
+    from gather_scatter_conformance.harness.run.records import case_snapshot
+
+    case = Cases(snapshot=case_snapshot(args.files)).get(record["case"])  # as the run saw it, where it kept it
     if case is None:
         print(f"case {record['case']} not found (run from the directory the run was made in)", file=sys.stderr)
         return None

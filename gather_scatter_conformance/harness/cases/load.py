@@ -427,8 +427,21 @@ def load_file(path: Path, display: str | None = None) -> list[Case | CaseFileErr
             mib = _setting(FILE_LIMIT_ENV, FILE_LIMIT_MIB)
             return [CaseFileError(file, None, "", f"too large: {have}, more than the {mib:g} MiB a case file may "
                                   f"have (raise with {FILE_LIMIT_ENV}=MiB)")]
+    except OSError as exc:
+        return [CaseFileError(file, None, "", f"cannot read: {exc}")]
+    return load_bytes(content, file)
+
+
+def load_bytes(content: bytes, file: str) -> list[Case | CaseFileError]:
+    """Load a case file's content (as :func:`load_file` does, ``file`` naming it in errors and case ids): a run's
+    snapshot of its case files is loaded so (harness.run.records.Manifest.cases)."""
+    limit = file_limit()
+    if len(content) > limit:
+        return [CaseFileError(file, None, "", f"too large: more than the {limit / 2**20:g} MiB a case file may have "
+                              f"(raise with {FILE_LIMIT_ENV}=MiB)")]
+    try:
         text = content.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         return [CaseFileError(file, None, "", f"cannot read: {exc}")]
     # What a load gives depends on the memory budget too (a case over it is an error).
     entry_key = casecache.key(content, f"{file}\0{MEMORY_ENV}={memory_budget()}")

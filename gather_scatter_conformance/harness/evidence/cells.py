@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gather_scatter_conformance import adapters, resources
-from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.cases.load import Case, load_bytes, load_file
 from gather_scatter_conformance.harness.judge.repeats import unsafe_record
 from gather_scatter_conformance.vocab import safe
 
@@ -50,20 +50,32 @@ def select(records: Iterable[dict[str, Any]], only: str = "", cases: Iterable[st
 
 
 class Cases:
-    """Cases by node id (``file::id``): the file looked up from the current directory (a user's case files, named as
-    the run named them), then in the shipped corpus; never outside them (an absolute or ``..`` id:
-    vocab.safe.case_file)."""
+    """Cases by node id (``file::id``), each file loaded once.
 
-    def __init__(self) -> None:
+    With ``snapshot`` (case-file id -> its text, as the run that wrote the results saw it:
+    harness.run.records.case_snapshot) the cases come from it alone, so the same results give the same cases in any
+    directory. Without (results written before runs kept a snapshot), a file is looked up from ``roots`` (default:
+    the current directory; a user's case files, named as the run named them), then in the shipped corpus; never
+    outside them (an absolute or ``..`` id: vocab.safe.case_file)."""
+
+    def __init__(self, *roots: Path, snapshot: dict[str, str] | None = None) -> None:
+        self.roots = roots or (Path.cwd(),)
+        self.snapshot = snapshot
         self._files: dict[str, dict[str, Case]] = {}
 
     def get(self, nodeid: str) -> Case | None:
         """The case, or None where its file or id is not found."""
         file, _, cid = nodeid.partition("::")
         if file not in self._files:
-            path = safe.case_file(file, [Path.cwd()], resources.cases_dir())  # a record's id: inside these only
-            self._files[file] = {c.id: c for c in (load_file(path, file) if path else []) if isinstance(c, Case)}
+            self._files[file] = {c.id: c for c in self._load(file) if isinstance(c, Case)}
         return self._files[file].get(cid)
+
+    def _load(self, file: str) -> list[Any]:
+        if self.snapshot is not None:
+            text = self.snapshot.get(file)
+            return load_bytes(text.encode("utf-8"), file) if text is not None else []
+        path = safe.case_file(file, list(self.roots), resources.cases_dir())  # a record's id: inside these only
+        return load_file(path, file) if path else []
 
 
 def repro_script(case: Case, rec: dict[str, Any]) -> str:

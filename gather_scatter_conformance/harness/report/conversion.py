@@ -40,7 +40,7 @@ def section(records: list[dict[str, Any]], cases: Any = None,
             cell_urls: dict[Key, str] | None = None) -> dict[str, Any] | None:
     """The section's content from a run's records (None when it has no converter path's records).
 
-    ``cases`` (harness.report.drilldown.CaseIndex) finds case files for the repro scripts of changes; without it the
+    ``cases`` (harness.evidence.cells.Cases) finds case files for the repro scripts of changes; without it the
     drill-down shows no scripts. ``cell_urls`` (harness.report.site.cell_urls: (op, dimension, framework, variant,
     device) -> the cell page's address) gives each drill-down entry its cell page's link. A table cell's ``detail``
     is its index in ``details``.

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup
 
-from gather_scatter_conformance import resources
-from gather_scatter_conformance.harness.cases.load import Case, load_file
+from gather_scatter_conformance.harness.cases.load import Case
+from gather_scatter_conformance.harness.evidence.cells import Cases
 from gather_scatter_conformance.harness.run.repro import baseline_label, script_body, script_head, snippet
-from gather_scatter_conformance.vocab import safe
 
 PAGE_SCRIPT_ELEMENTS = 20_000  # input elements of a case up to which the page carries its repro scripts' inputs
 MAX_TEXT = 4000  # characters of an error message or reason kept in the page
@@ -45,24 +43,6 @@ def embed_json(obj: Any) -> Markup:
                     ("\u2029", "\\u2029")):
         text = text.replace(ch, esc)
     return Markup(text)  # safe by construction: the escaping above leaves no markup characters
-
-
-class CaseIndex:
-    """Cases by node id (``file::id``), cached. A user's case files are named relative to the run's rootdir: the
-    file is looked up from ``roots`` (default: the current directory), then in the shipped corpus (``cases/...``,
-    the same ids from any directory); never outside them (an absolute or ``..`` id: vocab.safe.case_file)."""
-
-    def __init__(self, *roots: Path) -> None:
-        self.roots = roots or (Path.cwd(),)
-        self._files: dict[str, dict[str, Case]] = {}
-
-    def get(self, nodeid: str) -> Case | None:
-        file, _, cid = nodeid.partition("::")
-        if file not in self._files:
-            path = safe.case_file(file, self.roots, resources.cases_dir())  # a record's id: inside these only
-            cases = load_file(path, file) if path else []
-            self._files[file] = {c.id: c for c in cases if isinstance(c, Case)}
-        return self._files[file].get(cid)
 
 
 def _script_body(case: Case | None, rec: dict[str, Any]) -> str | None:
@@ -129,12 +109,12 @@ def placement_text(rec: dict[str, Any]) -> str | None:
 
 
 def blob(records: list[dict[str, Any]], cols: list[str], behaviour: list[dict[str, Any]],
-         agreement: dict[str, Any], cases: CaseIndex | None = None,
+         agreement: dict[str, Any], cases: Cases | None = None,
          sevs: list[str | None] | None = None) -> dict[str, Any]:
     """The page's data: columns, cases, records (compact) and behaviour rows, with a shared string table, and the
     agreement tables (harness.report.agreement.agreement) as ``{"fws", "ops", "tables"}``, each table its rows'
     cell lists."""
-    cases = cases or CaseIndex()
+    cases = cases or Cases()
     strings = Strings()
     col_index = {c: i for i, c in enumerate(cols)}
     case_ix: dict[str, int] = {}

@@ -18,6 +18,7 @@ from typing import Any
 
 import jinja2
 
+from gather_scatter_conformance.harness.evidence.cells import Cases
 from gather_scatter_conformance.harness.history import store
 from gather_scatter_conformance.harness.report import (
     build,
@@ -86,12 +87,14 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
             conversions: list[dict[str, Any]] | None = None,
             evidence: dict[tuple[str, str, str], dict[str, Any]] | None = None,
             cell_urls: dict[Key, str] | None = None,
-            generated: str | None = None) -> dict[str, Any]:
+            generated: str | None = None, cases: Cases | None = None) -> dict[str, Any]:
     """Everything the template needs, from deduplicated records of the frameworks' own APIs, their behaviour rows,
     the previous run's records and rows (``baseline``), release-sweep records (``history``), converter paths'
     records (``conversions``, the Conversion section), memory-checker evidence (``evidence``, by case, framework
     and variant: harness.report.unsafe.load_evidence), the site's cell pages (``cell_urls``:
-    harness.report.site.cell_urls) and the time the report was made (``generated``, ISO; now when not given)."""
+    harness.report.site.cell_urls), the time the report was made (``generated``, ISO; now when not given) and where
+    cases are found (``cases``: the results' snapshot, harness.evidence.cells.Cases; default: on disk)."""
+    cases = cases or Cases()
     df = build.frame(records)
     measured_cols = build.columns(df)
     doc_cols = build.documented_columns(rows)
@@ -105,8 +108,8 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
     sevs = build.severities(rows)
     scls = {s: f"sev-{v}" for s, v in severity.STATUS.items()}  # a result status's severity class
     delegated = delegation.table([*records, *(conversions or [])])
-    conv = conversion.section(conversions or [], drilldown.CaseIndex(), cell_urls)
-    data = drilldown.blob(records, [c["col"] for c in cols], rows, agree, sevs=sevs)
+    conv = conversion.section(conversions or [], cases, cell_urls)
+    data = drilldown.blob(records, [c["col"] for c in cols], rows, agree, cases, sevs=sevs)
     data["conv"] = conv["details"] if conv else []  # the Conversion cells' drill-downs
     return {
         "generated": generated or now(),
@@ -137,7 +140,7 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
         "harness_faults": faults.listing([*records, *(conversions or [])]),
         "delegation": delegation.by_system(delegated),
         "delegated": delegated,
-        "regressions": regressions.table([*records, *(conversions or [])]),
+        "regressions": regressions.table([*records, *(conversions or [])], cases),
         "severity": severity.SEVERITY,
         "statuses": build.STATUSES,
         "glyph": build.GLYPH,
@@ -202,13 +205,18 @@ def generate(results: Sequence[str | Path], out: str | Path, baseline: Sequence[
     ctx_evidence = unsafe.load_evidence(list(evidence))
     every_row = rows + [r for r in _behaviour(conversions, claims_dir) if r.get("preservation") is not None]
     generated, built = now(), None
+    from gather_scatter_conformance.harness.run.records import case_snapshot
+
+    # The cases as the runs saw them (their manifests' snapshot), so that the same results give the same pages in
+    # any directory; results without one (an older harness's) look them up on disk.
+    cases = Cases(snapshot=case_snapshot(results))
     if with_site:
         from gather_scatter_conformance.harness.report import site
 
         built = site.build_site([*records, *conversions], every_row, site.Sources(
-            claims=_claims(claims_dir), history=history, evidence=ctx_evidence), generated)
+            claims=_claims(claims_dir), history=history, evidence=ctx_evidence, cases=cases), generated)
     ctx = context(records, rows, base, history, conversions, ctx_evidence,
-                  site.cell_urls(built) if built is not None else None, generated)
+                  site.cell_urls(built) if built is not None else None, generated, cases)
     ctx["site"] = None if built is None else site.summary(built, ctx["ops"])
     ctx["commit"] = None if built is None else built.index.commit
     from gather_scatter_conformance.harness.run.records import completeness

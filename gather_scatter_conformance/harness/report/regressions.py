@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from gather_scatter_conformance.harness.evidence.cells import Cases
 from gather_scatter_conformance.harness.report import build
-from gather_scatter_conformance.harness.report.drilldown import CaseIndex
 
 # Worst first: what a system's cell shows when its variants disagree.
 ORDER = ("deviates", "crash", "timeout", "dtype", "error", "conforms", "n/a")
@@ -23,11 +23,11 @@ def _web(url: str | None) -> bool:
     return bool(url) and url.startswith(("https://", "http://"))
 
 
-def table(records: Iterable[dict[str, Any]], cases: CaseIndex | None = None) -> list[dict[str, Any]]:
+def table(records: Iterable[dict[str, Any]], cases: Cases | None = None) -> list[dict[str, Any]]:
     """Rows ``case``, ``issue``, ``url``, ``reported_on`` (the bug's framework), ``cells`` (system -> ``status``,
     ``variants`` showing it), ``deviating`` (systems whose status is deviates, crash or timeout) and ``counts``
     (status -> systems), in case order; only records tagged ``regression``."""
-    cases = cases or CaseIndex()
+    cases = cases or Cases()
     rows: dict[str, dict[str, Any]] = {}
     for rec in records:
         if "regression" not in (rec.get("tags") or []):

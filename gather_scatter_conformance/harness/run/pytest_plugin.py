@@ -164,6 +164,7 @@ class _State:
         self.writer = ResultsWriter(self.files.partial) if self.files else None
         self.planned: Counter[str] = Counter()  # tests collected per system, for the manifest
         self.corpus: dict[str, str] = {}  # case-file id -> sha256 of its bytes, for the manifest
+        self.case_texts: dict[str, str] = {}  # case-file id -> its text: the manifest's snapshot for the report
         self.counts: Counter[tuple[str, str]] = Counter()
         self.executor: Any = None
         self.update_baseline = config.getoption("gsc_update_baseline")
@@ -331,7 +332,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         state.exitstatus = int(exitstatus)
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:  # a pytest-xdist worker: its plan goes to the controller (pytest_testnodedown)
-            workeroutput["gsc_plan"] = {"planned": dict(state.planned), "corpus": state.corpus}
+            workeroutput["gsc_plan"] = {"planned": dict(state.planned), "corpus": state.corpus,
+                                        "cases": state.case_texts}
     if state and state.update_baseline and state.new_labels:
         from gather_scatter_conformance.harness.judge import baseline
 
@@ -348,6 +350,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     if state is not None and plan and not state.planned:
         state.planned.update(plan["planned"])
         state.corpus.update(plan["corpus"])
+        state.case_texts.update(plan["cases"])
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -384,7 +387,7 @@ def _end_run(state: _State) -> None:
     files = state.files
     if state.exitstatus in (0, 1):
         systems = {name: SystemCount(planned=n) for name, n in state.planned.items()}
-        files.finish(systems, state.corpus)
+        files.finish(systems, state.corpus, state.case_texts)
         return
     kept = files.abandon()
     if kept:
@@ -487,7 +490,11 @@ class CaseFile(pytest.File):
 
         state = _state(self.config)
         file_id = case_file_id(self.path, state.rootdir)
-        state.corpus[file_id] = hashlib.sha256(self.path.read_bytes()).hexdigest()
+        with self.path.open("rb") as fh:
+            content = fh.read(_HEAD + 1)  # no more than a case file may hold: a larger one is a case error below
+        state.corpus[file_id] = hashlib.sha256(content).hexdigest()
+        if len(content) <= _HEAD:
+            state.case_texts[file_id] = content.decode("utf-8", errors="replace")
         for entry in load_file(self.path, file_id):
             if isinstance(entry, CaseFileError):
                 name = f"{entry.field or 'file'}@line{entry.line or 0}"
@@ -581,6 +588,13 @@ class CaseItem(pytest.Item):
             self._to_cache(state, record)
         if record["outcome"] == "skipped":
             pytest.skip(f"{self.device}: {record['reason']}")
+        if record.get("label"):
+            # The baseline label in force for this cell on this release travels with the record: the report (its
+            # repro scripts accept a baseline's alternatives) then needs no baselines directory of its own.
+            from gather_scatter_conformance.harness.judge import baseline
+
+            record["baseline"] = baseline.label_at(state.baseline(self.framework), baseline.item_key(
+                self.case.nodeid, self.variant, self.device), record.get("framework_version"))
         self.record = record
         if state.writer:
             state.writer.write(record)

@@ -292,7 +292,8 @@ def merge(paths: Iterable[str | os.PathLike[str]], out: str | os.PathLike[str], 
                         (m.started for m in known), default=""), ended=_now(), records=len(merged),
                     systems=systems, parts=[m.run_id for m in known],
                     corpus_digest=next(iter(digests), None),
-                    frameworks=sorted({f for m in known for f in m.frameworks}))
+                    frameworks=sorted({f for m in known for f in m.frameworks}),
+                    cases={k: v for m in known for k, v in m.cases.items()})
     body = "".join(json.dumps(rec, default=str) + "\n" for rec in merged.values()).encode("utf-8")
     _write_new(Path(out), head.line(), body)
     return len(merged)
@@ -343,6 +344,10 @@ class Manifest(BaseModel):
     """The file name the results this run replaced were moved to, beside it."""
     parts: list[str] = []
     """For a merged file: the run ids merged."""
+    cases: dict[str, str] = {}
+    """The case files the run collected, by the id its records name them with (``cases/gather.yaml``), as text:
+    what the report builds repro scripts and drill-downs from, so that the same results give the same pages in any
+    directory (harness.evidence.cells.Cases)."""
 
     def line(self) -> bytes:
         """The manifest as its JSON line."""
@@ -390,6 +395,18 @@ def completeness(paths: Iterable[str | os.PathLike[str]]) -> str:
             said.append(f"{Path(path).name}: {m.status}, {m.records} record(s) of {planned} test(s) planned, "
                         f"run {m.run_id} ended {m.ended}")
     return "; ".join(said)
+
+
+def case_snapshot(paths: Iterable[str | os.PathLike[str]]) -> dict[str, str] | None:
+    """The case files the runs behind results files saw (Manifest.cases, merged), or None where a file has no
+    snapshot (an older harness's, or a hand-made one): then cases are looked up on disk."""
+    out: dict[str, str] = {}
+    for path in paths:
+        m = manifest(path)
+        if m is None or not m.cases:
+            return None
+        out.update(m.cases)
+    return out
 
 
 class RunBusy(RuntimeError):
@@ -467,9 +484,11 @@ class RunFiles:
         except NotResultsFile as exc:
             raise RunBusy(f"--resume: {exc}") from None
 
-    def finish(self, systems: dict[str, SystemCount], corpus: dict[str, str]) -> Manifest:
+    def finish(self, systems: dict[str, SystemCount], corpus: dict[str, str],
+               cases: dict[str, str] | None = None) -> Manifest:
         """The run ended: its manifest is finished, its file replaces ``target`` (whose results move to
-        ``previous-<name>``), and the lock is released. Returns the finished manifest."""
+        ``previous-<name>``), and the lock is released. ``corpus``: case-file id -> sha256 of its content;
+    ``cases``: case-file id -> its text (kept in the manifest). Returns the finished manifest."""
         old = manifest(self.partial)
         if old is None:
             raise DamagedResults(f"{self.partial}: no manifest on its first line: not this run's file")
@@ -486,7 +505,8 @@ class RunFiles:
             "status": "complete", "ended": _now(), "records": len(lines), "systems": counts,
             "corpus_digest": corpus_digest(corpus) if corpus else old.corpus_digest,
             "case_files": len(corpus) if corpus else old.case_files,
-            "previous": self.previous.name if self.target.exists() else None})
+            "previous": self.previous.name if self.target.exists() else None,
+            "cases": {**old.cases, **(cases or {})}})
         tmp = self.target.with_name(self.target.name + ".tmp")
         _write_new(tmp, done.line(), b"".join(lines))
         if self.target.exists():

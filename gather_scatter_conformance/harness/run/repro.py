@@ -257,17 +257,21 @@ def call_source(case: Case, record: dict[str, Any]) -> str:
 
 
 def baseline_label(record: dict[str, Any], root: Path | None = None) -> str | None:
-    """The label ``record``'s probe has in its framework's baseline (``root``: ./baselines where there is one,
-    else the shipped baselines), where it names alternatives that include the record's label (``zero|garbage``);
+    """The label ``record``'s probe has in its framework's baseline (the one its run read, which the record carries;
+    for an older record, or where ``root`` is given, ``root``: ./baselines where there is one, else the shipped
+    baselines), where it names alternatives that include the record's label (``zero|garbage``);
     else None. What :func:`script` accepts for it."""
     if not record.get("label"):
         return None
     from gather_scatter_conformance.harness.judge import baseline
 
-    root = root or (Path("baselines") if Path("baselines").is_dir() else resources.baselines_dir())
-    known = _baseline(root.resolve(), record["framework"])
-    key = baseline.item_key(record["case"], record.get("variant", ""), record.get("device", "cpu"))
-    label = baseline.label_at(known, key, record.get("framework_version"))
+    if "baseline" in record and root is None:  # the label the run judged it by travels with it
+        label = record["baseline"]
+    else:
+        root = root or (Path("baselines") if Path("baselines").is_dir() else resources.baselines_dir())
+        known = _baseline(root.resolve(), record["framework"])
+        key = baseline.item_key(record["case"], record.get("variant", ""), record.get("device", "cpu"))
+        label = baseline.label_at(known, key, record.get("framework_version"))
     return label if label and "|" in label and record["label"] in label.split("|") else None
 
 

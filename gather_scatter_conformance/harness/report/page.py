@@ -155,8 +155,13 @@ def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
 
 
 def now() -> str:
-    """The current UTC time as the report states it (ISO, seconds)."""
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    """The current UTC time as the report states it (ISO, seconds); ``$SOURCE_DATE_EPOCH`` where it is set, as
+    reproducible builds set it (the same results then give the same bytes)."""
+    import os
+
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+    when = _dt.datetime.fromtimestamp(int(epoch), _dt.UTC) if epoch.isdigit() else _dt.datetime.now(_dt.UTC)
+    return when.isoformat(timespec="seconds")
 
 
 def render(ctx: dict[str, Any]) -> str:

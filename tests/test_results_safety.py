@@ -213,7 +213,7 @@ def test_a_torn_last_line_is_a_warning_with_its_line(finished: Path, tmp_path: P
 
 
 HOSTILE = {
-    "op": "../../../tmp/pwned", "case": "/etc/passwd::x", "case_file": "../../secret.yaml",
+    "op": "../../../tmp/pwned", "case": "cases/x.yaml::x\x1b[2J", "case_file": "a\nb.yaml",
     "framework": "numpy<script>", "variant": "take/../../x", "signal": "SIGSEGV; import os; os.system('id')",
     "error_type": "ValueError'); os.system('id'); ('", "observed_shape": ["3); os.system('id'"],
     "dimension": "../x", "label": "wrap\"><img src=x>",

@@ -88,7 +88,8 @@ def fault(exc: BaseException, phase: str) -> dict[str, Any]:
     frames = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     return {
         "outcome": "harness-error",
-        "error_type": f"{type(exc).__module__}.{type(exc).__qualname__}".removeprefix("builtins."),
+        "error_type": f"{type(exc).__module__}.{type(exc).__qualname__}".removeprefix("builtins.").replace(
+            "<locals>.", ""),  # a class made in a function: its name, as a record's names are (vocab.record)
         "error_message": message,
         "fault": {"phase": phase, "where": where(exc), "traceback": frames[-4000:]},
     }

@@ -278,7 +278,8 @@ def _error(exc: BaseException) -> dict[str, Any]:
     frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     return {
         "outcome": "error",
-        "error_type": f"{type(exc).__module__}.{type(exc).__qualname__}".removeprefix("builtins."),
+        "error_type": f"{type(exc).__module__}.{type(exc).__qualname__}".removeprefix("builtins.").replace(
+            "<locals>.", ""),  # a class made in a function: its name, as a record's names are (vocab.record)
         "error_message": message,
         "error_where": f"{frame.filename}:{frame.lineno}" if frame else "",
     }

@@ -18,6 +18,7 @@ Parts (benchmarks/README.md has the method and the latest results):
   plugin      an unrelated one-test pytest run with the plugin loaded vs without it: seconds added
   cache       gsc run over Gather and ScatterElements probes a second time (result cache filled) vs the first
               (empty): time, and the reused records against a --no-cache run
+  records     the strict results reader (every line a checked record) vs json.loads per line, on a committed run
 
 Exit status 0 whatever the ratios are: a benchmark reports; it does not gate.
 """
@@ -36,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.common import Row, print_rows, summary_lines
 
 PARTS = ("overhead", "collection", "reference", "onnx-runner", "history", "report", "site", "plugin", "cache",
-         "matrix")
-DEFAULT_PARTS = ("overhead", "collection", "reference", "onnx-runner", "plugin", "cache")
+         "records", "matrix")
+DEFAULT_PARTS = ("overhead", "collection", "reference", "onnx-runner", "plugin", "cache", "records")
 
 
 def _part(name: str, args: argparse.Namespace) -> list[Row]:
@@ -74,6 +75,10 @@ def _part(name: str, args: argparse.Namespace) -> list[Row]:
         from benchmarks import plugin_load
 
         return plugin_load.run(reps=7 if args.quick else 31)
+    if name == "records":
+        from benchmarks import records
+
+        return records.run(reps=3 if args.quick else 7)
     if name == "cache":
         from benchmarks import cache
 

@@ -254,3 +254,18 @@ def test_merge_refuses_an_unfinished_shard_and_a_cell_twice(finished: Path, tmp_
                 cwd=tmp_path).returncode == 0
     merged = json.loads((tmp_path / "m.jsonl").read_text().splitlines()[0])["gsc_manifest"]
     assert merged["status"] == "merged" and merged["records"] == len(_records(finished))
+
+
+def test_the_landing_page_says_whether_the_run_finished(finished: Path, tmp_path: Path) -> None:
+    pytest.importorskip("jinja2")
+    done = _gsc("report", str(finished), "--out", str(tmp_path / "done"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    page = (tmp_path / "done" / "index.html").read_text()
+    assert "r.jsonl: complete" in page and "incomplete" not in page
+    lines = finished.read_text().splitlines()
+    head = json.loads(lines[0])
+    head["gsc_manifest"].update(status="running", records=None)
+    running = tmp_path / "running.jsonl"
+    running.write_text("\n".join([json.dumps(head)] + lines[1:30]) + "\n")
+    assert _gsc("report", str(running), "--out", str(tmp_path / "part"), cwd=tmp_path).returncode == 0
+    assert "These results are incomplete:" in (tmp_path / "part" / "index.html").read_text()

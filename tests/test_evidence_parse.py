@@ -129,7 +129,7 @@ def test_glibc_names_a_smashed_heap(tmp_path: Path) -> None:
     assert found[0]["kind"] in ("invalid-write", "invalid-free") and found[0]["what"].startswith("glibc: ")
 
 
-@pytest.mark.skipif(not CLANG or checkers.missing("efence"), reason="needs clang and Electric Fence "
+@pytest.mark.skipif(not CLANG or bool(checkers.missing("efence")), reason="needs clang and Electric Fence "
                     "(apt-get install electric-fence)")
 def test_electric_fence_faults_on_a_write_past_a_block(tmp_path: Path) -> None:
     exe = _build(tmp_path, "write_after", WRITE_AFTER)

@@ -84,3 +84,33 @@ def case_file(file_id: Any, roots: Iterable[Path], shipped: Path) -> Path | None
         except OSError:
             continue
     return None
+
+
+# --- record values in markdown (gsc issue, the advisories): one place for every record-derived string ---
+
+_MARKUP = re.compile(r"([\\`*_\[\]#|~])")  # markup characters inside a line, escaped with a backslash
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def md(value: Any) -> str:
+    """A record's value as markdown text that reads as the value: on one line (no value starts a block), HTML's
+    ``& < >`` as entities and CommonMark's other markup characters backslash-escaped. Every record-derived string
+    going into an issue's or an advisory's text passes here (or through :func:`code`)."""
+    text = " ".join(str(value).split())
+    text = "".join(_ENTITIES.get(ch, ch) for ch in text)
+    return _MARKUP.sub(r"\\\1", text)
+
+
+def code(value: Any) -> str:
+    """A record's value as an inline code span: on one line, fenced by more backticks than any run in it (so no
+    backtick in the value ends it); a code span shows HTML as text."""
+    text = " ".join(str(value).split())
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def fenced(text: str, lang: str = "") -> list[str]:
+    """``text`` as a fenced code block whose fence is longer than any backtick run in it."""
+    fence = "`" * max(3, max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    return [f"{fence}{lang}", text.rstrip("\n"), fence]

@@ -17,6 +17,7 @@ from typing import Any
 from gather_scatter_conformance.harness.evidence import cells
 from gather_scatter_conformance.harness.evidence.memcheck import script_name
 from gather_scatter_conformance.harness.evidence.verdict import describe
+from gather_scatter_conformance.vocab.safe import md
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -196,21 +197,30 @@ def _section(n: int, rec: dict[str, Any], case: Any, ev: dict[str, Any] | None, 
 
 def evidence_lines(ev: dict[str, Any] | None) -> list[str]:
     """A cell's memory-checker evidence (a ``gsc memcheck`` line, or None) as markdown lines: the verdict and its
-    reason, then what each checker saw (its first three errors)."""
+    reason, then what each checker saw (its first three errors). The evidence file is input too: its text is
+    escaped (vocab.safe.md)."""
     if ev is None:
         return ["Memory checkers: not checked (no `gsc memcheck` evidence for this cell)", ""]
-    lines = [f"Memory checkers (`gsc memcheck`, {ev.get('measured', '')}): **{ev['verdict']}**: {ev['reason']}", ""]
+    lines = [f"Memory checkers (`gsc memcheck`, {md(ev.get('measured', ''))}): **{md(ev.get('verdict'))}**: "
+             f"{md(ev.get('reason'))}", ""]
     for chk in ev.get("checkers") or []:
-        if not chk.get("ran"):
-            lines.append(f"- {chk['name']}: not run ({chk.get('note') or 'unavailable'})")
+        if not isinstance(chk, dict):
             continue
-        end = "timed out" if chk.get("timed_out") else f"exit {chk.get('exit')}"
-        extra = f", {chk['suppressed']} suppressed" if chk.get("suppressed") else ""
-        lines.append(f"- {chk['name']}: {chk['seconds']:g} s, {end}, {chk.get('error_count', 0)} error(s){extra}"
-                     + (f"; {chk['note']}" if chk.get("note") else ""))
+        if not chk.get("ran"):
+            lines.append(f"- {md(chk.get('name'))}: not run ({md(chk.get('note') or 'unavailable')})")
+            continue
+        end = "timed out" if chk.get("timed_out") else f"exit {md(chk.get('exit'))}"
+        extra = f", {md(chk['suppressed'])} suppressed" if chk.get("suppressed") else ""
+        errors = md(chk.get("error_count", 0))
+        lines.append(f"- {md(chk.get('name'))}: {_seconds(chk.get('seconds'))} s, {end}, {errors} error(s){extra}"
+                     + (f"; {md(chk['note'])}" if chk.get("note") else ""))
         for err in (chk.get("errors") or [])[:3]:
-            lines.append(f"  - {err['kind']}: {describe(err)}")
+            lines.append(f"  - {md(err.get('kind'))}: {md(describe(err))}")
     return [*lines, ""]
+
+
+def _seconds(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, int | float) else md(value)
 
 
 def _distribution(rec: dict[str, Any]) -> str:

@@ -13,7 +13,6 @@ through :func:`fenced`; :func:`title` is plain text, escaped where the body make
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,38 +22,11 @@ from gather_scatter_conformance.harness.cases.load import Case
 from gather_scatter_conformance.harness.judge.repeats import distribution_text
 from gather_scatter_conformance.harness.report.claims import DOC_ONLY_LABELS, Claim, agrees, api_name, lookup
 from gather_scatter_conformance.vocab.dimensions import DIMENSIONS, is_memory_unsafe, words
+from gather_scatter_conformance.vocab.safe import code, fenced, md
 
 KINDS = ("memory-unsafe", "converter change", "documentation contradiction", "deviation", "alternative")
 SPEC = "onnx"  # the claim file that quotes the canonical semantics
 _MESSAGE_CHARS = 400  # an error message is cut here: converters' messages run to pages of trace
-_MARKUP = re.compile(r"([\\`*_\[\]#|~])")  # markup characters inside a line, escaped with a backslash
-_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
-
-
-def md(value: Any) -> str:
-    """A record's value as markdown text that reads as the value: on one line (no value starts a block), HTML's
-    ``& < >`` as entities and CommonMark's other markup characters backslash-escaped. Every record-derived string
-    going into the issue's text passes here (or through :func:`code`)."""
-    text = " ".join(str(value).split())
-    text = "".join(_ENTITIES.get(ch, ch) for ch in text)
-    return _MARKUP.sub(r"\\\1", text)
-
-
-def code(value: Any) -> str:
-    """A record's value as an inline code span: on one line, fenced by more backticks than any run in it (so no
-    backtick in the value ends it); a code span shows HTML as text."""
-    text = " ".join(str(value).split())
-    fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def fenced(text: str, lang: str = "") -> list[str]:
-    """``text`` as a fenced code block whose fence is longer than any backtick run in it."""
-    fence = "`" * max(3, max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
-    return [f"{fence}{lang}", text.rstrip("\n"), fence]
-
-
 @dataclass
 class Sources:
     """What a finding's issue is written from besides its record and case."""

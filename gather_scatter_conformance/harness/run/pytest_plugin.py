@@ -591,10 +591,7 @@ class CaseItem(pytest.Item):
         if record.get("label"):
             # The baseline label in force for this cell on this release travels with the record: the report (its
             # repro scripts accept a baseline's alternatives) then needs no baselines directory of its own.
-            from gather_scatter_conformance.harness.judge import baseline
-
-            record["baseline"] = baseline.label_at(state.baseline(self.framework), baseline.item_key(
-                self.case.nodeid, self.variant, self.device), record.get("framework_version"))
+            record["baseline"] = self._baseline_label(state, record)
         self.record = record
         if state.writer:
             state.writer.write(record)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from _cases import records_of
 
 from gather_scatter_conformance.harness.judge import baseline
 from gather_scatter_conformance.harness.report.behaviour import render_text, table
@@ -45,7 +46,7 @@ def test_update_then_check_then_detect_a_change(tmp_path: Path) -> None:
     assert "no baseline label" in first.stdout and first.returncode == 1
     (tmp_path / "cases" / "take.yaml").write_text(PROBE)
     assert _run(tmp_path, "--results", "r.jsonl").returncode == 0
-    record = json.loads((tmp_path / "r.jsonl").read_text())
+    (record,) = records_of(tmp_path / "r.jsonl")
     assert (record["dimension"], record["label"]) == ("oob-positive", "wrap")
     # Same probe, other mode: np.take clips now, which the baseline must flag as a behaviour change.
     (tmp_path / "cases" / "take.yaml").write_text(PROBE.replace("mode: wrap", "mode: clip"))

@@ -208,7 +208,7 @@ def test_gsc_run_runs_the_shipped_corpus(installed: Installed) -> None:
     finding = next(r for r in records if r["verdict"] == "deviates")
     proc = installed.run(["gsc", "issue", "results/results.jsonl", "--case", finding["case"], "--framework", "numpy"])
     assert proc.returncode == 0, _out(proc)
-    assert proc.stdout.startswith("# ") and f"[numpy {finding['framework_version']}]" in proc.stdout.splitlines()[0]
+    assert proc.stdout.startswith("# ") and f"\\[numpy {finding['framework_version']}\\]" in proc.stdout.splitlines()[0]
     assert "## Repro" in proc.stdout
 
 

@@ -21,6 +21,7 @@ pytest.importorskip("jinja2")
 from gather_scatter_conformance.harness.cli import main
 from gather_scatter_conformance.harness.report import build, drilldown
 from gather_scatter_conformance.harness.report.page import generate
+from gather_scatter_conformance.harness.run.records import NotResultsFile, new_manifest
 
 GATHER6 = "cases/gather.yaml::ov-gather8-example-6"  # data [1..5], indices [0, -2, -1] -> [1, 4, 5]
 GATHERND1 = "cases/gather_nd.yaml::blog-gathernd-example-1"
@@ -176,9 +177,15 @@ def test_injection_is_text(report: dict[str, Any], tmp_path: Path) -> None:
     assert "\\u003c/script\\u003e" in data
     assert EVIL in blob(html, report["paths"]["index.html"].parent)["str"]  # the message survives, exactly, as data
     # Framework-supplied text in attributes and cells is escaped too.
+    # A name the harness never writes is refused where the file is read (harness.run.records); free text such as
+    # a version reaches the page escaped.
     evil = sample_records()[:1]
     evil[0].update(variant='"><script>alert(3)</script>', outcome="crash", signal="SIGSEGV", verdict="deviates")
-    evil[0]["framework_version"] = "<b>1</b>"
+    with pytest.raises(NotResultsFile, match="variant"):
+        generate([write(tmp_path / "evil.jsonl", evil)], tmp_path / "evil", claims_dir=NO_CLAIMS)
+    evil = sample_records()[:1]
+    evil[0].update(framework_version="<b>1</b><script>alert(3)</script>", outcome="crash", signal="SIGSEGV",
+                   verdict="deviates")
     out = generate([write(tmp_path / "evil.jsonl", evil)], tmp_path / "evil", claims_dir=NO_CLAIMS)
     text = out["index.html"].read_text()
     assert "<script>alert" not in text and "<b>1</b>" not in text and "&lt;script&gt;alert(3)" in text
@@ -347,7 +354,12 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_empty_results(tmp_path: Path) -> None:
-    out = generate([write(tmp_path / "r.jsonl", [])], tmp_path / "out", claims_dir=NO_CLAIMS)
+    # A run that recorded nothing still wrote its manifest; a file with no line at all is no results file.
+    with pytest.raises(NotResultsFile, match="empty"):
+        generate([write(tmp_path / "r.jsonl", [])], tmp_path / "out", claims_dir=NO_CLAIMS)
+    manifest = new_manifest(["gsc", "run"], ["numpy"]).model_copy(update={"status": "complete", "records": 0})
+    (tmp_path / "r.jsonl").write_bytes(manifest.line())
+    out = generate([tmp_path / "r.jsonl"], tmp_path / "out", claims_dir=NO_CLAIMS)
     html = out["index.html"].read_text()
     assert '<section id="conformance">' in html and "No probe results" in html
     assert json.loads(out["behaviour.json"].read_text()) == []

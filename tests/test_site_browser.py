@@ -81,7 +81,9 @@ def test_the_copy_button_copies_the_upstream_issue(browser, site: dict[str, Any]
     _fresh(browser, (site["out"] / finding["url"]).resolve().as_uri())
     button = browser.find_element(By.CSS_SELECTOR, "button.copy[data-copy='issue']")
     text = browser.find_element(By.ID, "issue").get_property("value")
-    assert text.startswith(f"# {finding['title']}")
+    from gather_scatter_conformance.vocab.safe import md
+
+    assert text.startswith(f"# {md(finding['title'])}")  # the heading is markdown: the title's markup escaped
     # What the clipboard received: the page's copy handler is watched through the document's copy event.
     browser.execute_script("window.__copied = null; document.addEventListener('copy', () => "
                            "{ window.__copied = document.getSelection().toString(); });")

@@ -170,8 +170,9 @@ class Record(BaseModel):
     label: str | None = None
     """Its behaviour label (harness.judge.dimensions); ``a|b`` (most frequent first) when repeated runs disagreed."""
     baseline: str | None = None
-    """A probe's label in its framework's baseline for this release (null where the baseline has none), as the run
-    that judged it read it: the report needs no baselines directory of its own."""
+    """A probe's label in its framework's baseline for this release (null where the baseline has none; a converter
+    path's is ``changed: a -> b``), as the run that judged it read it: the report needs no baselines directory of
+    its own."""
     distribution: dict[str, int] | None = None
     """A repeated cell (memory-unsafe, or flipping in its baseline): label -> how many of its runs, each in a fresh
     process, gave it (``{"garbage": 3, "zero": 2}``)."""
@@ -209,7 +210,7 @@ class Record(BaseModel):
             raise ValueError("not a behaviour dimension of the harness (vocab/dimensions.py)")
         return value
 
-    @field_validator("framework", "variant", "device", "label", "baseline", "error_type", "signal", "observed_dtype")
+    @field_validator("framework", "variant", "device", "label", "error_type", "signal", "observed_dtype")
     @classmethod
     def _name(cls, value: str | None) -> str | None:
         if value and not is_safe_name(value):

@@ -29,6 +29,7 @@ from gather_scatter_conformance import resources
 from gather_scatter_conformance.harness.cases.load import Case, ExpectedError
 from gather_scatter_conformance.harness.reference import AllowedOutputs
 from gather_scatter_conformance.vocab import dtypes, heap, safe
+from gather_scatter_conformance.vocab.record import is_safe_name
 
 _MAX_INLINE = 200  # elements: larger (or non-finite) arrays are written as base64 bytes, exact and compact
 _UNSTABLE = {"garbage", "nondeterministic", "mixed"}  # labels whose values differ from run to run
@@ -272,7 +273,9 @@ def baseline_label(record: dict[str, Any], root: Path | None = None) -> str | No
         known = _baseline(root.resolve(), record["framework"])
         key = baseline.item_key(record["case"], record.get("variant", ""), record.get("device", "cpu"))
         label = baseline.label_at(known, key, record.get("framework_version"))
-    return label if label and "|" in label and record["label"] in label.split("|") else None
+    alternatives = label.split("|") if isinstance(label, str) else []
+    return label if len(alternatives) > 1 and record["label"] in alternatives and all(
+        is_safe_name(a) for a in alternatives) else None
 
 
 @cache

@@ -640,80 +640,44 @@ class CaseItem(pytest.Item):
             cache.put(state.cache_dir, key, record)
 
     def runtest(self) -> None:
-        from gather_scatter_conformance.adapters.base import NOT_MAPPED
-        from gather_scatter_conformance.harness.run.repro import failure_message
+        """Judge the record by the project's expectations (harness.judge.outcome): a known deviation is an expected
+        failure, a probe's label must be its baseline's, a converter path must keep its source's behaviour. With
+        --update-baseline a label is recorded as the new baseline instead of checked."""
+        from gather_scatter_conformance.harness.judge import baseline
+        from gather_scatter_conformance.harness.judge.outcome import outcome
+        from gather_scatter_conformance.harness.run.repro import failure_message, preservation_message
 
         state = self.config.stash[_KEY]
         record = self.record
         assert record is not None, "setup() ran the case"
-        if self.variant == NOT_MAPPED:  # an operator the adapter does not map: recorded as such, nothing to check
-            pytest.skip(f"unsupported: {record.get('reason', '')}")
-        if record.get("conversion"):
-            self._check_preservation(state, record)
-            return
-        if "label" in record:
-            self._check_label(state, record)
-            return
-        if record["outcome"] == "unsupported":
-            pytest.skip(f"unsupported: {record.get('reason', '')}")
-        if record["verdict"] == "n/a":  # a converter path whose converter failed on the case
-            pytest.skip(record.get("reason", ""))
-        if record["verdict"] == "deviates":
-            if record.get("known_deviation"):
-                pytest.xfail(f"known: {record['known_deviation']}")
-            raise Deviation(failure_message(self.case, record))
-
-    def _check_preservation(self, state: _State, record: dict[str, Any]) -> None:
-        """A converter path passes when the converted model does what the source API does natively (its verdict
-        against canonical semantics is the source's business, and recorded). Its preservation must also be the
-        one baselines/<path>.yaml records, where that file covers the case file (a converter or runtime release
-        that changes one fails, either way). A change fails unless known/<path>.yaml explains it or the baseline
-        records it (both xfail); a conversion the converter could not make is skipped."""
-        from gather_scatter_conformance.harness.judge import baseline
-        from gather_scatter_conformance.harness.run.repro import preservation_message
-
-        if self._check_label(state, record):
-            return  # recorded as the new baseline
-        conversion = record["conversion"]
-        kind = conversion["preservation"]
-        if kind == "preserved":
-            return
-        if kind in ("conversion-failed", "conversion-only"):  # nothing ran on the target: nothing to compare
-            pytest.skip(conversion["summary"][:300])
-        if record.get("known_change"):
-            pytest.xfail(f"known: {record['known_change']}")
         key = baseline.item_key(self.case.nodeid, self.variant, record.get("device", "cpu"))
-        if baseline.label_at(state.baseline(self.framework), key, record.get("framework_version")) is not None:
-            pytest.xfail(f"recorded in baselines/{self.framework}.yaml: {conversion['summary']}")
-        raise Deviation(preservation_message(self.case, record))
+        if state.update_baseline and self.variant and ("label" in record or record.get("conversion")):
+            self._update_baseline(state, record, key)
+            return
+        result = outcome(record, state.baseline(self.framework), key)
+        if result.note:
+            state.notes.append(result.note)
+            self.user_properties.append(("note", result.note))
+        if result.kind == "skip":
+            pytest.skip(result.reason)
+        if result.kind == "xfail":
+            pytest.xfail(result.reason)
+        if result.kind == "fail":
+            describe = preservation_message if result.message == "preservation" else failure_message
+            text = describe(self.case, record)
+            raise Deviation(f"{result.reason}\n{text}" if result.reason else text)
 
-    def _check_label(self, state: _State, record: dict[str, Any]) -> bool:
-        """Fail when the record's baseline label (a probe's behaviour label, a converter path's preservation:
-        baseline.record_label) is not the one its baseline file gives; with --update-baseline, record it instead
-        and return True (nothing was checked)."""
+    def _update_baseline(self, state: _State, record: dict[str, Any], key: str) -> None:
+        """--update-baseline: the record's label (a probe's behaviour label, a converter path's preservation)
+        becomes its baseline's."""
         from gather_scatter_conformance.harness.judge import baseline
-        from gather_scatter_conformance.harness.run.repro import failure_message, preservation_message
 
-        label = baseline.record_label(record)
-        key = baseline.item_key(self.case.nodeid, self.variant, record.get("device", "cpu"))
-        version = record.get("framework_version", "")
-        if state.update_baseline:
-            state.new_labels.setdefault(self.framework, {})[key] = label
-            if record.get("dimension"):
-                state.new_dimensions.setdefault(self.framework, {})[key] = record["dimension"]
-            pin = baseline.pinned_version(record)  # a device's labels join without moving the pin
-            if pin is not None:
-                state.versions[self.framework] = pin
-            return True
-        problem = baseline.check(state.baseline(self.framework), key, label, version, record.get("dimension"))
-        note = None if problem else baseline.note(state.baseline(self.framework), key, label, version)
-        if note:
-            state.notes.append(note)
-            self.user_properties.append(("note", note))
-        if problem:
-            describe = preservation_message if record.get("conversion") else failure_message
-            raise Deviation(f"{problem}\n{describe(self.case, record)}")
-        return False
+        state.new_labels.setdefault(self.framework, {})[key] = baseline.record_label(record)
+        if record.get("dimension"):
+            state.new_dimensions.setdefault(self.framework, {})[key] = record["dimension"]
+        pin = baseline.pinned_version(record)  # a device's labels join without moving the pin
+        if pin is not None:
+            state.versions[self.framework] = pin
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         from gather_scatter_conformance.harness.cases.errors import CaseFileError

@@ -161,8 +161,9 @@ def _key(rec: dict[str, Any]) -> tuple[str, ...]:
 
 
 def _system(rec: dict[str, Any]) -> str:
-    device = rec.get("device") or "cpu"
-    return rec["framework"] if device == "cpu" else f"{rec['framework']}@{device}"
+    from gather_scatter_conformance.harness.run.records import system_name
+
+    return system_name(rec["framework"], rec.get("device") or "cpu")
 
 
 def summary_text(paths: Iterable[str | Path], previous: Iterable[str | Path] = ()) -> str:

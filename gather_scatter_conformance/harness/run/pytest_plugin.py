@@ -395,14 +395,12 @@ def _end_run(state: _State) -> None:
               f"continues it), and {files.target} is as it was", file=sys.stderr)
 
 
-def _system_of(item: CaseItem) -> str:
-    return item.framework if item.device == "cpu" else f"{item.framework}@{item.device}"
-
-
 def pytest_collection_finish(session: pytest.Session) -> None:
     state = session.config.stash.get(_KEY, None)
     if state is not None:
-        state.planned.update(_system_of(i) for i in session.items if isinstance(i, CaseItem))
+        from gather_scatter_conformance.harness.run.records import system_name
+
+        state.planned.update(system_name(i.framework, i.device) for i in session.items if isinstance(i, CaseItem))
     if not session.items or not all(isinstance(i, CaseItem | CaseErrorItem) for i in session.items):
         return
     # Hypothesis's pytest plugin imports all of hypothesis in its terminal summary whether or not a test used it

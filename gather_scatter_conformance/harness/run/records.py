@@ -25,6 +25,11 @@ class NotResultsFile(ValueError):
     and what the file seems to be."""
 
 
+def system_name(framework: str, device: str) -> str:
+    """A system as the summary, the manifest and the page name it: the framework, with ``@device`` off the CPU."""
+    return framework if device == "cpu" else f"{framework}@{device}"
+
+
 def record_key(rec: dict[str, Any]) -> tuple[str, str, str, str]:
     """What makes a record unique within a results set: case, framework, variant and device."""
     return (rec["case"], rec["framework"], rec.get("variant", ""), rec.get("device", "cpu"))
@@ -476,7 +481,7 @@ class RunFiles:
                      "again")
             old = manifest(self.partial)
             if old is None:  # a partial of an older harness: give it a manifest
-                _write_new(self.partial, new.line(), b"".join(_record_lines(self.partial)))
+                _rewrite_manifest(self.partial, new)
             else:
                 _rewrite_manifest(self.partial, old.model_copy(update={"resumed": old.resumed + 1}))
         try:
@@ -496,9 +501,7 @@ class RunFiles:
         counts: dict[str, SystemCount] = {k: v.model_copy() for k, v in systems.items()}
         for line in lines:
             rec = json.loads(line)
-            device = rec.get("device") or "cpu"
-            system = rec["framework"] if device == "cpu" else f"{rec['framework']}@{device}"
-            entry = counts.setdefault(system, SystemCount())
+            entry = counts.setdefault(system_name(rec["framework"], rec.get("device") or "cpu"), SystemCount())
             entry.recorded += 1
             entry.version = str(rec.get("framework_version") or entry.version)
         done = old.model_copy(update={

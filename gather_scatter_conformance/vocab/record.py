@@ -236,6 +236,17 @@ class Record(BaseModel):
             raise ValueError(f"not a shape (at most {MAX_RANK} non-negative sizes)")
         return value
 
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """What makes a record unique within a results set: case, framework, variant and device."""
+        return (self.case, self.framework, self.variant, self.device)
+
+    @property
+    def system(self) -> str:
+        """The system that ran it as the summary, the manifest and the pages name it: the framework, with
+        ``@device`` off the CPU."""
+        return self.framework if self.device == "cpu" else f"{self.framework}@{self.device}"
+
     def unset(self, name: str) -> None:
         """Leave out an optional field that no longer applies (it is then absent from :meth:`dump`)."""
         setattr(self, name, None)

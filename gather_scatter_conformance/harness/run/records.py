@@ -11,9 +11,12 @@ from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
 
 OUTCOMES = ("ok", "error", "unsupported", "crash", "timeout", "harness-error")  # = vocab.record.OUTCOMES (a test)
 VERDICTS = ("conforms", "deviates", "n/a")
@@ -26,13 +29,9 @@ class NotResultsFile(ValueError):
 
 
 def system_name(framework: str, device: str) -> str:
-    """A system as the summary, the manifest and the page name it: the framework, with ``@device`` off the CPU."""
+    """A system as the summary, the manifest and the page name it (Record.system, for a plan's items that are not
+    records yet): the framework, with ``@device`` off the CPU."""
     return framework if device == "cpu" else f"{framework}@{device}"
-
-
-def record_key(rec: dict[str, Any]) -> tuple[str, str, str, str]:
-    """What makes a record unique within a results set: case, framework, variant and device."""
-    return (rec["case"], rec["framework"], rec.get("variant", ""), rec.get("device", "cpu"))
 
 
 class ResultsWriter:
@@ -103,9 +102,11 @@ LENIENT: ContextVar[bool] = ContextVar("gsc_lenient", default=False)
 
 
 def read(paths: Iterable[str | os.PathLike[str]], *, lenient: bool | None = None,
-         warn: Callable[[str], None] = _stderr) -> Iterator[dict[str, Any]]:
-    """Yield the records of results files, each validated as a :class:`~gather_scatter_conformance.vocab.record.Record`
-    (its fields as the file holds them, with those that become paths, URLs, markup or code checked: vocab.record).
+         warn: Callable[[str], None] = _stderr) -> Iterator[Record]:
+    """Yield the records of results files, each a validated
+    :class:`~gather_scatter_conformance.vocab.record.Record` (its fields as the file holds them, with those that
+    become paths, URLs, markup or code checked: vocab.record). This and the writer are the only places a record is
+    a JSON object; everything downstream reads its typed fields.
 
     A file's first line may be its run's manifest (:class:`Manifest`), which is not yielded. A torn last line (a
     killed writer, a full disk) is skipped with a warning naming its line. Any other damage raises
@@ -120,7 +121,7 @@ def read(paths: Iterable[str | os.PathLike[str]], *, lenient: bool | None = None
         yield from _read_one(path, lenient, warn)
 
 
-def _read_one(path: str | os.PathLike[str], lenient: bool, warn: Callable[[str], None]) -> Iterator[dict[str, Any]]:
+def _read_one(path: str | os.PathLike[str], lenient: bool, warn: Callable[[str], None]) -> Iterator[Record]:
     from pydantic import ValidationError
 
     from gather_scatter_conformance.vocab.record import Record
@@ -161,7 +162,7 @@ def _read_one(path: str | os.PathLike[str], lenient: bool, warn: Callable[[str],
                 first = False
             if not problem:
                 try:
-                    Record.read(rec)
+                    record = Record.read(rec)
                 except ValidationError as exc:
                     problem = _validation_text(exc)
             if problem:
@@ -170,7 +171,7 @@ def _read_one(path: str | os.PathLike[str], lenient: bool, warn: Callable[[str],
                 skipped.append(number)
                 continue
             count += 1
-            yield rec
+            yield record
         if first and manifest is None:
             raise NotResultsFile(f"{path}: empty: no records and no manifest; expected {EXPECTED}")
         if skipped:
@@ -277,11 +278,11 @@ def merge(paths: Iterable[str | os.PathLike[str]], out: str | os.PathLike[str], 
     if len(digests) > 1:
         raise DamagedResults("shards of different case corpora: " + ", ".join(
             f"{p} ({d[:12]})" for d, p in digests.items()) + ": merge the shards of one run")
-    merged: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    merged: dict[tuple[str, str, str, str], Record] = {}
     source: dict[tuple[str, str, str, str], str] = {}
     for path in paths:
         for rec in read([path], lenient=lenient):
-            key = record_key(rec)
+            key = rec.key
             if key in source and source[key] != str(path) and not later_wins:
                 raise DamagedResults(f"{key[0]} [{key[1]}:{key[2]}@{key[3]}] is in {source[key]} and {path}: "
                                      "shards of one run hold each cell once (--later-wins keeps the later file's)")
@@ -299,7 +300,7 @@ def merge(paths: Iterable[str | os.PathLike[str]], out: str | os.PathLike[str], 
                     corpus_digest=next(iter(digests), None),
                     frameworks=sorted({f for m in known for f in m.frameworks}),
                     cases={k: v for m in known for k, v in m.cases.items()})
-    body = "".join(json.dumps(rec, default=str) + "\n" for rec in merged.values()).encode("utf-8")
+    body = "".join(json.dumps(rec.dump(), default=str) + "\n" for rec in merged.values()).encode("utf-8")
     _write_new(Path(out), head.line(), body)
     return len(merged)
 
@@ -485,7 +486,7 @@ class RunFiles:
             else:
                 _rewrite_manifest(self.partial, old.model_copy(update={"resumed": old.resumed + 1}))
         try:
-            return {record_key(r) for r in read([self.partial])}
+            return {r.key for r in read([self.partial])}
         except NotResultsFile as exc:
             raise RunBusy(f"--resume: {exc}") from None
 

@@ -165,10 +165,10 @@ def test_an_interruption_is_recorded_with_no_verdict_and_is_not_memory_unsafe(vi
                 ex.close()
 
     record = execute(case, "victim", "default", Interrupted(), repeats=5)
-    assert record["outcome"] == "harness-error" and record["verdict"] == "n/a", record
-    assert record["fault"]["phase"] == "interrupted"
-    assert "worker killed from outside (SIGKILL)" in record["reason"]
-    assert not record.get("signal") and "deviation" not in record and "distribution" not in record
+    assert record.outcome == "harness-error" and record.verdict == "n/a", record
+    assert record.fault is not None and record.fault.phase == "interrupted"
+    assert "worker killed from outside (SIGKILL)" in record.reason
+    assert not record.signal and record.deviation is None and record.distribution is None
     assert not unsafe_record(record) and not is_finding(record)
 
 
@@ -223,9 +223,9 @@ def test_the_reruns_note_reaches_the_records_reason(victim: Path, tmp_path: Path
         record = execute(cases["innocent"], "victim", "default", ex)
     finally:
         ex.close()
-    assert record["outcome"] == "ok" and record["verdict"] == "deviates", record  # victim's value: data[:1] * 2
-    assert record["deviation"] == "value"
-    assert "the shared worker crashed on this case" in record["reason"]
+    assert record.outcome == "ok" and record.verdict == "deviates", record  # victim's value: data[:1] * 2
+    assert record.deviation == "value"
+    assert "the shared worker crashed on this case" in record.reason
 
 
 def test_negative_indices_are_risky_for_every_operator() -> None:
@@ -281,3 +281,55 @@ def test_a_big_case_with_a_tight_case_timeout_is_no_hang_end_to_end(tmp_path: Pa
     records = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines() if line.strip()]
     (record,) = [r for r in records if r.get("case_id") == "big"]
     assert record["outcome"] == "ok" and record["verdict"] == "conforms", record.get("error_message")
+
+
+# 5. A case whose process passes the worker memory limit is stopped and charged as too large, not as a crash, and
+# the run goes on: the input budget (GSC_CASE_MEMORY) cannot see an output that a small input makes large.
+
+# 16 MiB of data, 64 indices of its first row: a 1 GiB answer.
+BIG_ANSWER = ("op: Gather\ncases:\n  - id: big-answer\n    source: test (a 1 GiB answer from 16 MiB of data)\n"
+              "    inputs:\n      data: {fill: {value: 1, shape: [2, 4194304], dtype: float32}}\n"
+              "      indices: {fill: {value: 0, shape: [64], dtype: int64}}\n"
+              "  - id: small\n    source: test\n    inputs: {data: [1, 2, 3], indices: [2]}\n")
+
+
+@pytest.mark.parametrize("fresh", [False, True], ids=["shared-worker", "forked-child"])
+def test_a_case_past_the_worker_memory_limit_is_too_large_and_the_run_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh: bool) -> None:
+    (tmp_path / "gather.yaml").write_text(BIG_ANSWER)
+    big, small = (c for c in load_file(tmp_path / "gather.yaml", "cases/gather.yaml") if isinstance(c, Case))
+    monkeypatch.setenv("GSC_WORKER_MEMORY", "0.5")
+
+    class Limited:  # the real isolation, its risky path or its shared worker
+        def __init__(self) -> None:
+            self.isolated = Isolated(timeout=120, fork=True)
+
+        def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
+            return self.isolated.run(framework, variant, {**payload, "fresh": fresh})
+
+    executor = Limited()
+    try:
+        record = execute(big, "numpy", "take", executor)
+        after = execute(small, "numpy", "take", executor)
+    finally:
+        executor.isolated.close()
+    assert record.outcome == "harness-error" and record.verdict == "n/a", record.error_message
+    assert record.fault is not None and record.fault.phase == "too-large"
+    assert record.error_type == "TooLarge" and "GSC_WORKER_MEMORY" in (record.error_message or "")
+    assert not record.signal and record.deviation is None
+    assert not unsafe_record(record) and not is_finding(record)
+    assert after.outcome == "ok" and after.verdict == "conforms"
+
+
+def test_a_bad_worker_memory_limit_is_a_one_line_usage_error(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "gather.yaml").write_text(BIG_ANSWER)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "GSC_WORKER_MEMORY": "lots"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "gather.yaml", "-q", "-p", "no:cacheprovider",
+                           "--framework", "numpy", "--no-cache", "--results", "r.jsonl"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "GSC_WORKER_MEMORY='lots': not a number of GiB" in proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr and not (tmp_path / "r.jsonl").exists()

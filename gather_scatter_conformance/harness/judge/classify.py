@@ -8,7 +8,7 @@ to avoid ties.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -18,6 +18,27 @@ from gather_scatter_conformance.harness.judge.dimensions import kind
 from gather_scatter_conformance.harness.reference import AllowedOutputs, Policy, alternatives, compute
 from gather_scatter_conformance.harness.reference.compare import compare
 from gather_scatter_conformance.vocab.ops import SCATTER_OPS
+
+
+class Judged(Protocol):
+    """What labelling reads of a judged answer: a :class:`~gather_scatter_conformance.vocab.record.Record`, or one
+    side of a converter path (harness.judge.preservation), which is judged but never a record of its own."""
+
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def signal(self) -> str | None: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def distinct_outputs(self) -> int | None: ...
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def framework(self) -> str: ...
+    @property
+    def variant(self) -> str: ...
+
 
 _OOB_LABEL = {"zero": "zero", "clamp": "clamp", "wrap": "wrap", "fill": "fill-nan", "skip": "skip"}
 _TAKE_MODE_LABEL = {"wrap": "wrap", "clip": "clamp", "fill": "fill-nan"}
@@ -87,16 +108,16 @@ def _duplicates_label(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, A
     return "garbage"
 
 
-def has_data_input(op: str, record: dict[str, Any]) -> bool:
+def has_data_input(op: str, record: Judged) -> bool:
     """Whether the record's API takes a data input: False for a variant its adapter declares data-less
     (Adapter.NO_DATA_INPUT, tf.scatter_nd); True otherwise, and where the record names no registered adapter."""
     from gather_scatter_conformance import adapters
 
     try:
-        adapter = adapters.get(record.get("framework") or "")
+        adapter = adapters.get(record.framework or "")
     except (KeyError, TypeError):
         return True
-    return adapter.has_data_input(op, record.get("variant") or "")
+    return adapter.has_data_input(op, record.variant or "")
 
 
 def _uncovered_label(op: str, inputs: dict[str, np.ndarray], attrs: dict[str, Any], observed: np.ndarray,
@@ -152,25 +173,25 @@ def label(
     op: str,
     inputs: dict[str, np.ndarray],
     attrs: dict[str, Any],
-    record: dict[str, Any],
+    record: Judged,
     observed: np.ndarray | None,
 ) -> str:
     """The behaviour label for one probe result (see harness/judge/dimensions.py for the vocabulary)."""
-    outcome = record["outcome"]
+    outcome = record.outcome
     if outcome == "crash":
-        return f"crash:{record.get('signal') or 'exit'}"
+        return f"crash:{record.signal or 'exit'}"
     k = kind(dimension)
-    if outcome == "unsupported" and k == "axis" and AXIS_REQUIRED in (record.get("reason") or ""):
+    if outcome == "unsupported" and k == "axis" and AXIS_REQUIRED in (record.reason or ""):
         return "required"  # the API has no default axis, so an adapter cannot leave it out
     if outcome in ("timeout", "unsupported"):
         return outcome
     if outcome == "error":
         return "required" if k == "axis" else "error"
     assert observed is not None
-    if (record.get("distinct_outputs") or 1) > 1:
+    if (record.distinct_outputs or 1) > 1:
         return "nondeterministic" if k == "duplicates" else "garbage"
     if k == "support":
-        return "ok" if record["verdict"] == "conforms" else "wrong"
+        return "ok" if record.verdict == "conforms" else "wrong"
     if k == "index":
         return _index_label(op, inputs, attrs, observed)
     if k == "duplicates":

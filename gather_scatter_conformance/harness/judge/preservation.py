@@ -14,7 +14,8 @@ converted model is a ``changed`` (``ok -> crash:SIGFPE``): the path notes each s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,7 +24,24 @@ from gather_scatter_conformance.harness.judge.verdict import judge, stored
 from gather_scatter_conformance.harness.reference.compare import compare
 from gather_scatter_conformance.vocab.record import Result
 
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
+
 PRESERVATION = ("preserved", "changed", "conversion-failed", "conversion-only", "unknown")
+
+
+@dataclass(frozen=True)
+class _Side:
+    """One side of a path (the source's native call, or the target), judged to be labelled (classify.Judged):
+    it is part of the path's record, never a record of its own."""
+
+    outcome: str
+    signal: str | None
+    reason: str
+    distinct_outputs: int | None
+    verdict: str
+    framework: str
+    variant: str
 
 
 def side_label(case: Case, res: Result | Mapping[str, Any], expected: Any, who: Mapping[str, Any] | None = None) -> str:
@@ -40,8 +58,10 @@ def side_label(case: Case, res: Result | Mapping[str, Any], expected: Any, who: 
     if case.spec.dimension:
         from gather_scatter_conformance.harness.judge.classify import label
 
-        return label(case.spec.dimension, case.op, case.inputs(), case.attrs, {**res.raw, **(who or {}), **verdict},
-                     res.observed)
+        side = _Side(outcome=res.outcome, signal=res.signal, reason=verdict.get("reason", res.reason),
+                     distinct_outputs=res.distinct_outputs, verdict=verdict["verdict"],
+                     framework=(who or {}).get("framework") or "", variant=(who or {}).get("variant") or "")
+        return label(case.spec.dimension, case.op, case.inputs(), case.attrs, side, res.observed)
     return "ok" if verdict["verdict"] == "conforms" else "wrong"
 
 
@@ -59,7 +79,7 @@ def _same(a: np.ndarray | None, b: np.ndarray | None, source: Result, target: Re
         return False
 
 
-def account(case: Case, description: dict[str, Any], res: Result | Mapping[str, Any], record: Mapping[str, Any],
+def account(case: Case, description: dict[str, Any], res: Result | Mapping[str, Any], record: Record,
             expected: Any) -> dict[str, Any]:
     """The ``conversion`` field of a path's record: the path (``description``, the adapter's static one, is used
     when the run died before reporting), versions, options, stage reached, both sides' labels and values, and the
@@ -69,35 +89,35 @@ def account(case: Case, description: dict[str, Any], res: Result | Mapping[str, 
     source = conv.pop("source_result", None)
     if source is not None:
         source = Result.of(source)
-    target_label = record.get("label") or side_label(case, res, expected)
+    target_label = record.label or side_label(case, res, expected)
     conv["target_label"] = target_label
     a = source.observed if source is not None else None
     b = res.observed
     if source is not None:  # what the source did natively, whatever became of the conversion
         # The path's adapter answers for its source's API (a data-less tf.scatter_nd stays data-less)
-        who = {"framework": record.get("framework"), "variant": record.get("variant")}
+        who = {"framework": record.framework, "variant": record.variant}
         conv["source_label"] = side_label(case, source, expected, who)
         if a is not None:
             conv.update(source_value=stored(a), source_dtype=str(a.dtype), source_shape=list(a.shape))
         else:
             conv["source_error"] = f"{source.error_type or ''}: {source.error_message or ''}".strip(": ")
-    died = record["outcome"] in ("crash", "timeout")
-    ending = f"crashed ({record.get('signal') or 'exit'})" if record["outcome"] == "crash" else "hung (timeout)"
+    died = record.outcome in ("crash", "timeout")
+    ending = f"crashed ({record.signal or 'exit'})" if record.outcome == "crash" else "hung (timeout)"
     if died and conv.get("stage") == "convert":  # the converter itself took the process down
         return {**conv, "preservation": "conversion-failed", "summary": f"conversion-failed: the converter {ending}"}
-    if record["outcome"] == "error" and conv.get("stage") in ("convert", None):
+    if record.outcome == "error" and conv.get("stage") in ("convert", None):
         # stage None: the path could not even make the source's call (the source API refused the case)
-        error = record.get("error_message") or ""
+        error = record.error_message or ""
         if conv.get("stage") is None:
-            error = f"the source call could not be made: {record.get('error_type')}: {error}"
+            error = f"the source call could not be made: {record.error_type}: {error}"
         return {**conv, "stage": "convert", "preservation": "conversion-failed",
                 "summary": f"conversion-failed: {error}"}
-    if record["outcome"] == "unsupported" and conv.get("stage") == "converted":  # the path raised NotRun
+    if record.outcome == "unsupported" and conv.get("stage") == "converted":  # the path raised NotRun
         return {**conv, "preservation": "conversion-only",
-                "summary": f"conversion-only: {record.get('reason') or 'the target cannot run here'}"}
+                "summary": f"conversion-only: {record.reason or 'the target cannot run here'}"}
     if source is None:
         why = (f"the source API itself {ending}, natively" if died and conv.get("stage") == "source" else
-               f"the run ended ({record['outcome']}) before the path reported its source's result")
+               f"the run ended ({record.outcome}) before the path reported its source's result")
         return {**conv, "preservation": "unknown", "summary": f"unknown: {why}"}
     source_label = conv["source_label"]
     if _same(a, b, source, res):

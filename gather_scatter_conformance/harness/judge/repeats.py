@@ -11,33 +11,36 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gather_scatter_conformance.vocab.dimensions import is_memory_unsafe
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
 
 DEFAULT_REPEATS = 5
 HANGS_ENOUGH = 2  # a hang costs the whole case timeout (120 s): two establish it, five would cost ten minutes
 
 
-def hung_enough(runs: list[tuple[dict[str, Any], str | None]]) -> bool:
+def hung_enough(runs: list[tuple[Record, str | None]]) -> bool:
     """True when the runs so far hung HANGS_ENOUGH times: the cell's repeats stop there (its distribution counts
     the runs made)."""
-    return sum(1 for rec, _ in runs if rec["outcome"] == "timeout") >= HANGS_ENOUGH
+    return sum(1 for rec, _ in runs if rec.outcome == "timeout") >= HANGS_ENOUGH
 
 
-def needs_repeats(record: dict[str, Any]) -> bool:
+def needs_repeats(record: Record) -> bool:
     """True when a record's single run cannot say what the cell does: its label is memory-unsafe (garbage, a
     neighbour's element, a crash, a hang), the case crashed or hung, or one process gave several outputs."""
-    return (is_memory_unsafe(record.get("label")) or record["outcome"] in ("crash", "timeout")
-            or (record.get("distinct_outputs") or 1) > 1)
+    return (is_memory_unsafe(record.label) or record.outcome in ("crash", "timeout")
+            or (record.distinct_outputs or 1) > 1)
 
 
-def unsafe_record(rec: dict[str, Any]) -> bool:
+def unsafe_record(rec: Record) -> bool:
     """True for a memory-unsafe record: a label of the class (garbage, alias, alias-write, timeout, crash:SIG), or a
     case that is no probe (no dimension) whose call crashed or hung."""
-    if is_memory_unsafe(rec.get("label")):
+    if is_memory_unsafe(rec.label):
         return True
-    return not rec.get("dimension") and rec.get("outcome") in ("crash", "timeout")
+    return not rec.dimension and rec.outcome in ("crash", "timeout")
 
 
 def suspect(baseline_label: str | None) -> bool:
@@ -56,19 +59,19 @@ def value_digest(answer: dict[str, Any]) -> str | None:
     return h.hexdigest()
 
 
-def run_label(record: dict[str, Any]) -> str:
+def run_label(record: Record) -> str:
     """What one run gave, as a distribution counts it: a probe's label; for another case its crash signal, its hang,
     or its verdict."""
-    if record.get("label"):
-        return str(record["label"])
-    if record["outcome"] == "crash":
-        return f"crash:{record.get('signal') or 'exit'}"
-    if record["outcome"] == "timeout":
+    if record.label:
+        return record.label
+    if record.outcome == "crash":
+        return f"crash:{record.signal or 'exit'}"
+    if record.outcome == "timeout":
         return "timeout"
-    return str(record.get("verdict") or record["outcome"])
+    return str(record.verdict or record.outcome)
 
 
-def combine(runs: list[tuple[dict[str, Any], str | None]]) -> dict[str, Any]:
+def combine(runs: list[tuple[Record, str | None]]) -> Record:
     """The record of a repeated cell from its runs (record, value digest), the first run's first.
 
     The first run's record is kept (its value, verdict and repro); a probe's ``label`` becomes the labels seen, most
@@ -81,27 +84,27 @@ def combine(runs: list[tuple[dict[str, Any], str | None]]) -> dict[str, Any]:
     # Deterministic: every run returned, all the same bytes, and no run's own repeated calls (a case's `repeat`)
     # disagreed. The digest is of a run's first value, so a process whose later calls differed is not deterministic.
     if (len(digests) == 1 and None not in digests
-            and all(rec["outcome"] == "ok" and (rec.get("distinct_outputs") or 1) == 1 for rec, _ in runs)):
+            and all(rec.outcome == "ok" and (rec.distinct_outputs or 1) == 1 for rec, _ in runs)):
         labels = ["wrong" if lab == "garbage" else lab for lab in labels]
     counts = Counter(labels)
     ordered = sorted(counts, key=lambda lab: (-counts[lab], lab))
-    out = dict(runs[0][0])
-    out["distribution"] = {lab: counts[lab] for lab in ordered}
-    if out.get("label"):
-        out["label"] = "|".join(ordered)
-    if out.get("conversion"):
-        out["conversion"] = _preservations(runs)
+    out = runs[0][0].model_copy(deep=True)
+    out.distribution = {lab: counts[lab] for lab in ordered}
+    if out.label:
+        out.label = "|".join(ordered)
+    if out.conversion:
+        out.conversion = _preservations(runs)
     return out
 
 
-def _preservations(runs: list[tuple[dict[str, Any], str | None]]) -> dict[str, Any]:
+def _preservations(runs: list[tuple[Record, str | None]]) -> dict[str, Any]:
     """A converter path's preservation over its runs: the first run's account, with every run's verdict in its
     summary, most frequent first (``changed: error -> zero|changed: error -> garbage``), as its label lists every
     label seen; ``changed`` where any run's kind differs from the others'."""
-    seen = Counter(rec["conversion"]["summary"] if rec["conversion"]["preservation"] == "changed"
-                   else rec["conversion"]["preservation"] for rec, _ in runs if rec.get("conversion"))
-    kinds = {rec["conversion"]["preservation"] for rec, _ in runs if rec.get("conversion")}
-    out = dict(runs[0][0]["conversion"])
+    accounts = [rec.conversion for rec, _ in runs if rec.conversion]
+    seen = Counter(c["summary"] if c["preservation"] == "changed" else c["preservation"] for c in accounts)
+    kinds = {c["preservation"] for c in accounts}
+    out = dict(runs[0][0].conversion or {})
     if len(seen) > 1:
         out["summary"] = "|".join(sorted(seen, key=lambda s: (-seen[s], s)))
         if len(kinds) > 1:

@@ -23,7 +23,7 @@ from gather_scatter_conformance.harness.reference import (
 from gather_scatter_conformance.harness.reference.compare import compare, reduction_atol
 from gather_scatter_conformance.harness.reference.constraints import Outside
 from gather_scatter_conformance.vocab import dtypes
-from gather_scatter_conformance.vocab.record import HARNESS_ERROR, Result
+from gather_scatter_conformance.vocab.record import HARNESS_ERROR, Record, Result
 
 SMALL = 64  # arrays with at most this many elements are stored whole in records (for the report's drill-down)
 
@@ -174,8 +174,10 @@ def _judge(case: Case, res: Result, expected: Any, outside: Outside | None) -> d
     outcome = res.outcome
     if outcome == HARNESS_ERROR:
         phase = (res.get("fault") or {}).get("phase", "")
-        if phase == "interrupted":  # its process was killed from outside, twice (harness.run.isolation): no answer
-            return {"verdict": "n/a", "reason": f"interrupted: {res.error_message}"}
+        # Its process was killed from outside, twice, or stopped past the worker memory limit (the fault phases of
+        # harness.run.isolation): no answer, and nothing the case says about the framework.
+        if phase in ("interrupted", "too-large"):
+            return {"verdict": "n/a", "reason": f"{phase}: {res.error_message}"}
         return {"verdict": "n/a", "reason": f"harness fault ({phase}): {res.error_type}: {res.error_message}"}
     if outcome == "unsupported":
         return {"verdict": "n/a", "reason": res.reason}
@@ -234,17 +236,17 @@ def expected_field(case: Case, expected: Any) -> Any:
     return case.memo["expected_field"]
 
 
-def is_finding(record: dict[str, Any]) -> bool:
+def is_finding(record: Record) -> bool:
     """True for a record that is not a plain conformance: it deviates (crashes and hangs included), or its
     behaviour label differs from the canonical one. Such a record carries its repro. An API that cannot express
     the case (unsupported, an axis it requires) made no call, and a harness fault is no behaviour: nothing to
     reproduce."""
-    if record["outcome"] in ("unsupported", HARNESS_ERROR):
+    if record.outcome in ("unsupported", HARNESS_ERROR):
         return False
-    if record["verdict"] == "deviates":
+    if record.verdict == "deviates":
         return True
-    if record.get("label") and record.get("dimension"):
+    if record.label and record.dimension:
         from gather_scatter_conformance.harness.judge.dimensions import conforms
 
-        return record["label"] != "unsupported" and not conforms(record["op"], record["dimension"], record["label"])
+        return record.label != "unsupported" and not conforms(record.op, record.dimension, record.label)
     return False

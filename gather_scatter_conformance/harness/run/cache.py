@@ -41,11 +41,11 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gather_scatter_conformance.harness.judge.repeats import suspect
 from gather_scatter_conformance.vocab.dimensions import is_memory_unsafe
-from gather_scatter_conformance.vocab.record import harness_version
+from gather_scatter_conformance.vocab.record import Record, harness_version
 
 if TYPE_CHECKING:
     from gather_scatter_conformance.harness.cases.load import Case
@@ -64,7 +64,7 @@ _NEVER_OUTCOMES = ("crash", "timeout", "harness-error")
 _NONDETERMINISTIC_LABELS = ("nondeterministic",)
 
 
-def reusable(record: dict[str, Any], baseline_label: str | None) -> bool:
+def reusable(record: Record, baseline_label: str | None) -> bool:
     """True when ``record`` may be reused for its cell instead of measuring it again; checked both when an entry
     is stored and when it is read (a baseline may have changed in between).
 
@@ -76,14 +76,14 @@ def reusable(record: dict[str, Any], baseline_label: str | None) -> bool:
     cannot see which accelerator answered); and any cell whose ``baseline_label`` (the label its baseline gives
     it, ``harness.judge.baseline.label_at``; None where there is none) flipped (holds ``|``) or is memory-unsafe.
     """
-    if record.get("outcome") in _NEVER_OUTCOMES or record.get("outcome") not in ("ok", "error", "unsupported"):
+    if record.outcome in _NEVER_OUTCOMES or record.outcome not in ("ok", "error", "unsupported"):
         return False
-    if (record.get("device") or "cpu") != "cpu":
+    if record.device != "cpu":
         return False
-    label = record.get("label")
+    label = record.label
     if is_memory_unsafe(label) or (label or "") in _NONDETERMINISTIC_LABELS or "|" in (label or ""):
         return False
-    if (record.get("distinct_outputs") or 1) > 1 or record.get("distribution"):
+    if (record.distinct_outputs or 1) > 1 or record.distribution:
         return False
     return not suspect(baseline_label)
 
@@ -213,9 +213,10 @@ def _path(where: Path, entry_key: str) -> Path:
     return where / entry_key[:2] / f"{entry_key}.json"
 
 
-def get(where: Path | None, entry_key: str) -> dict[str, Any] | None:
-    """The record stored under ``entry_key``, or None on a miss (including an unreadable or corrupt entry). The
-    caller decides with :func:`reusable` whether to use it."""
+def get(where: Path | None, entry_key: str) -> Record | None:
+    """The record stored under ``entry_key``, or None on a miss (including an unreadable or corrupt entry, or one
+    that is not a valid record: read as a results line is, vocab.record). The caller decides with :func:`reusable`
+    whether to use it."""
     if where is None:
         return None
     try:
@@ -226,10 +227,17 @@ def get(where: Path | None, entry_key: str) -> dict[str, Any] | None:
     if not isinstance(value, dict) or value.get("format") != FORMAT or value.get("key") != entry_key:
         return None
     record = value.get("record")
-    return record if isinstance(record, dict) else None
+    if not isinstance(record, dict):
+        return None
+    from pydantic import ValidationError
+
+    try:
+        return Record.read(record)
+    except ValidationError:
+        return None
 
 
-def put(where: Path | None, entry_key: str, record: dict[str, Any]) -> None:
+def put(where: Path | None, entry_key: str, record: Record) -> None:
     """Store ``record`` under ``entry_key`` atomically; a directory that cannot be written is ignored."""
     if where is None:
         return
@@ -239,7 +247,8 @@ def put(where: Path | None, entry_key: str, record: dict[str, Any]) -> None:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"format": FORMAT, "key": entry_key, "record": record}, fh, default=str, allow_nan=True)
+                json.dump({"format": FORMAT, "key": entry_key, "record": record.dump()}, fh, default=str,
+                          allow_nan=True)
             os.replace(tmp, target)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -249,7 +258,9 @@ def put(where: Path | None, entry_key: str, record: dict[str, Any]) -> None:
         pass
 
 
-def reused(record: dict[str, Any]) -> dict[str, Any]:
+def reused(record: Record) -> Record:
     """The record a cell gets from the cache: the stored one (its ``time`` and ``duration_s`` kept), marked
     ``cached: true``."""
-    return {**record, "cached": True}
+    out = record.model_copy()
+    out.cached = True
+    return out

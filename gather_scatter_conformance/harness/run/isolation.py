@@ -90,6 +90,14 @@ TRANSFER_TIMEOUT = 600.0
 # crash is SIGSEGV, SIGABRT, SIGFPE, SIGBUS or SIGILL (or a NativeCrash's).
 OUTSIDE_SIGNALS = ("SIGKILL", "SIGTERM")
 INTERRUPTED = "interrupted"  # the fault phase of a case whose process was killed from outside on its rerun too
+# A worker process (or the forked child running a risky case) whose resident memory passes this is stopped, and its
+# case charged as too large for this machine: a harness-error in fault phase TOO_LARGE, never a crash, so that one
+# case that materialises gigabytes (an output the input budget cannot see) costs itself, not the run (the OOM
+# killer would take a random process, or the machine). $GSC_WORKER_MEMORY in GiB (0: no limit); by default a third
+# of the machine's memory: two pytest-xdist workers' cases at once and the rest still fit.
+MEMORY_ENV = "GSC_WORKER_MEMORY"
+TOO_LARGE = "too-large"
+_POLL_FIRST, _POLL_MOST = 0.05, 0.5  # seconds between memory checks while a case runs: most cases end before one
 
 
 def signal_name(returncode: int | None) -> str | None:
@@ -100,6 +108,51 @@ def signal_name(returncode: int | None) -> str | None:
         return signal.Signals(-returncode).name
     except ValueError:
         return f"signal {-returncode}"
+
+
+def memory_limit() -> int | None:
+    """The bytes of resident memory a worker process may hold (MEMORY_ENV), or None for no limit. Raises
+    ValueError naming the variable for a value that is not a number."""
+    given = os.environ.get(MEMORY_ENV, "").strip()
+    if given:
+        try:
+            gib = float(given)
+        except ValueError:
+            raise ValueError(f"{MEMORY_ENV}={given!r}: not a number of GiB (0: no limit)") from None
+        return int(gib * 2**30) if gib > 0 else None
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+    return max(total // 3, 2 * 2**30)
+
+
+def _family(pid: int) -> list[int]:
+    """``pid`` and its descendants (a worker, its fork template and a risky case's child), where /proc lists
+    children; else ``pid`` alone."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as fh:
+                todo.extend(int(c) for c in fh.read().split())
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def _resident(pid: int) -> int:
+    """The resident bytes of process ``pid`` (0 where it cannot be read: gone, or no /proc)."""
+    try:
+        with open(f"/proc/{pid}/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+class _TooLarge(Exception):
+    """A process of a worker passed the memory limit while a case ran: its resident bytes."""
 
 
 class _Worker:
@@ -113,6 +166,38 @@ class _Worker:
         self.channel = self.gateway.remote_exec(source)
         self.warm: set[str] = set()
         self.ran = 0  # cases run in this process itself (not in its forked children)
+
+    @property
+    def pid(self) -> int:
+        return int(self.gateway._io.popen.pid)
+
+    def receive(self, timeout: float, limit: int | None) -> Any:
+        """The worker's next message within ``timeout`` seconds (execnet.TimeoutError after it). With a memory
+        ``limit``, the largest resident process of the worker's family is checked between short waits: _TooLarge
+        when it is past the limit. (The largest, not the sum: a forked child shares its template's pages.)"""
+        if limit is None:
+            return self.channel.receive(timeout=timeout)
+        deadline, wait = time.perf_counter() + timeout, _POLL_FIRST
+        while True:
+            left = deadline - time.perf_counter()
+            try:
+                return self.channel.receive(timeout=max(min(wait, left), 0.001))
+            except execnet.TimeoutError:
+                if left <= wait:
+                    raise
+            used = max(_resident(p) for p in _family(self.pid))
+            if used > limit:
+                raise _TooLarge(used)
+            wait = min(wait * 2, _POLL_MOST)
+
+    def kill_family(self) -> None:
+        """Kill the worker's descendants (its template and a risky case's child), then the worker."""
+        for pid in reversed(_family(self.pid)[1:]):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        self.kill()
 
     def kill(self) -> int | None:
         io = self.gateway._io  # execnet exposes the Popen only here; we need its exit status
@@ -165,6 +250,7 @@ class Isolated:
         # (Keras's backend, chosen at import) gets one worker per environment.
         self._workers: dict[tuple[str, tuple[tuple[str, str], ...]], _Worker] = {}
         self._versions: dict[str, str] = {}  # framework -> version, as its worker said when it warmed up
+        self.memory_limit = memory_limit()
 
     def python_for(self, framework: str) -> str:
         """The interpreter that runs ``framework`` (this one unless configured otherwise)."""
@@ -346,13 +432,25 @@ class Isolated:
                 return _unblob(worker.channel.receive(timeout=timeout))
             stage = "transfer"
             while True:
-                reply = worker.channel.receive(timeout=timeout if stage == "case" else TRANSFER_TIMEOUT)
+                reply = worker.receive(timeout if stage == "case" else TRANSFER_TIMEOUT, self.memory_limit)
                 if not isinstance(reply, str):
                     return _unblob(reply)
                 if reply == "start":
                     stage, start = "case", time.perf_counter()
                 else:
                     stage = "transfer"
+        except _TooLarge as exc:
+            worker.kill_family()
+            self._workers.pop(key, None)
+            used, limit = exc.args[0] / 2**30, (self.memory_limit or 0) / 2**30
+            return {
+                "outcome": "harness-error",
+                "error_type": "TooLarge",
+                "error_message": f"too large for this machine: its process held {used:.1f} GiB, past the limit of "
+                                 f"{limit:.1f} GiB ({MEMORY_ENV}); stopped, no result",
+                "fault": {"phase": TOO_LARGE},
+                "duration_s": time.perf_counter() - start,
+            }
         except execnet.TimeoutError:
             worker.kill()
             self._workers.pop(key, None)

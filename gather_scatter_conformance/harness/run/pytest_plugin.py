@@ -29,6 +29,7 @@ import pytest
 
 if TYPE_CHECKING:
     from gather_scatter_conformance.harness.cases.load import Case
+    from gather_scatter_conformance.vocab.record import Record
 
 DEFAULT_GLOB = "*.yaml *.yml"
 # A case file's top level holds `op:` and `cases:` at the start of a line (comments and other keys may come first).
@@ -113,7 +114,6 @@ class _State:
             RunFiles,
             new_manifest,
             read,
-            record_key,
         )
 
         requested = [f.strip() for f in config.getoption("gsc_framework").split(",") if f.strip()]
@@ -136,6 +136,13 @@ class _State:
         _check_ort_providers(config, self.frameworks, self.pythons)
         self.isolation = config.getoption("gsc_isolation")
         self.timeout = config.getoption("gsc_case_timeout")
+        if self.isolation != "none":
+            from gather_scatter_conformance.harness.run.isolation import memory_limit
+
+            try:
+                memory_limit()  # a bad $GSC_WORKER_MEMORY is a usage error now, not a fault of every case
+            except ValueError as exc:
+                raise pytest.UsageError(str(exc)) from None
         self.all_variants = config.getoption("gsc_variants") == "all"
         self.devices = _devices(config.getoption("gsc_device"))
         self.all_slow = config.getoption("gsc_slow_variants") == "all"
@@ -158,7 +165,7 @@ class _State:
                 raise pytest.UsageError(str(exc)) from None
         elif self.files and resume:
             try:
-                self.done = {record_key(r) for r in read([self.files.partial])}
+                self.done = {r.key for r in read([self.files.partial])}
             except NotResultsFile as exc:
                 raise pytest.UsageError(f"--resume: {exc}") from None
         self.writer = ResultsWriter(self.files.partial) if self.files else None
@@ -562,14 +569,14 @@ class CaseItem(pytest.Item):
         self.framework = framework
         self.variant = variant
         self.device = device
-        self.record: dict[str, Any] | None = None
+        self.record: Record | None = None
         self.cache_key = ""  # harness.run.cache.key, made on first use
 
     def setup(self) -> None:
         """Run the case and record it; the test (runtest) then judges the record. Running it here makes a harness
         fault fail the setup: pytest reports an error, which a deviation (a failed test) never is."""
         from gather_scatter_conformance import adapters
-        from gather_scatter_conformance.harness.run.runner import execute
+        from gather_scatter_conformance.harness.run.runner import Skipped, execute
 
         state = self.config.stash[_KEY]
         key = (self.case.nodeid, self.framework, self.variant, self.device)
@@ -583,22 +590,22 @@ class CaseItem(pytest.Item):
             suspect = state.repeats > 1 and state.suspect(self.case.nodeid, self.framework, self.variant, self.device)
             record = execute(self.case, self.framework, self.variant, state.executor_for(self.config), self.device,
                              repeats=state.repeats, suspect=suspect)
+            if isinstance(record, Skipped):
+                pytest.skip(f"{self.device}: {record.reason}")
             self._to_cache(state, record)
-        if record["outcome"] == "skipped":
-            pytest.skip(f"{self.device}: {record['reason']}")
-        if record.get("label"):
+        if record.label:
             # The baseline label in force for this cell on this release travels with the record: the report (its
             # repro scripts accept a baseline's alternatives) then needs no baselines directory of its own.
-            record["baseline"] = self._baseline_label(state, record)
+            record.baseline = self._baseline_label(state, record)
         self.record = record
         if state.writer:
             state.writer.write(record)
-        state.counts[(self.framework, record["outcome"] if record["verdict"] != "deviates" else "deviates")] += 1
-        if record["outcome"] == "harness-error":
-            fault = record.get("fault") or {}
+        state.counts[(self.framework, record.outcome if record.verdict != "deviates" else "deviates")] += 1
+        if record.outcome == "harness-error":
+            phase, trace = (record.fault.phase, record.fault.traceback) if record.fault else ("", "")
             raise HarnessFault(f"{self.case.nodeid} [{self.framework}:{self.variant}]: harness fault, not a result "
-                               f"({fault.get('phase', '')}): {record.get('error_type')}: {record.get('error_message')}"
-                               f"\n{fault.get('traceback', '')}".rstrip(), pytrace=False)
+                               f"({phase}): {record.error_type}: {record.error_message}"
+                               f"\n{trace}".rstrip(), pytrace=False)
 
     def _cache_key(self, state: _State) -> str | None:
         """This item's result-cache key (harness.run.cache.key), or None where the cache is off."""
@@ -613,13 +620,13 @@ class CaseItem(pytest.Item):
             self.cache_key = cache.key(self.case, self.framework, self.variant, self.device, python)
         return self.cache_key
 
-    def _baseline_label(self, state: _State, record: dict[str, Any]) -> str | None:
+    def _baseline_label(self, state: _State, record: Record) -> str | None:
         from gather_scatter_conformance.harness.judge import baseline
 
-        key = baseline.item_key(self.case.nodeid, self.variant, record.get("device", "cpu"))
-        return baseline.label_at(state.baseline(self.framework), key, record.get("framework_version"))
+        key = baseline.item_key(self.case.nodeid, self.variant, record.device)
+        return baseline.label_at(state.baseline(self.framework), key, record.framework_version)
 
-    def _from_cache(self, state: _State) -> dict[str, Any] | None:
+    def _from_cache(self, state: _State) -> Record | None:
         """The record the result cache holds for this item, marked cached, where it may be reused; else None."""
         from gather_scatter_conformance.harness.run import cache
 
@@ -629,7 +636,7 @@ class CaseItem(pytest.Item):
             return None
         return cache.reused(stored)
 
-    def _to_cache(self, state: _State, record: dict[str, Any]) -> None:
+    def _to_cache(self, state: _State, record: Record) -> None:
         """Keep a measured record in the result cache where it may be reused."""
         from gather_scatter_conformance.harness.run import cache
 
@@ -648,8 +655,8 @@ class CaseItem(pytest.Item):
         state = self.config.stash[_KEY]
         record = self.record
         assert record is not None, "setup() ran the case"
-        key = baseline.item_key(self.case.nodeid, self.variant, record.get("device", "cpu"))
-        if state.update_baseline and self.variant and ("label" in record or record.get("conversion")):
+        key = baseline.item_key(self.case.nodeid, self.variant, record.device)
+        if state.update_baseline and self.variant and (record.label is not None or record.conversion):
             self._update_baseline(state, record, key)
             return
         result = outcome(record, state.baseline(self.framework), key)
@@ -665,14 +672,14 @@ class CaseItem(pytest.Item):
             text = describe(self.case, record)
             raise Deviation(f"{result.reason}\n{text}" if result.reason else text)
 
-    def _update_baseline(self, state: _State, record: dict[str, Any], key: str) -> None:
+    def _update_baseline(self, state: _State, record: Record, key: str) -> None:
         """--update-baseline: the record's label (a probe's behaviour label, a converter path's preservation)
         becomes its baseline's."""
         from gather_scatter_conformance.harness.judge import baseline
 
         state.new_labels.setdefault(self.framework, {})[key] = baseline.record_label(record)
-        if record.get("dimension"):
-            state.new_dimensions.setdefault(self.framework, {})[key] = record["dimension"]
+        if record.dimension:
+            state.new_dimensions.setdefault(self.framework, {})[key] = record.dimension
         pin = baseline.pinned_version(record)  # a device's labels join without moving the pin
         if pin is not None:
             state.versions[self.framework] = pin

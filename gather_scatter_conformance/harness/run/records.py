@@ -48,9 +48,9 @@ class ResultsWriter:
         self._synced = time.monotonic()
         self._dirty = False
 
-    def write(self, record: dict[str, Any]) -> None:
+    def write(self, record: Record) -> None:
         """Append one record (in the file when this returns; on disk within ``sync_interval`` seconds)."""
-        line = (json.dumps(record, default=str, allow_nan=True) + "\n").encode("utf-8")
+        line = (json.dumps(record.dump(), default=str, allow_nan=True) + "\n").encode("utf-8")
         os.write(self._fd, line)
         self._dirty = True
         if time.monotonic() - self._synced >= self.sync_interval:

@@ -8,6 +8,7 @@ import datetime as _dt
 import os
 import platform
 import tempfile
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gather_scatter_conformance import adapters
@@ -91,17 +92,25 @@ def _answer(case: Case, framework: str, variant: str, executor: Executor, device
     return executor.run(framework, variant, job)
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """What :func:`execute` returns where the device is absent here: not a result, so no record."""
+
+    reason: str
+    device: str
+
+
 def execute(case: Case, framework: str, variant: str, executor: Executor, device: str = "cpu", repeats: int = 1,
-            suspect: bool = False) -> dict[str, Any]:
-    """Run ``case`` on ``framework``/``variant`` on ``device`` through ``executor``; return the full result record
-    (a :class:`~gather_scatter_conformance.vocab.record.Record`, as its JSON line holds it).
+            suspect: bool = False) -> Record | Skipped:
+    """Run ``case`` on ``framework``/``variant`` on ``device`` through ``executor``; return the full result
+    :class:`~gather_scatter_conformance.vocab.record.Record`.
 
     With ``repeats`` > 1, a cell whose first run is memory-unsafe, crashed, hung or gave several outputs (or that
     is ``suspect``: its baseline says it flipped or is memory-unsafe) runs ``repeats`` times in all, each repeat in a
     fresh process, and its record holds the distribution (harness.judge.repeats); a cell that has hung twice stops
     there.
 
-    Where the device is absent here the record is only ``{"outcome": "skipped", "reason": ...}``: not a result.
+    Where the device is absent here it returns :class:`Skipped`: not a result.
     The worker's value is decoded once, here, for the verdict, the label and a converter path's account.
     """
     from gather_scatter_conformance.harness.judge import repeats as rep
@@ -109,7 +118,7 @@ def execute(case: Case, framework: str, variant: str, executor: Executor, device
     expected = case.reference()
     res = _answer(case, framework, variant, executor, device)
     if res["outcome"] == "skipped":
-        return {"outcome": "skipped", "reason": res.get("reason", ""), "device": device}
+        return Skipped(res.get("reason", ""), device)
     try:
         record = _record(case, framework, variant, res, expected)
         if repeats > 1 and (suspect or rep.needs_repeats(record)):
@@ -133,7 +142,7 @@ def _converted(res: dict[str, Any]) -> bool:
     return (res.get("conversion") or {}).get("stage") == "converted"
 
 
-def _record(case: Case, framework: str, variant: str, res: dict[str, Any], expected: Any) -> dict[str, Any]:
+def _record(case: Case, framework: str, variant: str, res: dict[str, Any], expected: Any) -> Record:
     """The record of worker answer ``res`` on ``case``: made, judged, labelled, accounted (a path) and annotated."""
     result = Result.of(res)
     record = Record(
@@ -178,18 +187,18 @@ def _record(case: Case, framework: str, variant: str, res: dict[str, Any], expec
         record.reason = (f"{record.reason}; " if record.reason else "") + res["rerun"]
     if result.outcome == HARNESS_ERROR:  # no answer of the framework: nothing to label, account or reproduce
         record.fault = Fault(**res.get("fault") or {"phase": "worker"})
-        return record.dump()
+        return record
     if case.spec.dimension:
         from gather_scatter_conformance.harness.judge.classify import label
 
         record.dimension = case.spec.dimension
-        record.label = label(case.spec.dimension, case.op, case.inputs(), case.attrs, record.dump(), result.observed)
+        record.label = label(case.spec.dimension, case.op, case.inputs(), case.attrs, record, result.observed)
     # A converter path: did the converted model do what the source did natively?
     if adapters.is_path(framework) and (record.outcome != "unsupported" or _converted(res)):
         from gather_scatter_conformance.harness.judge.preservation import account
 
         description = adapters.get(framework).describe_path()  # type: ignore[attr-defined]
-        record.conversion = account(case, description, result, record.dump(), expected)
+        record.conversion = account(case, description, result, record, expected)
         if record.conversion["preservation"] == "conversion-failed":
             # The path cannot express the case (as an API that cannot): a result, not a deviation.
             record.unset("deviation")
@@ -201,10 +210,10 @@ def _record(case: Case, framework: str, variant: str, res: dict[str, Any], expec
             if reason:
                 record.known_change = reason
     changed = (record.conversion or {}).get("preservation") in ("changed", "unknown")
-    if is_finding(record.dump()) or changed:  # its repro script is made from the native call (harness.run.repro)
+    if is_finding(record) or changed:  # its repro script is made from the native call (harness.run.repro)
         record.native = res.get("source") or ""
     if record.verdict == "deviates" and not adapters.is_path(framework):  # an annotation only
         reason = known.lookup(framework, case.nodeid, variant)
         if reason:
             record.known_deviation = reason
-    return record.dump()
+    return record

@@ -18,7 +18,8 @@ Parts (benchmarks/README.md has the method and the latest results):
   plugin      an unrelated one-test pytest run with the plugin loaded vs without it: seconds added
   cache       gsc run over Gather and ScatterElements probes a second time (result cache filled) vs the first
               (empty): time, and the reused records against a --no-cache run
-  records     the strict results reader (every line a checked record) vs json.loads per line, on a committed run
+  records     the strict results reader (every line a checked record) vs json.loads per line, on a committed run;
+              a worker under the memory limit vs one without
 
 Exit status 0 whatever the ratios are: a benchmark reports; it does not gate.
 """
@@ -78,7 +79,8 @@ def _part(name: str, args: argparse.Namespace) -> list[Row]:
     if name == "records":
         from benchmarks import records
 
-        return records.run(reps=3 if args.quick else 7)
+        reps = 3 if args.quick else 7
+        return records.run(reps=reps) + records.memory_watch(reps=reps)
     if name == "cache":
         from benchmarks import cache
 

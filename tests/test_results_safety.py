@@ -109,11 +109,12 @@ def test_an_interrupted_run_is_not_overwritten_by_a_fresh_one(project: Path) -> 
     assert partial.exists()
 
 
-def _kill_after(cmd: list[str], cwd: Path, partial: Path, records: int) -> None:
-    """Start ``cmd``, SIGKILL it (and its workers) once ``partial`` holds ``records`` records, and at least a few
-    of its own (a run killed before it wrote anything would not have resumed: the manifest counts resumes)."""
+def _kill_after(cmd: list[str], cwd: Path, partial: Path, records: int, how: int = signal.SIGKILL) -> str:
+    """Start ``cmd``, send ``how`` to it and its workers once ``partial`` holds ``records`` records, and at least a
+    few of its own (a run killed before it wrote anything would not have resumed: the manifest counts resumes).
+    Returns what it wrote on stderr."""
     before = partial.read_bytes().count(b"\n") if partial.exists() else 0
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     deadline = time.monotonic() + 240
     try:
@@ -123,8 +124,9 @@ def _kill_after(cmd: list[str], cwd: Path, partial: Path, records: int) -> None:
             time.sleep(0.02)
         assert proc.poll() is None, "the run ended before it could be killed: give it more cases"
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        os.killpg(proc.pid, how)
+        _, err = proc.communicate(timeout=120)
+    return err
 
 
 def test_sigkill_at_three_points_then_resume_loses_and_repeats_nothing(project: Path, finished: Path) -> None:
@@ -145,6 +147,21 @@ def test_sigkill_at_three_points_then_resume_loses_and_repeats_nothing(project: 
     assert set(keys) == set(_keys(finished)), "records were lost"
     head = json.loads((project / "r.jsonl").read_text().splitlines()[0])["gsc_manifest"]
     assert head["status"] == "complete" and head["resumed"] == 3 and head["records"] == len(keys)
+
+
+def test_sigterm_stops_the_run_with_a_word_and_resume_loses_nothing(project: Path, finished: Path) -> None:
+    # What a CI job's time limit or a container's stop sends: the run stops as Ctrl-C stops it, keeps its partial
+    # file, says how to go on, and prints no traceback (it used to end with no word, or a pytest-xdist teardown
+    # traceback with -n 2).
+    cmd = [*GSC, "run", "many", "--framework", "numpy", "--results", "r.jsonl", "--no-cache", "-n", "2"]
+    err = _kill_after(cmd, project, project / "r.jsonl.partial", 30, signal.SIGTERM)
+    assert "stopped by SIGTERM" in err and "gsc run --resume continues it" in err, err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    assert not (project / "r.jsonl").exists()
+    done = _gsc(*cmd[3:], "--resume", cwd=project)
+    assert done.returncode == 0, done.stderr[-2000:]
+    keys = _keys(project / "r.jsonl")
+    assert len(keys) == len(set(keys)) and set(keys) == set(_keys(finished))
 
 
 # --- a results file says what it is ---

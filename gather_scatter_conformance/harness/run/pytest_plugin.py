@@ -21,6 +21,7 @@ import fnmatch
 import gc
 import os
 import re
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -163,6 +164,7 @@ class _State:
             except (RunBusy, NotResultsFile) as exc:
                 self.files = None  # nothing of it is ours to finish
                 raise pytest.UsageError(str(exc)) from None
+            _stop_on_sigterm()
         elif self.files and resume:
             try:
                 self.done = {r.key for r in read([self.files.partial])}
@@ -332,8 +334,10 @@ def pytest_configure(config: pytest.Config) -> None:
         _state(config)
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     # Here and not in unconfigure: a pytest-xdist worker may be torn down right after its session ends.
+    _STOPPING.clear()  # tryfirst: before pytest-xdist tears its workers down, a SIGTERM no longer interrupts
     state = session.config.stash.get(_KEY, None)
     if state is not None:
         state.exitstatus = int(exitstatus)
@@ -382,6 +386,27 @@ def pytest_collection(session: pytest.Session) -> Any:
     finally:
         if enabled:
             gc.enable()
+
+
+# Set while a SIGTERM interrupts the session (_stop_on_sigterm); cleared once the session is ending.
+_STOPPING = threading.Event()
+
+
+def _stop_on_sigterm() -> None:
+    """A SIGTERM (a CI job's time limit, `kill`, a container stopping) stops the run as Ctrl-C does: pytest ends the
+    session as interrupted, and _end_run keeps the partial file and says how to resume, where the default action
+    would end the process with no word. Only where nobody else handles SIGTERM, and only in the main thread."""
+    import signal
+
+    def stop(signum: int, frame: Any) -> None:
+        # Once the session is ending (its tests ran), the run finishes as it is: an exception raised in
+        # pytest-xdist's teardown would only print a traceback.
+        if _STOPPING.is_set():
+            raise KeyboardInterrupt(f"stopped by {signal.Signals(signum).name}")
+
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, stop)
+        _STOPPING.set()
 
 
 def _end_run(state: _State) -> None:

@@ -13,6 +13,10 @@ from _cases import records_of
 
 from gather_scatter_conformance.harness.judge import baseline
 from gather_scatter_conformance.harness.report.behaviour import render_text, table
+from gather_scatter_conformance.vocab.record import Record
+
+# What a hand-built record needs besides the fields a test is about.
+_RECORD = {"case": "f.yaml::p", "framework": "x", "outcome": "ok", "verdict": "conforms"}
 
 PROBE = """\
 op: Take
@@ -121,9 +125,10 @@ def test_baseline_from_results_file(tmp_path: Path) -> None:
 
 def test_a_devices_labels_join_the_baseline_without_moving_its_pinned_version(tmp_path: Path) -> None:
     # ONNX Runtime's OpenVINO EP comes from another wheel (onnxruntime-openvino 1.24.1) than the CPU pin (1.31.1).
-    def rec(device: str, version: str, label: str) -> dict:
-        return {"case": "cases/p.yaml::probe", "framework": "onnxruntime", "framework_version": version,
-                "variant": "Gather-13", "device": device, "outcome": "ok", "verdict": "conforms", "label": label}
+    def rec(device: str, version: str, label: str) -> Record:
+        return Record.read({"case": "cases/p.yaml::probe", "framework": "onnxruntime", "framework_version": version,
+                            "variant": "Gather-13", "device": device, "outcome": "ok", "verdict": "conforms",
+                            "label": label})
 
     baseline.from_records(tmp_path, [rec("cpu", "1.31.1", "error")])
     baseline.from_records(tmp_path, [rec("openvino", "1.24.1", "zero")])
@@ -160,13 +165,15 @@ def test_a_move_into_the_memory_unsafe_class_fails_naming_both_sides() -> None:
 def test_a_paths_baseline_keeps_its_preservation_verdicts() -> None:
     from gather_scatter_conformance.harness.judge.baseline import check, record_label
 
-    def rec(preservation: str, summary: str) -> dict:
-        return {"label": "wrap", "conversion": {"preservation": preservation, "summary": summary}}
+    def rec(preservation: str, summary: str) -> Record:
+        return Record.read({**_RECORD, "label": "wrap",
+                            "conversion": {"preservation": preservation, "summary": summary}})
 
     assert record_label(rec("changed", "changed: error -> wrap")) == "changed: error -> wrap"
     assert record_label(rec("conversion-failed", "conversion-failed: KeyError: 'x'")) == "conversion-failed"
     assert record_label(rec("preserved", "preserved")) == "preserved"
-    assert record_label({"label": "wrap"}) == "wrap" and record_label({"verdict": "conforms"}) is None
+    assert record_label(Record.read({**_RECORD, "label": "wrap"})) == "wrap"
+    assert record_label(Record.read({**_RECORD, "verdict": "conforms"})) is None
     version = "torch 2.13.0+cpu; onnx-dynamo 2.13.0+cpu; openvino 2026.4.1"
     key = "f.yaml::p[index_select]"
     base = {"framework": "torch~onnx-dynamo~openvino", "version": version,
@@ -228,9 +235,9 @@ def test_only_a_cpu_record_pins_the_baseline_s_version() -> None:
     # --update-baseline alike, both through pinned_version) without moving the pin.
     from gather_scatter_conformance.harness.judge.baseline import pinned_version
 
-    assert pinned_version({"framework_version": "1.32.0", "device": "cpu"}) == "1.32.0"
-    assert pinned_version({"framework_version": "1.32.0"}) == "1.32.0"
-    assert pinned_version({"framework_version": "1.24.1", "device": "openvino"}) is None
+    assert pinned_version(Record.read({**_RECORD, "framework_version": "1.32.0", "device": "cpu"})) == "1.32.0"
+    assert pinned_version(Record.read({**_RECORD, "framework_version": "1.32.0"})) == "1.32.0"
+    assert pinned_version(Record.read({**_RECORD, "framework_version": "1.24.1", "device": "openvino"})) is None
 
 
 def test_garbage_and_wrong_are_one_value_no_policy_gives_and_a_checker_s_evidence_keeps_the_class(
@@ -299,9 +306,10 @@ def test_an_update_reaches_the_range_that_holds_the_pinned_release(tmp_path: Pat
 
 def test_a_baseline_from_several_runs_keeps_every_label_they_saw(tmp_path: Path) -> None:
     # TVM's scatter_nd past the end: one session's forks abort, the next session's write lands elsewhere (skip).
-    def rec(label: str) -> dict:
-        return {"case": "cases/p.yaml::probe", "framework": "tvm", "framework_version": "0.27", "variant": "nd",
-                "outcome": "ok", "verdict": "deviates", "label": label, "dimension": "oob-negative"}
+    def rec(label: str) -> Record:
+        return Record.read({"case": "cases/p.yaml::probe", "framework": "tvm", "framework_version": "0.27",
+                            "variant": "nd", "outcome": "ok", "verdict": "deviates", "label": label,
+                            "dimension": "oob-negative"})
 
     baseline.from_records(tmp_path, [rec("crash:SIGABRT"), rec("skip")])
     saved = baseline.load(tmp_path, "tvm")
@@ -313,10 +321,10 @@ def test_a_baseline_from_several_runs_keeps_every_label_they_saw(tmp_path: Path)
 def test_a_case_whose_operator_is_not_mapped_gets_no_baseline_key(tmp_path: Path) -> None:
     # MNN maps no GatherElements: its probes are recorded as unsupported with no variant, and never checked, so a
     # baseline built from a results file must not hold `...[]` keys for them (mnn.yaml held 56).
-    def rec(variant: str, label: str) -> dict:
-        return {"case": "cases/probes/gather_elements.yaml::probe-data-dtype-bool", "framework": "mnn",
-                "framework_version": "3.6.1", "variant": variant, "outcome": "unsupported", "label": label,
-                "dimension": "data-dtype-bool"}
+    def rec(variant: str, label: str) -> Record:
+        return Record.read({"case": "cases/probes/gather_elements.yaml::probe-data-dtype-bool", "framework": "mnn",
+                            "framework_version": "3.6.1", "variant": variant, "outcome": "unsupported",
+                            "verdict": "n/a", "label": label, "dimension": "data-dtype:bool"})
 
     baseline.from_records(tmp_path, [rec("", "unsupported"), rec("expr.gather_elements", "unsupported")])
     assert baseline.load(tmp_path, "mnn")["labels"] == {

@@ -6,11 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from gather_scatter_conformance.harness.evidence import cells, verdict
+from gather_scatter_conformance.vocab.record import Record
 
 
-def _rec(case: str, framework: str = "tvm", variant: str = "v", **kw) -> dict:
-    return {"case": f"cases/probes/gather.yaml::{case}", "framework": framework, "variant": variant,
-            "device": "cpu", "outcome": "ok", "verdict": "deviates", "dimension": "oob-positive", "label": None, **kw}
+def _rec(case: str, framework: str = "tvm", variant: str = "v", **kw) -> Record:
+    return Record.read({"case": f"cases/probes/gather.yaml::{case}", "framework": framework, "variant": variant,
+                        "device": "cpu", "outcome": "ok", "verdict": "deviates", "dimension": "oob-positive",
+                        "label": None, **kw})
 
 
 def test_the_memory_unsafe_class_once_per_cell() -> None:
@@ -25,7 +27,7 @@ def test_the_memory_unsafe_class_once_per_cell() -> None:
     ]
     chosen = cells.select(records)
     assert sorted(c[0].rpartition("::")[2] for c in chosen) == ["a", "c", "f"]
-    assert chosen[("cases/probes/gather.yaml::a", "tvm", "v")]["time"] == "later"
+    assert chosen[("cases/probes/gather.yaml::a", "tvm", "v")].time == "later"
     assert "e" in {c[0].rpartition("::")[2] for c in cells.select(records, paths=True)}
     assert cells.select(records, only="tvm:w") == {}
     # --case narrows, and takes the case's plain deviations too

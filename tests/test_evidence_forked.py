@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gather_scatter_conformance.harness.evidence import checkers, parse, verdict
+from gather_scatter_conformance.vocab.record import Record
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not shutil.which("valgrind"), reason="needs valgrind (apt-get install valgrind)")]
@@ -71,7 +72,8 @@ def test_each_error_is_charged_to_its_own_script(tmp_path: Path) -> None:
     # nothing, they run beside a plain run
     from gather_scatter_conformance.harness.evidence.memcheck import check
 
-    rec = {"case": "c.yaml::x", "framework": "f", "variant": "v", "label": "alias-write"}
+    rec = Record.read({"case": "c.yaml::x", "framework": "f", "variant": "v", "label": "alias-write",
+                       "outcome": "ok", "verdict": "deviates"})
     line = check(rec, scripts[0], sys.executable, ["memcheck", "malloc"], 60, runs[scripts[0]])
     by_name = {c["name"]: c for c in line["checkers"]}
     assert line["verdict"] == "write" and set(by_name) == {"memcheck", "malloc"}
@@ -88,7 +90,8 @@ def test_memcheck_follows_the_program_an_adapter_calls_in(tmp_path: Path) -> Non
 
     script = tmp_path / "parent.py"
     script.write_text(f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {WRITE!r}], check=False)\n")
-    rec = {"case": "c.yaml::x", "framework": "f", "variant": "v", "label": "alias-write"}
+    rec = Record.read({"case": "c.yaml::x", "framework": "f", "variant": "v", "label": "alias-write",
+                       "outcome": "ok", "verdict": "deviates"})
     program = Path(sys.executable).name
 
     unfollowed = check(rec, script, sys.executable, ["memcheck"], 120)

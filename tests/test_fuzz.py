@@ -96,7 +96,7 @@ def test_labelled_differences_are_not_findings(differ: Differ) -> None:
     # torch.index_select raises on a negative index; baselines/torch.yaml labels negative-indices `error` there.
     run = differ.run(neg, [("torch", "index_select"), ("torch", "indexing")])
     select, indexing = run.runs
-    assert select.record["verdict"] == "deviates" and select.outcome() == "error"
+    assert select.record.verdict == "deviates" and select.outcome() == "error"
     assert select.verdict.status == "labelled" and "negative-indices" in select.verdict.note
     assert indexing.verdict.status == "agree"
     # OpenVINO's Gather-8 writes 0 for an index past the end (label `zero`), where canonical semantics raise.

@@ -16,6 +16,7 @@ from gather_scatter_conformance.adapters.base import ReleaseRules
 from gather_scatter_conformance.harness.history import envs, pins, releases, store
 from gather_scatter_conformance.harness.history.sweep import fold
 from gather_scatter_conformance.harness.judge import baseline
+from gather_scatter_conformance.vocab.record import Record
 
 ROOT = Path(__file__).resolve().parent.parent
 GSC = [sys.executable, "-m", "gather_scatter_conformance"]
@@ -157,7 +158,8 @@ def test_fold_makes_one_record_per_dimension_and_one_for_the_seed_cases() -> Non
     results = [_result("a.yaml::p1", "wrap"), _result("a.yaml::p2", "error"),
                {**_result("b.yaml::s1", ""), "label": None, "dimension": None, "tags": ["seed"], "verdict": "deviates"},
                {**_result("b.yaml::s2", ""), "label": None, "dimension": None, "tags": ["seed"]}]
-    records = fold("onnxruntime", "1.16.3", results, {"onnxruntime": "1.16.3"}, measured="2026-11-24")
+    records = fold("onnxruntime", "1.16.3", [Record.read(r) for r in results], {"onnxruntime": "1.16.3"},
+                   measured="2026-11-24")
     probe, seed = sorted(records, key=lambda r: r["dimension"])
     assert probe["label"] == "error|wrap" and probe["labels"] == {"a.yaml::p1": "wrap", "a.yaml::p2": "error"}
     assert seed["dimension"] == store.SEED_DIMENSION and seed["label"] == "deviates:1"

@@ -12,12 +12,15 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gather_scatter_conformance.harness.evidence import cells
 from gather_scatter_conformance.harness.evidence.memcheck import script_name
 from gather_scatter_conformance.harness.evidence.verdict import describe
 from gather_scatter_conformance.vocab.safe import md
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,8 +45,8 @@ def main(args: argparse.Namespace) -> int:
     # a cell checked on request (gsc memcheck --case) is listed too: its evidence is why
     framework, _, variant = args.only.partition(":")
     for rec in records:
-        if cells.key(rec) in evidence and rec.get("device", "cpu") == "cpu" and rec.get("verdict") == "deviates" \
-                and (not framework or rec["framework"] == framework) and (not variant or rec.get("variant") == variant):
+        if cells.key(rec) in evidence and rec.device == "cpu" and rec.verdict == "deviates" \
+                and (not framework or rec.framework == framework) and (not variant or rec.variant == variant):
             chosen[cells.key(rec)] = rec
     written = write(chosen, evidence, history, Path(args.out))
     for path, n in written:
@@ -65,10 +68,10 @@ def read_evidence(path: Path) -> dict[cells.Cell, dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
-            if "verdict" not in rec:
+            entry = json.loads(line)
+            if "verdict" not in entry:
                 raise KeyError("verdict")
-            out[cells.key(rec)] = rec
+            out[cells.line_key(entry)] = entry
         except (json.JSONDecodeError, KeyError, TypeError):
             if n == len(lines):  # a torn last line from an interrupted gsc memcheck
                 continue
@@ -87,13 +90,13 @@ def release_of(version: str) -> str:
     return _slug(normalised(version)) if version else "unknown"
 
 
-def write(chosen: dict[cells.Cell, dict[str, Any]], evidence: dict[cells.Cell, dict[str, Any]],
+def write(chosen: dict[cells.Cell, Record], evidence: dict[cells.Cell, dict[str, Any]],
           history: Path | None, out: Path) -> list[tuple[Path, int]]:
     """Write one advisory per framework release of the ``chosen`` records, and each behaviour's repro script under
     ``<framework>-<release>/``; (advisory path, behaviours) for each file written."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[Record]] = defaultdict(list)
     for rec in chosen.values():
-        groups[(rec["framework"], release_of(rec.get("framework_version", "")))].append(rec)
+        groups[(rec.framework, release_of(rec.framework_version))].append(rec)
     index = cells.Cases()
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -104,7 +107,7 @@ def write(chosen: dict[cells.Cell, dict[str, Any]], evidence: dict[cells.Cell, d
         names = [script_name(r) for r in recs]
         sections = []
         for n, rec in enumerate(sorted(recs, key=lambda r: _order(r, evidence)), 1):
-            case = index.get(rec["case"])
+            case = index.get(rec.case)
             script = None
             if case is not None:
                 try:
@@ -121,13 +124,13 @@ def write(chosen: dict[cells.Cell, dict[str, Any]], evidence: dict[cells.Cell, d
     return written
 
 
-def _order(rec: dict[str, Any], evidence: dict[cells.Cell, dict[str, Any]]) -> tuple[Any, ...]:
+def _order(rec: Record, evidence: dict[cells.Cell, dict[str, Any]]) -> tuple[Any, ...]:
     """Proved writes first, then reads, uninitialised reads, the unprovable, the unchecked; then by API and case."""
     from gather_scatter_conformance.harness.evidence.verdict import VERDICTS
 
     ev = evidence.get(cells.key(rec))
     rank = VERDICTS.index(ev["verdict"]) if ev and ev.get("verdict") in VERDICTS else len(VERDICTS)
-    return rank, rec.get("variant", ""), rec["case"]
+    return rank, rec.variant, rec.case
 
 
 def _history(directory: Path | None, framework: str) -> list[dict[str, Any]] | None:
@@ -138,9 +141,9 @@ def _history(directory: Path | None, framework: str) -> list[dict[str, Any]] | N
     return store.read(directory, framework) if store.path_for(directory, framework).exists() else None
 
 
-def _head(framework: str, recs: list[dict[str, Any]], evidence: dict[cells.Cell, dict[str, Any]],
+def _head(framework: str, recs: list[Record], evidence: dict[cells.Cell, dict[str, Any]],
           history: Path | None, hist: list[dict[str, Any]] | None) -> str:
-    version = recs[0].get("framework_version", "")
+    version = recs[0].framework_version
     verdicts: dict[str, int] = defaultdict(int)
     for rec in recs:
         line = evidence.get(cells.key(rec))
@@ -157,27 +160,27 @@ def _head(framework: str, recs: list[dict[str, Any]], evidence: dict[cells.Cell,
         f"- Behaviours: {len(recs)}",
         f"- Memory checkers' verdicts (`gsc memcheck`; write > read > uninitialised > unprovable): {counts}",
         f"- Release history: {'from ' + str(history) if hist else 'no release history'}",
-        "- Python: " + ", ".join(sorted({r.get('python', '?') for r in recs})),
+        "- Python: " + ", ".join(sorted({r.python or "?" for r in recs})),
         "",
     ]) + "\n"
 
 
-def _section(n: int, rec: dict[str, Any], case: Any, ev: dict[str, Any] | None, script: str | None,
+def _section(n: int, rec: Record, case: Any, ev: dict[str, Any] | None, script: str | None,
              hist: list[dict[str, Any]] | None) -> str:
     from gather_scatter_conformance.harness.run.repro import literal
 
-    cid, variant = rec["case"], rec.get("variant", "")
-    observed = rec["outcome"]
-    if rec.get("label"):
-        observed += f", label {rec.get('dimension')} = {rec['label']}"
-    if rec.get("signal"):
-        observed += f" (signal {rec['signal']})"
-    if rec.get("reason"):
-        observed += f": {rec['reason']}"
+    cid, variant = rec.case, rec.variant
+    observed: str = rec.outcome
+    if rec.label:
+        observed += f", label {rec.dimension} = {rec.label}"
+    if rec.signal:
+        observed += f" (signal {rec.signal})"
+    if rec.reason:
+        observed += f": {rec.reason}"
     about = f": {case.op} {json.dumps(case.attrs)}" if case is not None else " (case file not found here)"
     lines = [f"## {n}. {variant}: {cid.rpartition('::')[2]} ({cid.partition('::')[0]})",
              "",
-             f"- API: `{rec.get('api') or '(not recorded)'}` (variant {variant}, {rec.get('device', 'cpu')})",
+             f"- API: `{rec.api or '(not recorded)'}` (variant {variant}, {rec.device})",
              f"- Case: `{cid}`{about}",
              f"- Observed: {observed}",
              f"- Distribution: {_distribution(rec)}",
@@ -223,29 +226,29 @@ def _seconds(value: Any) -> str:
     return f"{value:g}" if isinstance(value, int | float) else md(value)
 
 
-def _distribution(rec: dict[str, Any]) -> str:
-    dist = rec.get("distribution")
+def _distribution(rec: Record) -> str:
+    dist = rec.distribution
     if dist:
         total = sum(dist.values())
         return ", ".join(f"{label} {count}/{total}" for label, count in sorted(dist.items(), key=lambda kv: -kv[1]))
-    return f"{rec.get('label') or rec['outcome']} (one observation; no distribution recorded)"
+    return f"{rec.label or rec.outcome} (one observation; no distribution recorded)"
 
 
-def _releases(rec: dict[str, Any], hist: list[dict[str, Any]] | None) -> str:
+def _releases(rec: Record, hist: list[dict[str, Any]] | None) -> str:
     if hist is None:
         return "no release history"
     from gather_scatter_conformance.harness.history import store
     from gather_scatter_conformance.harness.judge.baseline import item_key
     from gather_scatter_conformance.vocab.dimensions import is_memory_unsafe
 
-    by_release = store.case_labels(hist).get(item_key(rec["case"], rec.get("variant", ""), rec.get("device", "cpu")))
+    by_release = store.case_labels(hist).get(item_key(rec.case, rec.variant, rec.device))
     if by_release:
         bad = [r for r, label in by_release.items() if is_memory_unsafe(label)]
         good = [f"{r} ({label})" for r, label in by_release.items() if not is_memory_unsafe(label)]
         text = f"memory-unsafe in {', '.join(bad) or 'none measured'}"
         return text + (f"; not in {', '.join(good)}" if good else "")
     seeds = {r["release"] for r in hist if r.get("status") == "ok" and r.get("dimension") == store.SEED_DIMENSION
-             and r.get("variant") == rec.get("variant") and rec["case"] in (r.get("deviating") or [])}
+             and r.get("variant") == rec.variant and rec.case in (r.get("deviating") or [])}
     if seeds:
         return f"deviates in {', '.join(sorted(seeds))} (release sweeps record seed cases' verdicts, not labels)"
     return "not in the release history (never swept for this case and variant)"

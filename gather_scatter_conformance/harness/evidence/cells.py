@@ -8,43 +8,51 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gather_scatter_conformance import adapters, resources
 from gather_scatter_conformance.harness.cases.load import Case, load_bytes, load_file
 from gather_scatter_conformance.harness.judge.repeats import unsafe_record
 from gather_scatter_conformance.vocab import safe
 
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
+
 Cell = tuple[str, str, str]  # (case, framework, variant)
 
 
-def key(rec: dict[str, Any]) -> Cell:
-    """The cell of a record or an evidence line."""
-    return rec["case"], rec["framework"], rec.get("variant", "")
+def key(rec: Record) -> Cell:
+    """The cell of a record."""
+    return rec.case, rec.framework, rec.variant
 
 
+def line_key(line: dict[str, Any]) -> Cell:
+    """The cell of an evidence line (``gsc memcheck``'s JSON line, its own format: not a record). KeyError or
+    TypeError for a line that names no cell."""
+    return line["case"], line["framework"], line.get("variant", "")
 
-def _names(rec: dict[str, Any], wanted: Iterable[str]) -> bool:
-    return any(rec["case"] == c or rec["case"].endswith(f"::{c}") for c in wanted)
+
+def _names(rec: Record, wanted: Iterable[str]) -> bool:
+    return any(rec.case == c or rec.case.endswith(f"::{c}") for c in wanted)
 
 
-def select(records: Iterable[dict[str, Any]], only: str = "", cases: Iterable[str] = (),
-           paths: bool = False) -> dict[Cell, dict[str, Any]]:
+def select(records: Iterable[Record], only: str = "", cases: Iterable[str] = (),
+           paths: bool = False) -> dict[Cell, Record]:
     """Cell -> its record (the last one read wins, as merged results do) for the memory-unsafe records on the CPU.
     ``cases`` (file::id or id) narrows to those cases, and takes their deviating records too, memory-unsafe label or
     not (a finding to check on request). Converter paths (``a~b~c``) only with ``paths``; ``only``: one framework,
     or ``framework:variant``."""
     cases = list(cases)
     framework, _, variant = only.partition(":")
-    out: dict[Cell, dict[str, Any]] = {}
+    out: dict[Cell, Record] = {}
     for rec in records:
-        if rec.get("device", "cpu") != "cpu" or (framework and rec["framework"] != framework):
+        if rec.device != "cpu" or (framework and rec.framework != framework):
             continue
-        if (variant and rec.get("variant") != variant) or (adapters.is_path(rec["framework"]) and not paths):
+        if (variant and rec.variant != variant) or (adapters.is_path(rec.framework) and not paths):
             continue
         if cases and not _names(rec, cases):
             continue
-        if unsafe_record(rec) or (cases and rec.get("verdict") == "deviates"):
+        if unsafe_record(rec) or (cases and rec.verdict == "deviates"):
             out[key(rec)] = rec
     return out
 
@@ -78,7 +86,7 @@ class Cases:
         return load_file(path, file) if path else []
 
 
-def repro_script(case: Case, rec: dict[str, Any]) -> str:
+def repro_script(case: Case, rec: Record) -> str:
     """The record's repro script as ``gsc repro`` writes it (ValueError where the adapter recorded no native
     call)."""
     from gather_scatter_conformance.harness.run.repro import baseline_label, script

@@ -13,9 +13,12 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gather_scatter_conformance.harness.evidence import cells, checkers, parse, verdict
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
 
 _MAX_ERRORS = 20  # distinct errors kept per checker (error_count has them all)
 _QUICK_FLOOR = 20.0  # seconds Electric Fence and glibc's checks get at least
@@ -76,7 +79,7 @@ def main(args: argparse.Namespace) -> int:
         ready: list[tuple[cells.Cell, Path, str]] = []
         for cell in todo:
             rec = chosen[cell]
-            case = index.get(rec["case"])
+            case = index.get(rec.case)
             if case is None:
                 print(f"{_name(cell)}: case not found (run from the directory the run was made in): not checked",
                       flush=True)
@@ -88,7 +91,7 @@ def main(args: argparse.Namespace) -> int:
                 continue
             script = scripts / script_name(rec, qualified=True)
             script.write_text(text)
-            ready.append((cell, script, cells.python_for(rec["framework"], table)))
+            ready.append((cell, script, cells.python_for(rec.framework, table)))
         n = 0
         follow = {cell[1]: cells.call_process(cell[1]) for cell, _, _ in ready}
         size = max(1, args.batch) if "memcheck" in names else 1
@@ -120,7 +123,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     for text in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
         try:
             line = json.loads(text)
-            cells.key(line)
+            cells.line_key(line)
         except (json.JSONDecodeError, KeyError, TypeError):
             continue
         out.append(line)
@@ -146,17 +149,17 @@ def _name(cell: cells.Cell) -> str:
     return f"{cell[1]}:{cell[2]} {cell[0]}"
 
 
-def script_name(rec: dict[str, Any], qualified: bool = False) -> str:
+def script_name(rec: Record, qualified: bool = False) -> str:
     """A file name for the record's script: ``<case-id>-<variant>.py`` (``qualified``: its case file's stem first,
     ``gather-<case-id>-<variant>.py``, as case ids are unique within a file only), unsafe characters replaced."""
-    file, _, cid = rec["case"].rpartition("::")
+    file, _, cid = rec.case.rpartition("::")
     stem = f"{Path(file).stem}-" if qualified else ""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{stem}{cid}-{rec.get('variant', '')}") + ".py"
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{stem}{cid}-{rec.variant}") + ".py"
 
 
 def done_cells(path: Path) -> set[cells.Cell]:
     """The cells an evidence file already holds (a torn last line is ignored)."""
-    return {cells.key(line) for line in _lines(path)}
+    return {cells.line_key(line) for line in _lines(path)}
 
 
 def _append(path: Path, line: dict[str, Any]) -> None:
@@ -167,7 +170,7 @@ def _append(path: Path, line: dict[str, Any]) -> None:
         os.fsync(fh.fileno())
 
 
-def check(rec: dict[str, Any], script: Path, python: str, names: list[str], timeout: float,
+def check(rec: Record, script: Path, python: str, names: list[str], timeout: float,
           forked: checkers.Run | None = None, every: bool = False, follow: str = "") -> dict[str, Any]:
     """One cell's evidence line: ``script`` (the record's repro) run under each checker in ``names`` with
     ``python``, memcheck first; without a checker too where efence or malloc runs (what their runs are compared
@@ -207,9 +210,9 @@ def check(rec: dict[str, Any], script: Path, python: str, names: list[str], time
                 run = checkers.malloc_check(script, python, quick)
                 runs.append(_entry(run, parse.glibc_messages(run.stderr)))
     outcome, reason = verdict.decide(runs)
-    return {"case": rec["case"], "framework": rec["framework"], "variant": rec.get("variant", ""),
-            "framework_version": rec.get("framework_version", ""), "api": rec.get("api", ""),
-            "label": rec.get("label"), "outcome": rec.get("outcome"), "python": python, "script": script.name,
+    return {"case": rec.case, "framework": rec.framework, "variant": rec.variant,
+            "framework_version": rec.framework_version, "api": rec.api,
+            "label": rec.label, "outcome": rec.outcome, "python": python, "script": script.name,
             "checkers": runs, "verdict": outcome, "reason": reason,
             "measured": time.strftime("%Y-%m-%dT%H:%M:%S")}
 

@@ -30,6 +30,7 @@ from gather_scatter_conformance.harness.fuzz.writer import to_case
 from gather_scatter_conformance.harness.run.isolation import Isolated
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
 from gather_scatter_conformance.vocab import wire
+from gather_scatter_conformance.vocab.record import Record
 
 
 def available(pythons: dict[str, str]) -> list[str]:
@@ -89,7 +90,7 @@ class ApiRun:
 
     framework: str
     variant: str
-    record: dict[str, Any] | None
+    record: Record | None
     observed: np.ndarray | None
     verdict: triage.Verdict
     seconds: float = 0.0  # wall time of the whole call: preparing (compiling) and running
@@ -100,7 +101,7 @@ class ApiRun:
 
     def outcome(self) -> str:
         """ok | error | crash | timeout | unsupported | skipped."""
-        return self.record["outcome"] if self.record else "skipped"
+        return self.record.outcome if self.record else "skipped"
 
 
 @dataclass
@@ -157,10 +158,10 @@ class Differ:
         # NaN and inf outputs are compared on purpose; errstate is per thread, so it is set here.
         with np.errstate(all="ignore"):
             start = time.perf_counter()
-            record = execute(case, fw, variant, self.router)
+            record = _typed(execute(case, fw, variant, self.router))
             seconds = time.perf_counter() - start
             raw = self.router.last[fw]
-            observed = wire.decode(raw["value"]) if record["outcome"] == "ok" and raw.get("value") else None
+            observed = wire.decode(raw["value"]) if record.outcome == "ok" and raw.get("value") else None
             verdict = triage.assess(gen, case, record, observed, have)
         return ApiRun(fw, variant, record, observed, verdict, seconds)
 
@@ -169,3 +170,9 @@ class Differ:
         if self.pool:
             self.pool.shutdown()
         self.router.close()
+
+
+def _typed(record: Record | dict[str, Any]) -> Record:
+    """The runner's record as a :class:`Record` (harness.run.runner.execute gives it as its JSON line holds it; a
+    fuzzed case runs on the CPU, which is always here, so it is always a result)."""
+    return record if isinstance(record, Record) else Record.read(record)

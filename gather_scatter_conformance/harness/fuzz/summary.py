@@ -30,7 +30,7 @@ def _token(run: ApiRun) -> Any:
     if outcome == "ok":
         return run.observed
     if outcome == "crash":
-        return ("crash", (run.record or {}).get("signal"))
+        return ("crash", run.record.signal if run.record else None)
     return (outcome,)
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,6 +35,9 @@ from gather_scatter_conformance.harness.reference.compare import compare
 from gather_scatter_conformance.harness.reference.policy import NEGATIVE, OUT_OF_BOUNDS
 from gather_scatter_conformance.vocab import dtypes
 from gather_scatter_conformance.vocab.ops import FILE_NAMES, SCATTER_OPS
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
 
 INDEX_DIMS = ("negative-indices", "oob-positive", "oob-negative")
 UNPREDICTABLE = {"garbage", "alias", "nondeterministic"}
@@ -198,10 +201,10 @@ def _reproduces(case: Case, observed: np.ndarray, candidate: Any) -> bool:
         return False
 
 
-def _value_kind(record: dict[str, Any], expected: Any) -> str:
+def _value_kind(record: Record, expected: Any) -> str:
     if isinstance(expected, ExpectedError):
         return "value-not-error"
-    reason = record.get("reason", "")
+    reason = record.reason
     if reason.startswith("shape"):
         return "wrong-shape"
     if reason.startswith("dtype"):
@@ -209,7 +212,7 @@ def _value_kind(record: dict[str, Any], expected: Any) -> str:
     # NaN/inf handling is its own kind, so it neither hides nor is hidden by a wrong index on finite values.
     nonfinite = any(
         isinstance(m.get(k), float) and not np.isfinite(m[k])
-        for m in record.get("first_mismatches") or () for k in ("expected", "observed")
+        for m in record.first_mismatches or () for k in ("expected", "observed")
     )
     return "wrong-value:nonfinite" if nonfinite else "wrong-value"
 
@@ -220,22 +223,22 @@ def describe_labels(have: dict[str, frozenset[str]], dims: list[str]) -> str:
     return "baseline " + ", ".join(parts) if parts else "no behaviour dimension touched"
 
 
-def assess(gc: GenCase, case: Case, record: dict[str, Any], observed: np.ndarray | None,
+def assess(gc: GenCase, case: Case, record: Record, observed: np.ndarray | None,
            have: dict[str, frozenset[str]]) -> Verdict:
     """Judge one API's record on ``gc`` against the reference and the API's baseline labels ``have``."""
-    if record["verdict"] == "conforms":
+    if record.verdict == "conforms":
         return Verdict("agree")
-    outcome = record["outcome"]
+    outcome = record.outcome
     if outcome in ("unsupported", "harness-error"):  # the API cannot express it, or the harness failed: no result
-        return Verdict("n/a", note=record.get("reason", ""))
+        return Verdict("n/a", note=record.reason)
     dims = touched(gc)
     context = describe_labels(have, dims)
     if outcome in ("crash", "timeout", "error"):
-        lab = {"crash": f"crash:{record.get('signal') or 'exit'}", "timeout": "timeout"}.get(outcome, "error")
+        lab = {"crash": f"crash:{record.signal or 'exit'}", "timeout": "timeout"}.get(outcome, "error")
         hit = [d for d in dims if lab in have.get(d, ())]
         if hit:
             return Verdict("labelled", note=f"{hit[0]}: {lab}")
-        short = (record.get("error_type") or "").rsplit(".", 1)[-1]
+        short = (record.error_type or "").rsplit(".", 1)[-1]
         return Verdict("finding", lab if outcome != "error" else f"raised:{short}", context)
     assert observed is not None
     risky = [d for d in dims if d in INDEX_DIMS]

@@ -14,11 +14,14 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gather_scatter_conformance import resources
 from gather_scatter_conformance.harness.history import envs, pins, store
 from gather_scatter_conformance.harness.run.records import read
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
 
 # The default cases: every probe (one per behaviour dimension and API) and the seed cases (the worked examples of
 # the specs and docs), both found by tag in the shipped corpus.
@@ -43,31 +46,31 @@ def _today() -> str:
     return _dt.date.today().isoformat()
 
 
-def fold(framework: str, release: str, results: Iterable[dict[str, Any]], packages: dict[str, str],
+def fold(framework: str, release: str, results: Iterable[Record], packages: dict[str, str],
          measured: str | None = None) -> list[dict[str, Any]]:
     """History records from one release's result records: one per operator × variant × device × dimension for the
     probes, and one per operator × variant × device for the seed cases (``seed-cases``: conforms or deviates:N)."""
-    groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, str, str, str], list[Record]] = defaultdict(list)
     for rec in results:
-        if rec.get("framework") != framework:
+        if rec.framework != framework:
             continue
-        dimension = rec.get("dimension") or (store.SEED_DIMENSION if "seed" in rec.get("tags", []) else None)
+        dimension = rec.dimension or (store.SEED_DIMENSION if "seed" in rec.tags else None)
         if dimension:
-            groups[(rec["op"], rec.get("variant", ""), rec.get("device", "cpu"), dimension)].append(rec)
+            groups[(rec.op, rec.variant, rec.device, dimension)].append(rec)
     out = []
     for (op, variant, device, dimension), recs in sorted(groups.items()):
         base = {"framework": framework, "release": release, "op": op, "variant": variant, "device": device,
-                "dimension": dimension, "status": "ok", "version": recs[0].get("framework_version", ""),
-                "python": recs[0].get("python", ""), "packages": packages, "measured": measured or _today(),
-                "outcomes": dict(Counter(r["outcome"] for r in recs)),
-                "verdicts": dict(Counter(r["verdict"] for r in recs))}
+                "dimension": dimension, "status": "ok", "version": recs[0].framework_version,
+                "python": recs[0].python, "packages": packages, "measured": measured or _today(),
+                "outcomes": dict(Counter(r.outcome for r in recs)),
+                "verdicts": dict(Counter(r.verdict for r in recs))}
         if dimension == store.SEED_DIMENSION:
-            deviating = sorted(r["case"] for r in recs if r["verdict"] == "deviates")
-            expressed = any(r["outcome"] != "unsupported" for r in recs)
+            deviating = sorted(r.case for r in recs if r.verdict == "deviates")
+            expressed = any(r.outcome != "unsupported" for r in recs)
             label = f"deviates:{len(deviating)}" if deviating else "conforms" if expressed else "unsupported"
             out.append({**base, "label": label, "deviating": deviating, "cases": len(recs)})
         else:
-            case_labels = {r["case"]: r["label"] for r in recs if r.get("label")}
+            case_labels = {r.case: r.label for r in recs if r.label}
             names = sorted(set(case_labels.values()))
             out.append({**base, "label": "|".join(names) if names else "unlabelled", "labels": case_labels})
     return out

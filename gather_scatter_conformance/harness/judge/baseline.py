@@ -19,8 +19,9 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from packaging.version import InvalidVersion, Version
@@ -28,6 +29,9 @@ from packaging.version import InvalidVersion, Version
 from gather_scatter_conformance.adapters import is_path
 from gather_scatter_conformance.adapters.base import NOT_MAPPED
 from gather_scatter_conformance.vocab.dimensions import DIMENSIONS, is_memory_unsafe, same_unordered
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
 
 _RELEASE = re.compile(r"\d+(?:\.\d+)*")
 
@@ -236,15 +240,15 @@ def known_releases(baseline: dict[str, Any]) -> list[Version]:
     return sorted(v for v in found if v is not None)
 
 
-def record_label(record: dict[str, Any]) -> str | None:
+def record_label(record: Record) -> str | None:
     """What a baseline keeps of a record: for a converter path, its preservation (``preserved``, ``changed: error
     -> wrap``, ``conversion-failed``, ``unknown``), which is what a path's test checks; else the probe's behaviour
     label (None for a conformance case, which known/ files cover instead)."""
-    conversion = record.get("conversion")
+    conversion = record.conversion
     if conversion:
         kind = conversion["preservation"]
         return conversion["summary"] if kind == "changed" else kind
-    return record.get("label")
+    return record.label
 
 
 # Signals of a process whose heap was corrupted: which one kills it depends on the allocator's state, not on the
@@ -344,14 +348,14 @@ def merged(known: str | None, observed: str, dimension: str | None = None) -> st
     return "|".join(dict.fromkeys(kept + seen))
 
 
-def pinned_version(record: dict[str, Any]) -> str | None:
+def pinned_version(record: Record) -> str | None:
     """The version a record's label pins its framework's baseline to: a CPU record's framework version; None for a
     device's record (ONNX Runtime's OpenVINO EP is another wheel, 1.24.1 beside the pinned 1.32.0), whose labels
     join the file without moving its pin."""
-    return record.get("framework_version", "") if (record.get("device") or "cpu") == "cpu" else None
+    return record.framework_version if record.device == "cpu" else None
 
 
-def check_records(root: Path, records: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+def check_records(root: Path, records: Iterable[Record]) -> tuple[list[str], list[str]]:
     """(failures, notes) of result records judged offline against the baselines in ``root``, as the run's own
     tests judge them (:func:`check`, then :func:`note` where it passed), a line each that names the record's
     framework and key: for a results file measured elsewhere (a nightly's machine), or against baselines updated
@@ -361,15 +365,15 @@ def check_records(root: Path, records: list[dict[str, Any]]) -> tuple[list[str],
     loaded: dict[str, dict[str, Any]] = {}
     for rec in records:
         label = record_label(rec)
-        if not label or rec.get("variant", "") == NOT_MAPPED:
+        if not label or rec.variant == NOT_MAPPED:
             continue
-        framework = rec["framework"]
+        framework = rec.framework
         base = loaded.get(framework)
         if base is None:
             base = loaded[framework] = load(root, framework)
-        key = item_key(rec["case"], rec.get("variant", ""), rec.get("device", "cpu") or "cpu")
-        version = rec.get("framework_version", "")
-        problem = check(base, key, label, version, rec.get("dimension"))
+        key = item_key(rec.case, rec.variant, rec.device)
+        version = rec.framework_version
+        problem = check(base, key, label, version, rec.dimension)
         if problem:
             failures.append(f"{framework}: {problem}")
         else:
@@ -379,7 +383,7 @@ def check_records(root: Path, records: list[dict[str, Any]]) -> tuple[list[str],
     return failures, notes
 
 
-def from_records(root: Path, records: list[dict[str, Any]]) -> dict[str, int]:
+def from_records(root: Path, records: Iterable[Record]) -> dict[str, int]:
     """Write baseline files from result records (every probe record's label, every converter path record's
     preservation: :func:`record_label`; a cell recorded by several runs gets every label they saw); returns labels
     per framework. The pinned version is the CPU records': a
@@ -391,18 +395,17 @@ def from_records(root: Path, records: list[dict[str, Any]]) -> dict[str, int]:
     for rec in records:
         label = record_label(rec)
         # a case whose operator the adapter does not map (variant NOT_MAPPED) is recorded, never checked: no key
-        if label and rec.get("variant", "") != NOT_MAPPED:
-            device = rec.get("device", "cpu") or "cpu"
-            key = item_key(rec["case"], rec.get("variant", ""), device)
-            labels = by_fw.setdefault(rec["framework"], {})
+        if label and rec.variant != NOT_MAPPED:
+            key = item_key(rec.case, rec.variant, rec.device)
+            labels = by_fw.setdefault(rec.framework, {})
             # The same cell in several runs (results files of repeated runs): every label seen, in the order seen.
             labels[key] = "|".join(p for p in dict.fromkeys([*labels.get(key, "").split("|"), *label.split("|")])
                                    if p)
-            if rec.get("dimension"):
-                dims.setdefault(rec["framework"], {})[key] = rec["dimension"]
+            if rec.dimension:
+                dims.setdefault(rec.framework, {})[key] = rec.dimension
             pin = pinned_version(rec)
             if pin is not None:
-                versions[rec["framework"]] = pin
+                versions[rec.framework] = pin
     for framework, labels in by_fw.items():
         update(root, framework, versions.get(framework), labels, dims.get(framework))
     return {fw: len(labels) for fw, labels in by_fw.items()}

@@ -289,16 +289,17 @@ def test_the_record_says_which_provider_ran_each_node_and_that_it_fell_back(pyte
 def test_the_report_panel_shows_the_placement_and_the_fallback() -> None:
     pytest.importorskip("markupsafe", reason="the report extra is not installed")
     from gather_scatter_conformance.harness.report.drilldown import blob, placement_text
+    from gather_scatter_conformance.vocab.record import Record
 
     record = {"case": "c.yaml::s", "op": "Gather", "framework": "onnxruntime", "variant": "Gather-13",
               "outcome": "ok", "verdict": "conforms", "providers": {"Reshape": "OpenVINOExecutionProvider",
                                                                      "Gather": "CPUExecutionProvider"},
               "fallback": True}
     text = "Reshape: OpenVINOExecutionProvider, Gather: CPUExecutionProvider (fallback: not every node ran"
-    assert placement_text(record).startswith(text)
-    assert placement_text({**record, "fallback": False}) == text.split(" (")[0]
-    assert placement_text({k: v for k, v in record.items() if k != "providers"}) is None
-    page = blob([record], ["onnxruntime:Gather-13"], [], {"frameworks": [], "ops": [], "tables": []})
+    assert placement_text(Record.read(record)).startswith(text)
+    assert placement_text(Record.read({**record, "fallback": False})) == text.split(" (")[0]
+    assert placement_text(Record.read({k: v for k, v in record.items() if k != "providers"})) is None
+    page = blob([Record.read(record)], ["onnxruntime:Gather-13"], [], {"frameworks": [], "ops": [], "tables": []})
     assert page["str"][page["recs"][0]["pv"]].startswith(text)
 
 

@@ -17,15 +17,17 @@ from test_report import GATHER6, rec, sample_records
 from gather_scatter_conformance.harness.evidence.cells import Cases
 from gather_scatter_conformance.harness.report import build, drilldown
 from gather_scatter_conformance.harness.report.agreement import agreement
+from gather_scatter_conformance.vocab.record import Record
 
 WRONG = {"observed": [1.0, 0.0, 0.0], "max_abs_err": 5.0, "mismatches": 2, "reason": "2 of 3 element(s) differ"}
 DTYPE_REFUSAL = {"error_type": "TypeError", "error_message": "bfloat16 not supported", "deviation": "dtype",
                  "reason": "refused an element type the spec allows"}
 
 
-def run(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    records = build.dedupe(records)
-    return records, agreement(records, build.frame(records))
+def run(records: list[dict[str, Any]]) -> tuple[list[Record], dict[str, Any]]:
+    """The records (as a results file holds them) read, deduplicated, and their agreement."""
+    typed = build.dedupe(Record.read(r) for r in records)
+    return typed, agreement(typed, build.frame(typed))
 
 
 def cell(agree: dict[str, Any], fa: str, fb: str, op: str | None = None) -> dict[str, Any] | None:
@@ -66,7 +68,7 @@ def test_agreement() -> None:
     assert (numpy_torch["n"], numpy_torch["agree"], numpy_torch["dtype"]) == (4, 2, 0)
     assert numpy_torch["cases"] == 3
     probe = "cases/probes/nonexistent.yaml::probe-oob"
-    assert [records[a]["case"] for a, _b in numpy_torch["diff"]] == [GATHER6, probe]
+    assert [records[a].case for a, _b in numpy_torch["diff"]] == [GATHER6, probe]
     same = cell(agree, "torch", "torch")
     assert (same["n"], same["agree"]) == (1, 0)  # indexing vs index_select on Gather6
     # GatherND: numpy and torch agree; tensorflow's crash against their values disagrees (it is no dtype refusal).
@@ -79,7 +81,7 @@ def test_per_operator_tables_partition_the_all_operators_table() -> None:
     records, agree = run(mixed_records())
     assert agree["ops"] == ["Gather", "GatherElements", "GatherND", "Take"]
     fws = agree["frameworks"]
-    order = list(dict.fromkeys(r["case"] for r in records))
+    order = list(dict.fromkeys(r.case for r in records))
     for fa in fws:
         for fb in fws:
             total = cell(agree, fa, fb)
@@ -91,14 +93,14 @@ def test_per_operator_tables_partition_the_all_operators_table() -> None:
                 assert total[k] == sum(p[k] for p in parts), (fa, fb, k)
             for k in ("diff", "dtype_diff"):
                 assert sorted(map(tuple, total[k])) == sorted(tuple(d) for p in parts for d in p[k]), (fa, fb, k)
-                cases = [records[a]["case"] for a, _b in total[k]]
+                cases = [records[a].case for a, _b in total[k]]
                 assert cases == sorted(set(cases), key=order.index)  # one pair per case, in case order
     # The mirror cell holds the same counts, its pairs seen from the other row.
     a, b = cell(agree, "numpy", "torch"), cell(agree, "torch", "numpy")
     assert {k: a[k] for k in ("n", "agree", "refused", "dtype", "cases")} == {
         k: b[k] for k in ("n", "agree", "refused", "dtype", "cases")}
     assert b["diff"] == [[y, x] for x, y in a["diff"]]
-    assert a["diff"] and all(records[x]["framework"] == "numpy" and records[y]["framework"] == "torch"
+    assert a["diff"] and all(records[x].framework == "numpy" and records[y].framework == "torch"
                              for x, y in a["diff"])
 
 
@@ -155,7 +157,7 @@ def test_every_disagreement_is_listed() -> None:
     numpy_torch = cell(agree, "numpy", "torch")
     assert (numpy_torch["n"], numpy_torch["agree"], numpy_torch["cases"]) == (150, 0, 75)
     assert len(numpy_torch["diff"]) == 75  # no truncation, one (the first) pair per case
-    assert [records[a]["case"] for a, _b in numpy_torch["diff"]] == [case(i) for i in range(75)]
+    assert [records[a].case for a, _b in numpy_torch["diff"]] == [case(i) for i in range(75)]
     assert numpy_torch["diff"][0] == [0, 1]
     # The diagonal: torch's two variants give the same wrong values, and agree.
     same = cell(agree, "torch", "torch")
@@ -178,7 +180,7 @@ def test_diagonal_compares_own_variants() -> None:
     # One pair for the case, its first by rid: indexing (rid 0) against take; in (index_select, indexing) the
     # row side is index_select, whose column sorts first.
     assert same["diff"] == [[0, 2]]
-    assert [records[r]["variant"] for r in same["diff"][0]] == ["indexing", "take"]
+    assert [records[r].variant for r in same["diff"][0]] == ["indexing", "take"]
     assert [t["rows"][0]["cells"] for t in agree["tables"]] == [[same], [same]]
 
 

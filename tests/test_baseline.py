@@ -65,8 +65,8 @@ def test_update_then_check_then_detect_a_change(tmp_path: Path) -> None:
 def test_behaviour_table_marks_canonical_and_documented_differences() -> None:
     claims = Path(__file__).resolve().parent.parent / "claims"
 
-    def rec(fw: str, variant: str, api: str, label: str) -> dict:
-        return {
+    def rec(fw: str, variant: str, api: str, label: str) -> Record:
+        return Record.read({
             "case": f"cases/g.yaml::{fw}",
             "op": "Gather",
             "framework": fw,
@@ -76,7 +76,9 @@ def test_behaviour_table_marks_canonical_and_documented_differences() -> None:
             "device": "cpu",
             "dimension": "oob-positive",
             "label": label,
-        }
+            "outcome": "ok",
+            "verdict": "conforms",
+        })
 
     rows = table(
         [

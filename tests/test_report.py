@@ -22,6 +22,7 @@ from gather_scatter_conformance.harness.cli import main
 from gather_scatter_conformance.harness.report import build, drilldown
 from gather_scatter_conformance.harness.report.page import generate
 from gather_scatter_conformance.harness.run.records import NotResultsFile, new_manifest
+from gather_scatter_conformance.vocab.record import Record
 
 GATHER6 = "cases/gather.yaml::ov-gather8-example-6"  # data [1..5], indices [0, -2, -1] -> [1, 4, 5]
 GATHERND1 = "cases/gather_nd.yaml::blog-gathernd-example-1"
@@ -156,7 +157,7 @@ def test_matrix_csv_and_counts(report: dict[str, Any]) -> None:
     assert by_case[GATHERND1]["tensorflow:gather_nd/eager"] == "crash"
     assert by_case[GATHERND1]["tensorflow:gather_nd/xla"] == "n/a"
     assert by_case[GATHERND1]["torch:index_select"] == ""  # not run
-    counts = {c["op"]: c for c in build.counts(build.frame(build.dedupe(sample_records())))}
+    counts = {c["op"]: c for c in build.counts(build.frame(build.dedupe(map(Record.read, sample_records()))))}
     # The bfloat16 probe's refusal is a dtype deviation (a type the spec allows), apart from the eager error.
     assert {k: counts["Gather"][k] for k in build.STATUSES} == {
         "conforms": 3, "deviates": 2, "dtype": 1, "error": 1, "crash": 1, "timeout": 0, "n/a": 0}

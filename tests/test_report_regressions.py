@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gather_scatter_conformance.harness.report import regressions
+from gather_scatter_conformance.vocab.record import Record
 
 CASE = "cases/regression/gather_elements.yaml::pytorch-196106-take-along-dim-wraps"
 
@@ -20,7 +21,7 @@ def test_each_system_shows_its_worst_variant_and_the_bug_comes_from_the_case_fil
         _rec("tfjs", "wasm:gather", "unsupported", "n/a"),
         {**_rec("numpy", "take", "ok", "conforms"), "case": "cases/gather.yaml::x", "tags": []},  # not a regression
     ]
-    [row] = regressions.table(records)
+    [row] = regressions.table(map(Record.read, records))
     assert row["issue"] == "pytorch#196106"
     assert row["url"] == "https://github.com/pytorch/pytorch/issues/196106"
     assert row["reported_on"] == "torch"

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from gather_scatter_conformance.harness.report.unsafe import evidence_text, load_evidence, section
+from gather_scatter_conformance.vocab.record import Record
 
 
 def _rec(case: str, op: str, label: str | None, outcome: str = "ok", **extra: object) -> dict:
@@ -31,7 +32,7 @@ def test_findings_are_grouped_by_access_from_the_value_or_the_checker(tmp_path: 
           "reason": "memcheck: Invalid read of size 4; Address 0x2dbbd3fc is 4 bytes before a block of size 24"}
     evidence_file.write_text(json.dumps(ev) + "\n")
     evidence = load_evidence([evidence_file, tmp_path / "absent.jsonl"])
-    out = section(records, evidence)
+    out = section([Record.read(r) for r in records], evidence)
     by = {g["key"]: [e["case"] for f in g["frameworks"] for e in f["entries"]] for g in out["groups"]}
     assert [g["key"] for g in out["groups"]] == ["write", "read", "uninitialised", "crash"]  # writes lead
     assert by["write"] == ["scatter-alias"]

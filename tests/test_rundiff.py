@@ -7,6 +7,7 @@ from pathlib import Path
 
 from gather_scatter_conformance.harness.cli import main
 from gather_scatter_conformance.harness.report.rundiff import diff
+from gather_scatter_conformance.vocab.record import Record
 
 
 def _rec(case: str, fw: str, verdict: str, outcome: str = "ok", **kw: str) -> dict[str, str]:
@@ -21,7 +22,7 @@ NEW = [_rec("a", "ort", "conforms", "error"), _rec("b", "ort", "conforms"), _rec
 
 
 def test_changes_are_counted_per_framework_and_field() -> None:
-    d = diff(OLD, NEW)
+    d = diff(map(Record.read, OLD), map(Record.read, NEW))
     assert d.changed == {("ort", "verdict", "deviates", "conforms"): 1, ("tf", "label", "wrap", "clamp"): 1}
     assert (d.same, d.only_old, d.only_new) == (1, 1, 1)
     assert d.examples[("ort", "verdict", "deviates", "conforms")] == ["a [v]"]

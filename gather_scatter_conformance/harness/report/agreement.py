@@ -19,19 +19,22 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from gather_scatter_conformance.harness.report.build import status
 from gather_scatter_conformance.vocab.ops import OPS
 
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
+
 REFUSALS = ("error", "crash", "timeout")
 
 
-def _value_key(rec: dict[str, Any]) -> str | None:
+def _value_key(rec: Record) -> str | None:
     """A comparable form of a small observed value (floats to 6 significant digits), else None."""
-    obs = rec.get("observed")
+    obs = rec.observed
     if obs is None:
         return None
 
@@ -42,10 +45,10 @@ def _value_key(rec: dict[str, Any]) -> str | None:
             return "nan" if math.isnan(x) else float(f"{x:.6g}")
         return x
 
-    return json.dumps([rec.get("observed_shape"), norm(obs)])
+    return json.dumps([rec.observed_shape, norm(obs)])
 
 
-def _pairs(records: list[dict[str, Any]], df: pd.DataFrame) -> pd.DataFrame:
+def _pairs(records: list[Record], df: pd.DataFrame) -> pd.DataFrame:
     """Every result pair on a shared case, once (framework_a < framework_b, or one framework and col_a < col_b),
     with ``agree``, ``both_refused``, ``dtype`` (set apart) and ``counted`` (in n) flags and the case's order."""
     runs = df[df["status"] != "n/a"]
@@ -55,7 +58,7 @@ def _pairs(records: list[dict[str, Any]], df: pd.DataFrame) -> pd.DataFrame:
         key=[_value_key(records[i]) for i in rids],
         # A refusal of an element type: one the spec allows (status dtype), or any refusal outside the spec.
         dtype_refusal=[status(records[i]) == "dtype" for i in rids],
-        outside=[str(records[i].get("spec") or "inside").startswith("outside") for i in rids],
+        outside=[records[i].spec.startswith("outside") for i in rids],
         order=runs["case"].map({c: i for i, c in enumerate(dict.fromkeys(df["case"]))}),
     )[["op", "case", "order", "framework", "col", "rid", "refused", "key", "verdict", "dtype_refusal", "outside"]]
     pairs = runs.merge(runs.drop(columns=["order"]), on=["op", "case"], suffixes=("_a", "_b"))
@@ -114,7 +117,7 @@ def _grid(cells: dict[tuple[str, str], dict[str, Any]], fws: list[str]) -> list[
             for fa in fws]
 
 
-def agreement(records: list[dict[str, Any]], df: pd.DataFrame) -> dict[str, Any]:
+def agreement(records: list[Record], df: pd.DataFrame) -> dict[str, Any]:
     """Framework × framework agreement, over all operators and per operator (see the module docstring).
 
     ``df`` is ``build.frame(records)`` (its ``rid`` indexes ``records``). Returns

@@ -10,12 +10,15 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gather_scatter_conformance import resources
 from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS, conforms
 from gather_scatter_conformance.harness.report.documented import rows as documented_rows
 from gather_scatter_conformance.harness.report.rows import BehaviourRow
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
 
 
 def _claims(claims_dir: Path) -> Any:
@@ -59,17 +62,17 @@ def _agrees(claim: Any, labels: list[str]) -> bool | None:
     return agrees(claim, labels)
 
 
-def _conversion_fields(recs: list[dict[str, Any]]) -> dict[str, str]:
+def _conversion_fields(recs: list[Record]) -> dict[str, str]:
     """A converter path's cell: the source's labels and the preservation summaries, each ``|``-joined when the
     cell's probes differ; nothing for a framework's own cell."""
-    convs = [r["conversion"] for r in recs if r.get("conversion")]
+    convs = [r.conversion for r in recs if r.conversion]
     if not convs:
         return {}
     sources = sorted({c.get("source_label") or "-" for c in convs})
     return {"source_label": "|".join(sources), "preservation": "|".join(sorted({c["summary"] for c in convs}))}
 
 
-def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None,
+def table(records: Iterable[Record], claims_dir: Path | None = None,
           with_documented: bool = False) -> list[dict[str, Any]]:
     """One row per (op, dimension, framework, version, variant, device), with labels combined across probes, as
     dicts with the keys of :class:`gather_scatter_conformance.harness.report.rows.BehaviourRow`.
@@ -77,18 +80,17 @@ def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None,
     With ``with_documented``, rows for documented-only columns follow (harness.report.documented: Caffe2, and TensorRT,
     DirectML or a GPU where these results have none), marked ``measured: False``.
     """
-    groups: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, ...], list[Record]] = defaultdict(list)
     for rec in records:
-        if rec.get("dimension") and rec.get("label"):
-            key = (rec["op"], rec["dimension"], rec["framework"], rec.get("framework_version", ""),
-                   rec.get("variant", ""), rec.get("device", "cpu"))
+        if rec.dimension and rec.label:
+            key = (rec.op, rec.dimension, rec.framework, rec.framework_version, rec.variant, rec.device)
             groups[key].append(rec)
     claims = _claims(claims_dir or resources.claims_dir())
     rows: list[BehaviourRow] = []
     for (op, dim, fw, version, variant, device), recs in sorted(groups.items()):
-        labels = sorted({r["label"] for r in recs})
+        labels = sorted({r.label for r in recs if r.label})
         label = labels[0] if len(labels) == 1 else "|".join(labels)
-        api = next((r["api"] for r in recs if r.get("api")), "")
+        api = next((r.api for r in recs if r.api), "")
         # Without any call recorded (every probe unsupported), the variant names the API (OpenVINO's Gather-1).
         doc = _documented(claims, fw, op, dim, api or variant, device)
         blog = _documented(claims, f"blog-2020:{_DOCS_OF.get(fw, fw)}", op, dim, "", device)
@@ -103,7 +105,7 @@ def table(records: Iterable[dict[str, Any]], claims_dir: Path | None = None,
             documentation=documentation_state(doc, agrees_docs),
             blog_2020=blog.label if blog else None, blog_2020_text=blog.text if blog else None,
             blog_2020_source=blog.source if blog else None, agrees_with_blog=_agrees(blog, labels),
-            cases=sorted({r["case"] for r in recs}),
+            cases=sorted({r.case for r in recs}),
             **_conversion_fields(recs),
         ))
     if with_documented and claims:

@@ -1,22 +1,24 @@
 """The report's tables, built with pandas from result records: header, behaviour, conformance, dtype, changes.
 
-Every function takes plain records (dicts as the runner writes them) or behaviour rows (harness.report.behaviour.table)
-and returns plain Python structures the template renders; nothing here formats HTML. Framework agreement is
-harness.report.agreement.
+Every function takes result records (:class:`~gather_scatter_conformance.vocab.record.Record`, as
+harness.run.records.read yields them) or behaviour rows (dicts: harness.report.behaviour.table) and returns plain
+Python structures the template renders; nothing here formats HTML. Framework agreement is harness.report.agreement.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS, canonical_label, conforms
 from gather_scatter_conformance.harness.report import severity
-from gather_scatter_conformance.harness.run.records import record_key
 from gather_scatter_conformance.vocab.dimensions import words
 from gather_scatter_conformance.vocab.ops import OPS
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
 
 STATUSES = ("conforms", "deviates", "dtype", "error", "crash", "timeout", "n/a")
 GLYPH = {"conforms": "✓", "deviates": "✗", "dtype": "D", "error": "E", "crash": "C", "timeout": "T", "n/a": "·"}
@@ -26,18 +28,28 @@ DTYPE_PREFIXES = ("data-dtype:", "index-dtype:")
 
 
 
-def dedupe(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def dedupe(records: Iterable[Record]) -> list[Record]:
     """One record per case × framework × variant × device; a later record wins (as ``harness merge`` does)."""
-    merged: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    merged: dict[tuple[str, str, str, str], Record] = {}
     for rec in records:
-        merged[record_key(rec)] = rec
+        merged[rec.key] = rec
     return list(merged.values())
 
 
-def column(rec: dict[str, Any]) -> str:
-    """The ``framework:variant[@device]`` a record or behaviour row belongs to."""
-    dev = rec.get("device", "cpu") or "cpu"
-    return f"{rec['framework']}:{rec.get('variant', '')}" + ("" if dev == "cpu" else f"@{dev}")
+def column_name(framework: str, variant: str, device: str | None) -> str:
+    """``framework:variant[@device]``: a column of the matrices and behaviour tables (no ``@`` on the CPU)."""
+    dev = device or "cpu"
+    return f"{framework}:{variant}" + ("" if dev == "cpu" else f"@{dev}")
+
+
+def column(rec: Record) -> str:
+    """The ``framework:variant[@device]`` a record belongs to."""
+    return column_name(rec.framework, rec.variant, rec.device)
+
+
+def row_column(row: dict[str, Any]) -> str:
+    """The ``framework:variant[@device]`` a behaviour row (harness.report.behaviour.table) belongs to."""
+    return column_name(row["framework"], row.get("variant", ""), row.get("device", "cpu"))
 
 
 def system_name(framework: str, device: str | None) -> str:
@@ -45,31 +57,31 @@ def system_name(framework: str, device: str | None) -> str:
     return framework if device in (None, "", "cpu") else f"{framework}@{device}"
 
 
-def status(rec: dict[str, Any]) -> str:
+def status(rec: Record) -> str:
     """conforms | deviates | dtype | error | crash | timeout | n/a — what a matrix cell shows.
 
     ``dtype`` is a refusal of an element type the canonical type constraints allow (a dtype deviation); a refusal
     of a type outside them conforms (gather_scatter_conformance.harness.judge.verdict.judge).
     """
-    outcome = rec.get("outcome")
-    if outcome == "unsupported" or rec.get("verdict") == "n/a":
+    outcome = rec.outcome
+    if outcome == "unsupported" or rec.verdict == "n/a":
         return "n/a"
     if outcome in ("crash", "timeout"):
         return outcome
-    if rec.get("verdict") == "conforms":
+    if rec.verdict == "conforms":
         return "conforms"
     if outcome == "error":
-        return "dtype" if rec.get("deviation") == "dtype" else "error"
+        return "dtype" if rec.deviation == "dtype" else "error"
     return "deviates"
 
 
-def frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+def frame(records: list[Record]) -> pd.DataFrame:
     """The records as a DataFrame with the derived columns the tables use (``rid`` is the record's index)."""
     rows = [{
-        "rid": i, "case": r["case"], "op": r["op"], "framework": r["framework"],
-        "variant": r.get("variant", ""), "device": r.get("device", "cpu") or "cpu", "col": column(r),
-        "status": status(r), "outcome": r.get("outcome"), "verdict": r.get("verdict"),
-        "version": r.get("framework_version", ""),
+        "rid": i, "case": r.case, "op": r.op, "framework": r.framework,
+        "variant": r.variant, "device": r.device or "cpu", "col": column(r),
+        "status": status(r), "outcome": r.outcome, "verdict": r.verdict,
+        "version": r.framework_version,
     } for i, r in enumerate(records)]
     cols = ["rid", "case", "op", "framework", "variant", "device", "col", "status", "outcome", "verdict", "version"]
     return pd.DataFrame(rows, columns=cols)
@@ -83,11 +95,11 @@ def columns(df: pd.DataFrame) -> list[dict[str, Any]]:
             f"@{c.device}")} for c in cols.itertuples()]
 
 
-def header(records: list[dict[str, Any]]) -> dict[str, Any]:
+def header(records: list[Record]) -> dict[str, Any]:
     """Run metadata: time range, machines, how many records were reused from the result cache (``cached``), and per
     framework its versions, devices and interpreters."""
-    df = pd.DataFrame([{k: r.get(k) or "" for k in ("framework", "framework_version", "device", "python", "host",
-                                                     "time")} for r in records],
+    df = pd.DataFrame([{"framework": r.framework, "framework_version": r.framework_version, "device": r.device,
+                        "python": r.python, "host": r.host, "time": r.time} for r in records],
                       columns=["framework", "framework_version", "device", "python", "host", "time"])
     join = lambda s: ", ".join(sorted({str(x) for x in s if x}))  # noqa: E731
     fws = df.groupby("framework", sort=True).agg(
@@ -98,7 +110,7 @@ def header(records: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "first": times[0] if times else "", "last": times[-1] if times else "",
         "hosts": join(df["host"]), "pythons": join(df["python"]), "records": len(df),
-        "cached": sum(bool(r.get("cached")) for r in records),  # reused from the result cache (harness.run.cache)
+        "cached": sum(bool(r.cached) for r in records),  # reused from the result cache (harness.run.cache)
         "frameworks": fws.to_dict("records"),
     }
 
@@ -108,15 +120,11 @@ def documented_columns(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     reason."""
     seen: dict[str, dict[str, Any]] = {}
     for r in rows:
-        if r.get("measured") is False and column(r) not in seen:
+        if r.get("measured") is False and row_column(r) not in seen:
             dev = r.get("device", "cpu")
-            seen[column(r)] = {"col": column(r), "framework": r["framework"],
+            seen[row_column(r)] = {"col": row_column(r), "framework": r["framework"],
                                "variant": r["variant"] + ("" if dev == "cpu" else f"@{dev}"), "doc_only": r["doc_only"]}
     return sorted(seen.values(), key=lambda c: (c["framework"], "@" in c["variant"], c["variant"]))
-
-
-def _col_key(row: dict[str, Any]) -> str:
-    return column(row)
 
 
 def behaviour_tables(rows: list[dict[str, Any]], col_index: dict[str, int],
@@ -137,7 +145,7 @@ def behaviour_tables(rows: list[dict[str, Any]], col_index: dict[str, int],
         dims = [d for d in DIMENSIONS if d in present] + sorted(present - set(DIMENSIONS))
         by_col: dict[str, dict[str, int]] = {}
         for i, r in part:
-            by_col.setdefault(_col_key(r), {})[r["dimension"]] = i
+            by_col.setdefault(row_column(r), {})[r["dimension"]] = i
         groups: dict[tuple[Any, ...], dict[str, Any]] = {}
         for col in sorted(by_col, key=lambda c: col_index.get(c, 1 << 30)):
             first = rows[next(iter(by_col[col].values()))]
@@ -269,8 +277,8 @@ def dtype_matrix(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"groups": groups, "frameworks": sorted(set(beh["framework"])), "rows": out}
 
 
-def changes(cur_rows: list[dict[str, Any]], base_rows: list[dict[str, Any]], cur: list[dict[str, Any]],
-            base: list[dict[str, Any]]) -> dict[str, Any]:
+def changes(cur_rows: list[dict[str, Any]], base_rows: list[dict[str, Any]], cur: list[Record],
+            base: list[Record]) -> dict[str, Any]:
     """What changed against a baseline results set: behaviour labels, and cases that started/stopped failing."""
     bkey = lambda r: (r["op"], r["dimension"], r["framework"], r.get("variant", ""), r.get("device", "cpu"))  # noqa: E731
     old = {bkey(r): r for r in base_rows if r.get("measured") is not False}
@@ -278,13 +286,13 @@ def changes(cur_rows: list[dict[str, Any]], base_rows: list[dict[str, Any]], cur
                "old_words": words(old[bkey(r)]["label"], r["dimension"]),
                "new_words": words(r["label"], r["dimension"])}
               for i, r in enumerate(cur_rows) if bkey(r) in old and old[bkey(r)]["label"] != r["label"]]
-    prev = {record_key(r): status(r) for r in base}
+    prev = {r.key: status(r) for r in base}
     started, stopped, other = [], [], []
     for i, r in enumerate(cur):
-        was, now = prev.get(record_key(r)), status(r)
+        was, now = prev.get(r.key), status(r)
         if was is None or was == now:
             continue
-        item = {"rid": i, "case": r["case"], "col": column(r), "was": was, "now": now}
+        item = {"rid": i, "case": r.case, "col": column(r), "was": was, "now": now}
         failing = ("deviates", "dtype", "error", "crash", "timeout")
         if was in ("conforms", "n/a") and now in failing:
             started.append(item)
@@ -292,6 +300,6 @@ def changes(cur_rows: list[dict[str, Any]], base_rows: list[dict[str, Any]], cur
             stopped.append(item)
         else:
             other.append(item)
-    cur_keys = {record_key(r) for r in cur}
+    cur_keys = {r.key for r in cur}
     return {"labels": labels, "started": started, "stopped": stopped, "other": other,
             "new": len(cur_keys - set(prev)), "gone": len(set(prev) - cur_keys)}

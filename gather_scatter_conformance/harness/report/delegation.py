@@ -11,31 +11,34 @@ The rows are shown on each system's page; the landing page shows one line per sy
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gather_scatter_conformance.harness.report.build import column, system_name
+from gather_scatter_conformance.harness.report.build import column
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
 
 
-def table(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows ``col``, ``framework``, ``system`` (build.system_name), ``op`` (the runtime's name for it), ``backend``
+def table(records: Iterable[Record]) -> list[dict[str, Any]]:
+    """Rows ``col``, ``framework``, ``system`` (Record.system), ``op`` (the runtime's name for it), ``backend``
     (what ran it), ``asked`` (the backend the variant asked for, '' where the record does not say), ``fallback``
     (backend is not ``asked``),
     ``cases`` (how many records), ``ops`` (the harness operators among them) and ``example`` (a case); grouped by
     column, fallbacks first within a column. Records without delegation facts are left out."""
     rows: dict[tuple[str, str, str], dict[str, Any]] = {}
     for rec in records:
-        placement = rec.get("providers") or {}
+        placement = rec.providers or {}
         if not placement:
             continue
         col = column(rec)
-        asked = rec.get("delegate") or ""
+        asked = rec.delegate or ""
         for op, backend in placement.items():
             row = rows.setdefault((col, op, backend), {
-                "col": col, "framework": rec["framework"], "system": system_name(rec["framework"], rec.get("device")),
+                "col": col, "framework": rec.framework, "system": rec.system,
                 "op": op, "backend": backend, "asked": asked,
-                "fallback": bool(asked) and backend != asked, "cases": 0, "ops": set(), "example": rec["case"]})
+                "fallback": bool(asked) and backend != asked, "cases": 0, "ops": set(), "example": rec.case})
             row["cases"] += 1
-            row["ops"].add(rec.get("op", ""))
+            row["ops"].add(rec.op)
     out = sorted(rows.values(), key=lambda r: (r["col"], not r["fallback"], r["op"], r["backend"]))
     for row in out:
         row["ops"] = ", ".join(sorted(o for o in row["ops"] if o))

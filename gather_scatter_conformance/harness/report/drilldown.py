@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
 from gather_scatter_conformance.harness.cases.load import Case
 from gather_scatter_conformance.harness.evidence.cells import Cases
 from gather_scatter_conformance.harness.run.repro import baseline_label, script_body, script_head, snippet
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
 
 PAGE_SCRIPT_ELEMENTS = 20_000  # input elements of a case up to which the page carries its repro scripts' inputs
 MAX_TEXT = 4000  # characters of an error message or reason kept in the page
@@ -45,10 +48,10 @@ def embed_json(obj: Any) -> Markup:
     return Markup(text)  # safe by construction: the escaping above leaves no markup characters
 
 
-def _script_body(case: Case | None, rec: dict[str, Any]) -> str | None:
+def _script_body(case: Case | None, rec: Record) -> str | None:
     """The finding's own part of its repro script (harness.run.repro), or None: not a finding, or no call
     recorded."""
-    if case is None or not rec.get("native"):
+    if case is None or not rec.native:
         return None
     try:
         return script_body(case, rec, baseline_label(rec))
@@ -75,11 +78,11 @@ class Strings:
         return self._index[text]
 
 
-def case_entry(nodeid: str, op: str, case: Case | None, first: dict[str, Any],
+def case_entry(nodeid: str, op: str, case: Case | None, first: Record,
                finding: bool = False) -> dict[str, Any]:
     """What every cell of one case shares: inputs, attributes, provenance, expected value, repro prefix; with
     ``finding`` (some record of the case is one) also the head of its repro scripts."""
-    entry: dict[str, Any] = {"id": nodeid, "op": op, "exp": _finite(first.get("expected"))}
+    entry: dict[str, Any] = {"id": nodeid, "op": op, "exp": _finite(first.expected)}
     if case is None:
         entry["missing"] = "case file not found in this checkout: inputs and repro unavailable"
         return entry
@@ -99,16 +102,16 @@ def case_entry(nodeid: str, op: str, case: Case | None, first: dict[str, Any],
     return entry
 
 
-def placement_text(rec: dict[str, Any]) -> str | None:
+def placement_text(rec: Record) -> str | None:
     """Which execution provider ran each node (an onnxruntime record's ``providers``), and whether one fell back:
     ``Gather: CPUExecutionProvider (fallback)``; None for a record that does not say."""
-    if not rec.get("providers"):
+    if not rec.providers:
         return None
-    nodes = ", ".join(f"{op}: {provider}" for op, provider in rec["providers"].items())
-    return nodes + (" (fallback: not every node ran on the first provider asked for)" if rec.get("fallback") else "")
+    nodes = ", ".join(f"{op}: {provider}" for op, provider in rec.providers.items())
+    return nodes + (" (fallback: not every node ran on the first provider asked for)" if rec.fallback else "")
 
 
-def blob(records: list[dict[str, Any]], cols: list[str], behaviour: list[dict[str, Any]],
+def blob(records: list[Record], cols: list[str], behaviour: list[dict[str, Any]],
          agreement: dict[str, Any], cases: Cases | None = None,
          sevs: list[str | None] | None = None) -> dict[str, Any]:
     """The page's data: columns, cases, records (compact) and behaviour rows, with a shared string table, and the
@@ -120,37 +123,38 @@ def blob(records: list[dict[str, Any]], cols: list[str], behaviour: list[dict[st
     case_ix: dict[str, int] = {}
     case_list: list[dict[str, Any]] = []
     recs = []
-    from gather_scatter_conformance.harness.report.build import column, status
+    from gather_scatter_conformance.harness.report.build import column, row_column, status
 
-    with_findings = {r["case"] for r in records if r.get("native")}
+    with_findings = {r.case for r in records if r.native}
     for rec in records:
-        nodeid = rec["case"]
+        nodeid = rec.case
         if nodeid not in case_ix:
             case_ix[nodeid] = len(case_list)
-            case_list.append(case_entry(nodeid, rec["op"], cases.get(nodeid), rec, nodeid in with_findings))
+            case_list.append(case_entry(nodeid, rec.op, cases.get(nodeid), rec, nodeid in with_findings))
         item = {
-            "c": case_ix[nodeid], "k": col_index.get(column(rec)), "s": status(rec), "o": rec.get("outcome"),
-            "v": rec.get("verdict"), "ver": strings(rec.get("framework_version")), "api": strings(rec.get("api")),
-            "r": strings(rec.get("reason")), "et": strings(rec.get("error_type")),
-            "em": strings(rec.get("error_message")), "sig": rec.get("signal"), "obs": _finite(rec.get("observed")),
-            "od": rec.get("observed_dtype"), "osh": rec.get("observed_shape"), "mm": rec.get("mismatches"),
-            "mae": _finite(rec.get("max_abs_err")), "fm": _finite(rec.get("first_mismatches")) or None,
-            "kd": strings(rec.get("known_deviation")), "dim": rec.get("dimension"), "lab": rec.get("label"),
-            "dur": rec.get("duration_s"), "ext": rec.get("extension"), "dk": rec.get("deviation"),
+            "c": case_ix[nodeid], "k": col_index.get(column(rec)), "s": status(rec), "o": rec.outcome,
+            "v": rec.verdict, "ver": strings(rec.framework_version), "api": strings(rec.api),
+            "r": strings(rec.reason), "et": strings(rec.error_type),
+            "em": strings(rec.error_message), "sig": rec.signal, "obs": _finite(rec.observed),
+            "od": rec.observed_dtype, "osh": rec.observed_shape, "mm": rec.mismatches,
+            "mae": _finite(rec.max_abs_err), "fm": _finite(rec.first_mismatches) or None,
+            "kd": strings(rec.known_deviation), "dim": rec.dimension, "lab": rec.label,
+            "dur": rec.duration_s, "ext": rec.extension, "dk": rec.deviation,
             "scr": strings(_script_body(cases.get(nodeid), rec)),
             "pv": strings(placement_text(rec)),
             # Most records are inside the spec: the page says so by default, and stores only the exceptions.
-            "sp": strings(rec["spec"]) if rec.get("spec", "inside") != "inside" else None,
-            "ca": 1 if rec.get("cached") else None,  # reused from the result cache (harness.run.cache)
+            "sp": strings(rec.spec) if rec.spec != "inside" else None,
+            "ca": 1 if rec.cached else None,  # reused from the result cache (harness.run.cache)
         }
         recs.append({k: v for k, v in item.items() if v is not None})
-    rec_of = {(r["case"], column(r)): i for i, r in enumerate(records)}
+    rec_of = {(r.case, column(r)): i for i, r in enumerate(records)}
     if sevs is None:  # harness.report.page passes the severities it computed once for the whole page
         from gather_scatter_conformance.harness.report.build import severities
 
         sevs = severities(behaviour)
-    beh = [_behaviour_entry(r, col_index.get(column(r)), strings,
-                            [rec_of[(c, column(r))] for c in r.get("cases", []) if (c, column(r)) in rec_of], sev)
+    beh = [_behaviour_entry(r, col_index.get(row_column(r)), strings,
+                            [rec_of[(c, row_column(r))] for c in r.get("cases", []) if (c, row_column(r)) in rec_of],
+                            sev)
            for r, sev in zip(behaviour, sevs, strict=True)]
     return {"cols": cols, "cases": case_list, "recs": recs, "beh": beh, "str": strings.items,
             "agree": {"fws": agreement["frameworks"], "ops": agreement["ops"],

@@ -8,17 +8,21 @@ the records) whose evidence the page opens on click.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gather_scatter_conformance.harness.report import severity
-from gather_scatter_conformance.harness.report.build import column, shown_label, status, words
+from gather_scatter_conformance.harness.report.build import column, row_column, shown_label, status, words
 from gather_scatter_conformance.vocab.record import HARNESS_ERROR
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
 
 SHOWN_PER_FRAMEWORK = 6  # items of a framework's line shown before "N more"
 
 
-def _api(row: dict[str, Any]) -> str:
-    return column(row).split(":", 1)[1]
+def _api(column_name: str) -> str:
+    """``variant[@device]`` of a ``framework:variant[@device]`` column."""
+    return column_name.split(":", 1)[1]
 
 
 def _grouped(rows: list[dict[str, Any]], picked: list[int], sev_of: dict[int, str]) -> list[dict[str, Any]]:
@@ -34,13 +38,13 @@ def _grouped(rows: list[dict[str, Any]], picked: list[int], sev_of: dict[int, st
             "sym": severity.symbol(sev_of[b]), "apis": [], "b": b,
             "documented": words(r.get("documented"), r["dimension"]) if r.get("documented") else "",
             "blog": words(r.get("blog_2020"), r["dimension"]) if r.get("blog_2020") else ""})
-        item["apis"].append(_api(r))
+        item["apis"].append(_api(row_column(r)))
     rank = {s: i for i, s in enumerate(severity.ORDER)}
     return [{"framework": fw, "entries": sorted(items.values(), key=lambda i: (rank[i["sev"]], i["op"], i["dim"]))}
             for fw, items in sorted(by_fw.items())]
 
 
-def findings(records: list[dict[str, Any]], rows: list[dict[str, Any]], sevs: list[str | None],
+def findings(records: list[Record], rows: list[dict[str, Any]], sevs: list[str | None],
              changes: dict[str, Any] | None, history: dict[str, Any] | None) -> dict[str, Any]:
     """Key findings from deduplicated records, their behaviour rows and severities (harness.report.build.severities),
     the changes against the previous run (harness.report.build.changes, or None) and the History section
@@ -51,20 +55,20 @@ def findings(records: list[dict[str, Any]], rows: list[dict[str, Any]], sevs: li
     # Crashes and hangs of cases that are no probe (a seed or regression case) are memory-unsafe results too.
     crashes: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for i, rec in enumerate(records):
-        if status(rec) in ("crash", "timeout") and not rec.get("dimension"):
-            crashes[rec["framework"]].append({"r": i, "case": rec["case"].split("::", 1)[-1], "api": _api(rec),
-                                              "op": rec["op"], "what": rec.get("outcome", "") + (
-                                                  f" ({rec['signal']})" if rec.get("signal") else "")})
+        if status(rec) in ("crash", "timeout") and not rec.dimension:
+            crashes[rec.framework].append({"r": i, "case": rec.case.split("::", 1)[-1], "api": _api(column(rec)),
+                                           "op": rec.op, "what": rec.outcome + (
+                                               f" ({rec.signal})" if rec.signal else "")})
     docs = [b for b in measured if rows[b].get("agrees_with_docs") is False and sev_of[b] != "na"]
     blog = [b for b in measured if rows[b].get("agrees_with_blog") is False and sev_of[b] != "na"]
     differs = [b for b in measured if sev_of[b] in ("unsafe", "wrong", "alt")]
     results: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for rec in records:
-        if rec.get("outcome") != HARNESS_ERROR:  # the harness failed there: no result (listed apart, report.faults)
-            results[rec["framework"]][status(rec)] += 1
+        if rec.outcome != HARNESS_ERROR:  # the harness failed there: no result (listed apart, report.faults)
+            results[rec.framework][status(rec)] += 1
     per_fw = []
     by_fw = {g["framework"]: g["entries"] for g in _grouped(rows, differs, sev_of)}
-    versions = {r["framework"]: r.get("framework_version", "") for r in records}
+    versions = {r.framework: r.framework_version for r in records}
     for fw in sorted(results):
         items = by_fw.get(fw, [])
         counts = results[fw]

@@ -14,7 +14,7 @@ import json
 import platform
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 
@@ -35,18 +35,21 @@ from gather_scatter_conformance.harness.report.findings import findings
 from gather_scatter_conformance.harness.report.history import section as history_section
 from gather_scatter_conformance.harness.report.rows import Key
 
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
+
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 # The page's evidence (records, cases, behaviour cells), beside it: the page loads it on the first drill-down.
 DATA_FILE = "report-data.js"
 
 
-def _records(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
+def _records(paths: Sequence[str | Path]) -> list[Record]:
     from gather_scatter_conformance.harness.run.records import read
 
     return build.dedupe(read(paths))
 
 
-def _behaviour(records: list[dict[str, Any]], claims_dir: Path | None) -> list[dict[str, Any]]:
+def _behaviour(records: list[Record], claims_dir: Path | None) -> list[dict[str, Any]]:
     from gather_scatter_conformance.harness.report.behaviour import table
 
     return table(records, claims_dir, with_documented=True)
@@ -81,10 +84,10 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def context(records: list[dict[str, Any]], rows: list[dict[str, Any]],
-            baseline: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None,
+def context(records: list[Record], rows: list[dict[str, Any]],
+            baseline: tuple[list[Record], list[dict[str, Any]]] | None = None,
             history: list[dict[str, Any]] | None = None,
-            conversions: list[dict[str, Any]] | None = None,
+            conversions: list[Record] | None = None,
             evidence: dict[tuple[str, str, str], dict[str, Any]] | None = None,
             cell_urls: dict[Key, str] | None = None,
             generated: str | None = None, cases: Cases | None = None) -> dict[str, Any]:
@@ -168,7 +171,7 @@ def render(ctx: dict[str, Any]) -> str:
     return environment().get_template("report.html.j2").render(**ctx)
 
 
-def matrix_csv(records: list[dict[str, Any]], path: Path) -> None:
+def matrix_csv(records: list[Record], path: Path) -> None:
     """case × framework:variant[@device] → conforms | deviates | error | crash | timeout | n/a (empty: not run)."""
     df = build.frame(records)
     if df.empty:

@@ -9,10 +9,13 @@ n/a), with the variants that showed it; so "does iree#24881 show anywhere else?"
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gather_scatter_conformance.harness.evidence.cells import Cases
 from gather_scatter_conformance.harness.report import build
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
 
 # Worst first: what a system's cell shows when its variants disagree.
 ORDER = ("deviates", "crash", "timeout", "dtype", "error", "conforms", "n/a")
@@ -23,24 +26,23 @@ def _web(url: str | None) -> bool:
     return bool(url) and url.startswith(("https://", "http://"))
 
 
-def table(records: Iterable[dict[str, Any]], cases: Cases | None = None) -> list[dict[str, Any]]:
+def table(records: Iterable[Record], cases: Cases | None = None) -> list[dict[str, Any]]:
     """Rows ``case``, ``issue``, ``url``, ``reported_on`` (the bug's framework), ``cells`` (system -> ``status``,
     ``variants`` showing it), ``deviating`` (systems whose status is deviates, crash or timeout) and ``counts``
     (status -> systems), in case order; only records tagged ``regression``."""
     cases = cases or Cases()
     rows: dict[str, dict[str, Any]] = {}
     for rec in records:
-        if "regression" not in (rec.get("tags") or []):
+        if "regression" not in rec.tags:
             continue
-        row = rows.get(rec["case"])
+        row = rows.get(rec.case)
         if row is None:
-            case = cases.get(rec["case"])
+            case = cases.get(rec.case)
             bug = case.spec.bug if case is not None else None
-            row = rows[rec["case"]] = {"case": rec["case"], "issue": bug.issue if bug else "",
+            row = rows[rec.case] = {"case": rec.case, "issue": bug.issue if bug else "",
                                        "url": bug.url if bug and _web(bug.url) else "",
                                        "reported_on": bug.framework if bug else "", "by_system": {}}
-        system = rec["framework"] + ("" if (rec.get("device") or "cpu") == "cpu" else f"@{rec['device']}")
-        row["by_system"].setdefault(system, []).append((build.status(rec), rec.get("variant", "")))
+        row["by_system"].setdefault(rec.system, []).append((build.status(rec), rec.variant))
     out = []
     for row in rows.values():
         cells = {}

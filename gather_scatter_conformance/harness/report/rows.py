@@ -8,17 +8,24 @@ shape; the report and ``behaviour.json`` read them as dicts with exactly these k
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS, canonical_label
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
 
 Key = tuple[str, str, str, str, str]  # a behaviour cell: (op, dimension, framework, variant, device)
 
 
-def cell_key(rec: dict[str, Any]) -> Key:
-    """The behaviour cell a record belongs to (its dimension '' when it is no probe's, its device ``cpu`` when the
-    record names none)."""
-    return rec["op"], rec.get("dimension") or "", rec["framework"], rec.get("variant") or "", rec.get("device") or "cpu"
+def cell_key(rec: Record) -> Key:
+    """The behaviour cell a record belongs to (its dimension '' when it is no probe's)."""
+    return rec.op, rec.dimension or "", rec.framework, rec.variant, rec.device
+
+
+def row_key(row: dict[str, Any]) -> Key:
+    """The behaviour cell of a behaviour row (:meth:`BehaviourRow.as_dict`): the same key as its records'."""
+    return row["op"], row["dimension"], row["framework"], row["variant"], row["device"]
 
 
 @dataclass

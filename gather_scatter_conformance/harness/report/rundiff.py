@@ -1,7 +1,7 @@
 """Comparing two runs record by record: which outcome, verdict or behaviour label changed, per framework.
 
 ``python -m harness diff OLD NEW`` answers "what did this change (or this release) do to the results?" without a
-report: records are matched by case, framework, variant and device (harness.run.records.record_key).
+report: records are matched by case, framework, variant and device (Record.key).
 """
 
 from __future__ import annotations
@@ -9,11 +9,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
-from gather_scatter_conformance.harness.run.records import record_key
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
 
-FIELDS = ("outcome", "verdict", "label")
+
+def _fields(rec: Record) -> tuple[tuple[str, object], ...]:
+    """The fields a diff compares, by name: outcome, verdict and label."""
+    return ("outcome", rec.outcome), ("verdict", rec.verdict), ("label", rec.label)
+
+
+FIELDS = ("outcome", "verdict", "label")  # what _fields gives, by name
 
 
 @dataclass
@@ -28,23 +35,23 @@ class RunDiff:
     same: int = 0
 
 
-def diff(old: Iterable[dict[str, Any]], new: Iterable[dict[str, Any]], examples: int = 3) -> RunDiff:
+def diff(old: Iterable[Record], new: Iterable[Record], examples: int = 3) -> RunDiff:
     """Match ``old`` and ``new`` records by key and count every changed outcome, verdict and label."""
-    before = {record_key(r): r for r in old}
+    before = {r.key: r for r in old}
     out = RunDiff()
     seen = set()
     for rec in new:
-        key = record_key(rec)
+        key = rec.key
         seen.add(key)
         prev = before.get(key)
         if prev is None:
             out.only_new += 1
             continue
-        moved = [(f, str(prev.get(f)), str(rec.get(f))) for f in FIELDS if prev.get(f) != rec.get(f)]
+        moved = [(f, str(a), str(b)) for (f, a), (_, b) in zip(_fields(prev), _fields(rec), strict=True) if a != b]
         if not moved:
             out.same += 1
         for f, a, b in moved:
-            k = (rec["framework"], f, a, b)
+            k = (rec.framework, f, a, b)
             out.changed[k] += 1
             shown = out.examples.setdefault(k, [])
             if len(shown) < examples:

@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packaging.version import Version
 
@@ -27,10 +27,13 @@ from gather_scatter_conformance.harness.report import build, severity, site_mode
 from gather_scatter_conformance.harness.report.build import system_name
 from gather_scatter_conformance.harness.report.claims import api_name
 from gather_scatter_conformance.harness.report.drilldown import citation_url
-from gather_scatter_conformance.harness.report.rows import Key, cell_key
+from gather_scatter_conformance.harness.report.rows import Key, cell_key, row_key
 from gather_scatter_conformance.harness.report.severity import SEVERITY
 from gather_scatter_conformance.vocab import safe
 from gather_scatter_conformance.vocab.dimensions import DIMENSIONS, words
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
 
 _UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9._~@-]+")
 MAX_VALUE_CHARS = 2000  # an observed or expected value longer than this is cut on the page (the JSON keeps it)
@@ -89,7 +92,7 @@ def _claim(state: str, label: str | None, dimension: str, text: str | None,
                             source=source, url=citation_url(source))
 
 
-def _case_result(rec: dict[str, Any], case: Any, evidence: dict[str, Any] | None) -> site_model.CaseResult:
+def _case_result(rec: Record, case: Any, evidence: dict[str, Any] | None) -> site_model.CaseResult:
     from gather_scatter_conformance.harness.evidence.cells import repro_script
     from gather_scatter_conformance.harness.judge.verdict import is_finding
 
@@ -99,14 +102,14 @@ def _case_result(rec: dict[str, Any], case: Any, evidence: dict[str, Any] | None
             script = repro_script(case, rec)
         except Exception:
             script = None
-    error = ": ".join(x for x in (rec.get("error_type"), rec.get("error_message")) if x) or None
-    if rec.get("outcome") == "crash" and rec.get("signal"):
-        error = f"crash ({rec['signal']})" + (f": {error}" if error else "")
+    error = ": ".join(x for x in (rec.error_type, rec.error_message) if x) or None
+    if rec.outcome == "crash" and rec.signal:
+        error = f"crash ({rec.signal})" + (f": {error}" if error else "")
     return site_model.CaseResult(
-        case=rec["case"], description=case.spec.description if case else None,
-        provenance=case.spec.source if case else None, label=rec.get("label"), verdict=rec.get("verdict") or "",
-        outcome=rec.get("outcome") or "", status=build.status(rec), error=error, observed=rec.get("observed"),
-        expected=rec.get("expected"), distribution=rec.get("distribution"), cached=bool(rec.get("cached")),
+        case=rec.case, description=case.spec.description if case else None,
+        provenance=case.spec.source if case else None, label=rec.label, verdict=rec.verdict,
+        outcome=rec.outcome, status=build.status(rec), error=error, observed=rec.observed,
+        expected=rec.expected, distribution=rec.distribution, cached=bool(rec.cached),
         evidence=(evidence or {}).get("reason"), repro=script)
 
 
@@ -136,11 +139,11 @@ class Site:
     index: site_model.Index
 
 
-def _finding_of(recs: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _finding_of(recs: list[Record]) -> Record | None:
     from gather_scatter_conformance.harness.judge.verdict import is_finding
 
     for rec in recs:
-        if is_finding(rec) or (rec.get("conversion") or {}).get("preservation") == "changed":
+        if is_finding(rec) or (rec.conversion or {}).get("preservation") == "changed":
             return rec
     return None
 
@@ -151,7 +154,7 @@ def _ref(cell: site_model.Cell) -> site_model.CellRef:
                               documentation=cell.documentation.state)
 
 
-def build_site(records: list[dict[str, Any]], rows: list[dict[str, Any]], sources: Sources,
+def build_site(records: list[Record], rows: list[dict[str, Any]], sources: Sources,
                generated: str, details: bool = True) -> Site:
     """The site's models from deduplicated records (frameworks' and converter paths'), their measured behaviour rows
     (path rows carry ``preservation``) and the sources. Every cell's URL is unique: a second variant whose name
@@ -160,9 +163,9 @@ def build_site(records: list[dict[str, Any]], rows: list[dict[str, Any]], source
     from gather_scatter_conformance.harness.evidence.cells import Cases
 
     cases = sources.cases or Cases()
-    by_key: dict[Key, list[dict[str, Any]]] = defaultdict(list)
+    by_key: dict[Key, list[Record]] = defaultdict(list)
     for rec in records:
-        if rec.get("dimension"):
+        if rec.dimension:
             by_key[cell_key(rec)].append(rec)
     hist_by_fw: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for rec in sources.history:
@@ -174,7 +177,7 @@ def build_site(records: list[dict[str, Any]], rows: list[dict[str, Any]], source
     url_of: dict[Key, str] = {}
     taken: set[str] = set()
     for row in measured:
-        key = cell_key(row)
+        key = row_key(row)
         url = cell_url(row["op"], system_name(row["framework"], row["device"]), row["variant"], row["dimension"])
         n = 2
         while url in taken:
@@ -190,12 +193,12 @@ def build_site(records: list[dict[str, Any]], rows: list[dict[str, Any]], source
             path_rows[(row["op"], row["dimension"], source, row["variant"])].append(row)
     findings = []
     for row, sev in zip(measured, sevs, strict=True):
-        key = cell_key(row)
+        key = row_key(row)
         url, dim = url_of[key], row["dimension"]
         wanted = set(row.get("cases") or [])
-        recs = [r for r in by_key.get(key, []) if not wanted or r["case"] in wanted]
-        results = [_case_result(r, cases.get(r["case"]) if details else None,
-                                sources.evidence.get((r["case"], r["framework"], r.get("variant", ""))))
+        recs = [r for r in by_key.get(key, []) if not wanted or r.case in wanted]
+        results = [_case_result(r, cases.get(r.case) if details else None,
+                                sources.evidence.get((r.case, r.framework, r.variant)))
                    for r in recs]
         history, since = _history(hist_labels.get(row["framework"], {}).get((row["op"], row["variant"],
                                                                               row["device"], dim)))
@@ -204,15 +207,15 @@ def build_site(records: list[dict[str, Any]], rows: list[dict[str, Any]], source
             site_model.PathEffect(path=p["framework"], target=p["framework"].split("~")[-1],
                                   source_label=p.get("source_label") or "", target_label=p["label"],
                                   preservation=p["preservation"],
-                                  url=url_of[cell_key(p)])
+                                  url=url_of[row_key(p)])
             for p in path_rows.get((row["op"], dim, row["framework"], row["variant"]), [])]
         issue = None
         first = _finding_of(recs) if details else None
-        if first is not None and cases.get(first["case"]) is not None:
-            ev = sources.evidence.get((first["case"], first["framework"], first.get("variant", "")))
-            script = next((c.repro for c in results if c.case == first["case"]), None)
-            fw_history = hist_by_fw.get(first["framework"]) or None
-            issue = upstream.body(first, cases.get(first["case"]), script,
+        if first is not None and cases.get(first.case) is not None:
+            ev = sources.evidence.get((first.case, first.framework, first.variant))
+            script = next((c.repro for c in results if c.case == first.case), None)
+            fw_history = hist_by_fw.get(first.framework) or None
+            issue = upstream.body(first, cases.get(first.case), script,
                                   upstream.Sources(sources.claims, fw_history, ev))
             doc = upstream.documented(first, sources.claims)
             findings.append(site_model.Finding(url=url, kind=upstream.kind(first, doc),
@@ -232,7 +235,7 @@ def build_site(records: list[dict[str, Any]], rows: list[dict[str, Any]], source
                              row.get("blog_2020_text"), row.get("blog_2020_source"))
             if row.get("blog_2020") else None,
             cases=results, history=history, since=since, paths=effects,
-            source_api=next((r["conversion"].get("source_api") for r in recs if r.get("conversion")), None),
+            source_api=next((r.conversion.get("source_api") for r in recs if r.conversion), None),
             source_label=row.get("source_label"),
             preservation=row.get("preservation"), upstream=issue)
     systems = _systems(cells, hist_labels)

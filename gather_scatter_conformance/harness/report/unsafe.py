@@ -12,10 +12,13 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gather_scatter_conformance.harness.judge.repeats import distribution_text, unsafe_record
 from gather_scatter_conformance.vocab.ops import SCATTER_OPS
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
 
 GROUPS = {
     "write": "Out-of-bounds writes",
@@ -45,43 +48,43 @@ def evidence_text(evidence: dict[str, Any]) -> str:
     return evidence.get("reason") or "no checker has run"
 
 
-def _group(rec: dict[str, Any], evidence: dict[str, Any] | None) -> str:
+def _group(rec: Record, evidence: dict[str, Any] | None) -> str:
     verdict = (evidence or {}).get("verdict")
     if verdict in ("write", "read", "uninitialised"):
         return verdict
-    parts = set((rec.get("label") or "").split("|"))
+    parts = set((rec.label or "").split("|"))
     if "alias-write" in parts:
         return "write"
-    if "alias" in parts or ("garbage" in parts and rec["op"] not in SCATTER_OPS):
+    if "alias" in parts or ("garbage" in parts and rec.op not in SCATTER_OPS):
         return "read"
     if "garbage" in parts:  # a scatter's output holds values nothing wrote: memory it never initialised
         return "uninitialised"
     return "crash"
 
 
-def is_unsafe(rec: dict[str, Any], evidence: dict[str, Any] | None) -> bool:
+def is_unsafe(rec: Record, evidence: dict[str, Any] | None) -> bool:
     """A memory-unsafe finding: its label is in the class, a case without a dimension crashed or hung, or a
     checker saw an invalid access."""
     return (evidence or {}).get("verdict") in ("write", "read", "uninitialised") or unsafe_record(rec)
 
 
-def section(records: list[dict[str, Any]], evidence: dict[tuple[str, str, str], dict[str, Any]]) -> dict[str, Any]:
+def section(records: list[Record], evidence: dict[tuple[str, str, str], dict[str, Any]]) -> dict[str, Any]:
     """The grouped findings: ``groups`` (write, read, uninitialised, crash; each a list of frameworks with their
     items, ``r`` the record's index), per-framework ``counts`` of the four, and whether any evidence was given."""
     groups: dict[str, dict[str, list[dict[str, Any]]]] = {g: defaultdict(list) for g in GROUPS}
     counts: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(GROUPS, 0))
     for i, rec in enumerate(records):
-        ev = evidence.get((rec["case"], rec["framework"], rec.get("variant", "")))
+        ev = evidence.get((rec.case, rec.framework, rec.variant))
         if not is_unsafe(rec, ev):
             continue
         g = _group(rec, ev)
-        what = rec.get("label") or (rec.get("outcome", "") + (f" ({rec['signal']})" if rec.get("signal") else ""))
-        groups[g][rec["framework"]].append({
-            "r": i, "op": rec["op"], "case": rec["case"].split("::", 1)[-1], "api": rec.get("api") or rec["variant"],
-            "what": what, "distribution": distribution_text(rec["distribution"]) if rec.get("distribution") else "",
+        what = rec.label or (rec.outcome + (f" ({rec.signal})" if rec.signal else ""))
+        groups[g][rec.framework].append({
+            "r": i, "op": rec.op, "case": rec.case.split("::", 1)[-1], "api": rec.api or rec.variant,
+            "what": what, "distribution": distribution_text(rec.distribution) if rec.distribution else "",
             "evidence": evidence_text(ev) if ev else "inferred from the value; no checker has run",
             "checked": bool(ev and ev.get("verdict") in ("write", "read", "uninitialised"))})
-        counts[rec["framework"]][g] += 1
+        counts[rec.framework][g] += 1
     return {
         "groups": [{"key": g, "title": GROUPS[g], "n": sum(len(v) for v in groups[g].values()),
                     "frameworks": [{"framework": fw, "entries": items} for fw, items in sorted(groups[g].items())]}

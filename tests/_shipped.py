@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 from gather_scatter_conformance import adapters
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.judge import known
-from gather_scatter_conformance.harness.run.runner import InProcess, execute
+from gather_scatter_conformance.harness.run.runner import InProcess, Skipped, execute
+from gather_scatter_conformance.vocab.record import Record
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,8 +36,8 @@ def seed_cases() -> list[Case]:
 
 
 def run_against_known(framework: str, cases: Iterable[Case],
-                      skip: Callable[[Case, str], bool] = lambda case, variant: False) -> tuple[list[dict[str, Any]],
-                                                                                                list[str]]:
+                      skip: Callable[[Case, str], bool] = lambda case, variant: False
+                      ) -> tuple[list[Record], list[str]]:
     """Run every case on every variant of ``framework`` in this process (bar the pairs ``skip`` names): the records
     of the calls the API could express, and one line per problem: a deviation known/<framework>.yaml does not
     list, a listed pair that did not deviate, an unsupported case without its reason."""
@@ -48,18 +48,19 @@ def run_against_known(framework: str, cases: Iterable[Case],
             if skip(case, variant):
                 continue
             record = execute(case, framework, variant, InProcess())
+            assert not isinstance(record, Skipped), record  # the CPU is always here
             key = f"{case.nodeid} [{variant}]"
-            if record["verdict"] == "n/a":
-                if not record.get("reason"):
-                    problems.append(f"{key}: {record['outcome']} without a reason")
+            if record.verdict == "n/a":
+                if not record.reason:
+                    problems.append(f"{key}: {record.outcome} without a reason")
                 continue
             ran.append(record)
             is_listed = (case.nodeid, variant) in listed
-            if record["verdict"] == "deviates" and not is_listed:
-                problems.append(f"{key}: deviates, not in known/{framework}.yaml: {record.get('reason')} "
-                                f"{record.get('error_message') or ''}"[:300])
-            elif record["verdict"] != "deviates" and is_listed:
-                problems.append(f"{key}: listed in known/{framework}.yaml, but {record['verdict']}")
+            if record.verdict == "deviates" and not is_listed:
+                problems.append(f"{key}: deviates, not in known/{framework}.yaml: {record.reason} "
+                                f"{record.error_message or ''}"[:300])
+            elif record.verdict != "deviates" and is_listed:
+                problems.append(f"{key}: listed in known/{framework}.yaml, but {record.verdict}")
     return ran, problems
 
 

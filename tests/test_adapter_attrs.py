@@ -70,14 +70,14 @@ def test_no_adapter_computes_a_value_for_an_invalid_axis_or_batch_dims(
         for case in _cases(tmp_path, monkeypatch):
             for variant in adapters.get(framework).variants(case.op):
                 record = execute(case, framework, variant, executor)
-                if record["outcome"] != "ok":
+                if record.outcome != "ok":
                     continue
                 # A value is the framework's own answer only where the call hands it the invalid attributes as
                 # they are (that is measured: a deviation); an adapter that translated them must have raised.
                 handed = [f"{k}={v}" for k, v in case.spec.attrs.items()]
-                assert all(h in record["api"].replace(" ", "") for h in handed), (
-                    f"{framework}:{variant} computed {record.get('observed')} for {case.id} via {record['api']!r}")
-                assert record["verdict"] == "deviates"
+                assert all(h in record.api.replace(" ", "") for h in handed), (
+                    f"{framework}:{variant} computed {record.observed} for {case.id} via {record.api!r}")
+                assert record.verdict == "deviates"
     finally:
         if hasattr(executor, "close"):
             executor.close()

@@ -154,6 +154,6 @@ def test_every_shipped_case_gives_a_result_on_directml() -> None:
     problems = []
     for case in shipped_cases():
         record = execute(case, "directml", ADAPTER.variants(case.op)[0], InProcess(), "gpu")
-        if record["outcome"] not in ("ok", "error", "unsupported") or record["device"] != "gpu":
-            problems.append((case.nodeid, record["outcome"], record["device"]))
+        if record.outcome not in ("ok", "error", "unsupported") or record.device != "gpu":
+            problems.append((case.nodeid, record.outcome, record.device))
     assert not problems

@@ -226,10 +226,10 @@ def test_each_path_preserves_torch_and_records_its_delegation(name: str, tmp_pat
     found = [c for c in load_file(ROOT / "cases/take.yaml", "cases/take.yaml")
              if isinstance(c, Case) and c.id == "numpy-take-example-1"]
     rec = execute(found[0], name, "take", InProcess())
-    assert rec["verdict"] == "conforms" and rec["conversion"]["preservation"] == "preserved"
+    assert rec.verdict == "conforms" and rec.conversion["preservation"] == "preserved"
     # int64 data: XNNPACK takes not even the reshape (it lowers float tensors), so every op is on portable.
-    assert rec["providers"] == {"aten.view_copy.default": et.PORTABLE, "aten.index.Tensor": et.PORTABLE}
-    assert rec["fallback"] is ("xnnpack" in name)
+    assert rec.providers == {"aten.view_copy.default": et.PORTABLE, "aten.index.Tensor": et.PORTABLE}
+    assert rec.fallback is ("xnnpack" in name)
     assert list(tmp_path.glob("*.bin")), "the .pte program is kept in the conversion cache"
     # float data: the XNNPACK path's reshape is delegated, the indexing is not.
     path = adapters.get(name)

@@ -140,8 +140,8 @@ def test_a_mutating_call_is_recorded_by_the_worker_and_its_reason_says_so() -> N
     case = next(c for c in load_file(root / "cases" / "scatter_nd.yaml", "cases/scatter_nd.yaml")
                 if getattr(c, "op", None) == "ScatterND" and c.attrs.get("reduction") == "none")
     record = execute(case, "keras", "scatter_update/numpy", InProcess())
-    assert record["outcome"] == "ok" and record["mutates_inputs"] == ["data"]
-    assert "wrote into the caller's data" in record["reason"]
+    assert record.outcome == "ok" and record.mutates_inputs == ["data"]
+    assert "wrote into the caller's data" in record.reason
     payload = {"op": "ScatterND", "attrs": {"reduction": "none"}, "inputs": {
         "data": wire.encode(np.zeros(3)), "indices": wire.encode(np.array([[0]])), "updates": wire.encode(np.ones(1))}}
     assert run_case("keras", "scatter_update/numpy", payload)["mutates_inputs"] == ["data"]

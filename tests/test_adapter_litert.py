@@ -65,7 +65,7 @@ def test_seed_cases_conform_or_deviate_only_where_known() -> None:
     assert len(ran) > 200  # most seed cases are expressible
     assert not problems, "\n".join(problems)
     for record in ran:  # the converted model's builtins, where the run reached the interpreter
-        assert record.get("ops") is None or all(isinstance(o, str) for o in record["ops"]), record["case"]
+        assert record.ops is None or all(isinstance(o, str) for o in record.ops), record.case
 
 
 def test_in_range_results_equal_the_reference() -> None:
@@ -114,7 +114,7 @@ def test_ops_are_the_models_builtins_in_execution_order(case: CaseData, variant:
 
 def test_ops_reach_the_record() -> None:
     rec = execute(_probe("cases/probes/gather.yaml::probe-negative-indices"), "litert", "GATHER", InProcess())
-    assert rec["ops"] == ["GATHER"] and rec["outcome"] == "error"
+    assert rec.ops == ["GATHER"] and rec.outcome == "error"
 
 
 # --- what builtins-only TFLite cannot express ------------------------------------------------------------------
@@ -158,7 +158,7 @@ LABELS = {
 @pytest.mark.parametrize(("probe", "variant"), list(LABELS), ids=[f"{p.split('::')[1]}-{v}" for p, v in LABELS])
 def test_edge_labels(probe: str, variant: str) -> None:
     rec = execute(_probe(probe), "litert", variant, InProcess())
-    assert rec["label"] == LABELS[(probe, variant)], rec.get("error_message") or rec.get("reason")
+    assert rec.label == LABELS[(probe, variant)], rec.error_message or rec.reason
 
 
 def test_negative_index_error_names_the_kernel_check() -> None:

@@ -103,7 +103,7 @@ LABELS = {
 def test_every_shipped_case(framework: str, variant: str) -> None:
     executor = InProcess()
     records = {c.id: execute(c, framework, variant, executor) for c in CASES}
-    deviating = {cid: r.get("deviation") for cid, r in records.items() if r["verdict"] == "deviates"}
+    deviating = {cid: r.deviation for cid, r in records.items() if r.verdict == "deviates"}
     assert deviating == DEVIATIONS[framework]
-    labels = {cid: r["label"] for cid, r in records.items() if cid in LABELS[framework]}
+    labels = {cid: r.label for cid, r in records.items() if cid in LABELS[framework]}
     assert labels == LABELS[framework]

@@ -25,6 +25,7 @@ from gather_scatter_conformance.adapters.onnxruntime import (
     variant_target,
 )
 from gather_scatter_conformance.harness.run.worker import run_case
+from gather_scatter_conformance.vocab.record import Record
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -291,15 +292,16 @@ def test_the_report_panel_shows_the_placement_and_the_fallback() -> None:
     from gather_scatter_conformance.harness.report.drilldown import blob, placement_text
     from gather_scatter_conformance.vocab.record import Record
 
-    record = {"case": "c.yaml::s", "op": "Gather", "framework": "onnxruntime", "variant": "Gather-13",
+    fields = {"case": "c.yaml::s", "op": "Gather", "framework": "onnxruntime", "variant": "Gather-13",
               "outcome": "ok", "verdict": "conforms", "providers": {"Reshape": "OpenVINOExecutionProvider",
                                                                      "Gather": "CPUExecutionProvider"},
               "fallback": True}
+    record = Record.read(fields)
     text = "Reshape: OpenVINOExecutionProvider, Gather: CPUExecutionProvider (fallback: not every node ran"
-    assert placement_text(Record.read(record)).startswith(text)
-    assert placement_text(Record.read({**record, "fallback": False})) == text.split(" (")[0]
-    assert placement_text(Record.read({k: v for k, v in record.items() if k != "providers"})) is None
-    page = blob([Record.read(record)], ["onnxruntime:Gather-13"], [], {"frameworks": [], "ops": [], "tables": []})
+    assert placement_text(record).startswith(text)
+    assert placement_text(Record.read({**fields, "fallback": False})) == text.split(" (")[0]
+    assert placement_text(Record.read({k: v for k, v in fields.items() if k != "providers"})) is None
+    page = blob([record], ["onnxruntime:Gather-13"], [], {"frameworks": [], "ops": [], "tables": []})
     assert page["str"][page["recs"][0]["pv"]].startswith(text)
 
 

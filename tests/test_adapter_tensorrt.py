@@ -232,7 +232,7 @@ def test_seed_nd_examples_conform_on_the_gpu(case_id: str) -> None:
     from gather_scatter_conformance.harness.run.runner import InProcess, execute
 
     record = execute(_seed(case_id), "tensorrt", "add_gather_v2/ND", InProcess(), "gpu")
-    assert (record["outcome"], record["verdict"], record["device"]) == ("ok", "conforms", "gpu"), record
+    assert (record.outcome, record.verdict, record.device) == ("ok", "conforms", "gpu"), record
 
 
 @gpu
@@ -256,7 +256,7 @@ def test_every_shipped_case_gives_a_result_on_every_variant() -> None:
     for case in shipped_cases():
         for variant in ADAPTER.variants(case.op):
             record = execute(case, "tensorrt", variant, InProcess(), "gpu")
-            if record["outcome"] not in ("ok", "error", "unsupported") or (
-                    record["outcome"] == "unsupported" and not record["reason"]):
-                problems.append((case.nodeid, variant, record["outcome"]))
+            if record.outcome not in ("ok", "error", "unsupported") or (
+                    record.outcome == "unsupported" and not record.reason):
+                problems.append((case.nodeid, variant, record.outcome))
     assert not problems

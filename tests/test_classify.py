@@ -7,13 +7,19 @@ import pytest
 
 from gather_scatter_conformance.harness.judge.alias import unchecked_gather
 from gather_scatter_conformance.harness.judge.classify import label
+from gather_scatter_conformance.vocab.record import Record
 
 F = np.float32
 DATA = np.array([10, 20, 30, 40, 50], F)
 
 
-def _ok(value, **extra) -> tuple[dict, np.ndarray]:
-    return {"outcome": "ok", "verdict": "deviates", **extra}, np.asarray(value)
+def _rec(outcome: str, verdict: str = "deviates", **extra: object) -> Record:
+    """A judged record of a case (one that names no adapter unless ``framework`` is given)."""
+    return Record.read({"case": "c.yaml::p", "framework": "", "outcome": outcome, "verdict": verdict, **extra})
+
+
+def _ok(value, **extra) -> tuple[Record, np.ndarray]:
+    return _rec("ok", **extra), np.asarray(value)
 
 
 @pytest.mark.parametrize(
@@ -29,11 +35,11 @@ def test_out_of_bounds_gather(observed: list[float], expected_label: str) -> Non
 def test_outcomes_become_labels() -> None:
     inputs = {"data": DATA, "indices": np.array([7])}
     attrs = {"axis": 0, "batch_dims": 0}
-    assert label("oob-positive", "Gather", inputs, attrs, {"outcome": "error"}, None) == "error"
+    assert label("oob-positive", "Gather", inputs, attrs, _rec("error"), None) == "error"
     assert (
-        label("oob-positive", "Gather", inputs, attrs, {"outcome": "crash", "signal": "SIGFPE"}, None) == "crash:SIGFPE"
+        label("oob-positive", "Gather", inputs, attrs, _rec("crash", signal="SIGFPE"), None) == "crash:SIGFPE"
     )
-    assert label("oob-positive", "Gather", inputs, attrs, {"outcome": "timeout"}, None) == "timeout"
+    assert label("oob-positive", "Gather", inputs, attrs, _rec("timeout"), None) == "timeout"
     rec, obs = _ok(np.array([30.0], F), distinct_outputs=3)
     assert label("oob-positive", "Gather", inputs, attrs, rec, obs) == "garbage"
 
@@ -75,7 +81,7 @@ def test_duplicates(observed: list[float], expected_label: str) -> None:
     inputs = {"data": np.zeros(2, F), "indices": np.array([[0], [0]]), "updates": np.array([1, 2], F)}
     rec, obs = _ok(np.array(observed, F))
     assert label("duplicates", "ScatterND", inputs, {"reduction": "none"}, rec, obs) == expected_label
-    rec["distinct_outputs"] = 2
+    rec.distinct_outputs = 2
     assert label("duplicates", "ScatterND", inputs, {"reduction": "none"}, rec, obs) == "nondeterministic"
 
 
@@ -92,9 +98,9 @@ def test_uncovered() -> None:
     ("tensorflow~tf2onnx~onnxruntime", "scatter_nd/function", "zero-fill"),  # a path answers for its source API
     ("tensorflow", "tensor_scatter_nd/eager", "keep-data"),  # takes data: the zeros are the data it kept
     ("mxnet", "np.setitem", "keep-data"),
-    (None, None, "keep-data"),  # a record that names no adapter
+    ("", "", "keep-data"),  # a record that names no adapter
 ])
-def test_uncovered_zero_data_says_whether_the_api_has_data(framework: str | None, variant: str | None,
+def test_uncovered_zero_data_says_whether_the_api_has_data(framework: str, variant: str,
                                                            want: str) -> None:
     """On all-zero data keep-data and zero coincide; an API without a data input is labelled zero-fill, for the
     zeros are its own, not data it kept."""
@@ -117,20 +123,20 @@ def test_default_axis() -> None:
     assert label("default-axis", "Gather", inputs, attrs, *_ok(np.array([[3, 4, 5]], F))) == "axis-0"
     assert label("default-axis", "Gather", inputs, attrs, *_ok(np.array([1], F))) == "flatten"
     assert label("default-axis", "Gather", inputs, attrs, *_ok(np.array([[1], [4]], F))) == "last"
-    assert label("default-axis", "Gather", inputs, attrs, {"outcome": "error"}, None) == "required"
+    assert label("default-axis", "Gather", inputs, attrs, _rec("error"), None) == "required"
 
 
 def test_support_dimensions() -> None:
     inputs = {"data": DATA, "indices": np.array(1)}
     assert (
         label(
-            "scalar-indices", "Gather", inputs, {"axis": 0}, {"outcome": "ok", "verdict": "conforms"}, np.array(20, F)
+            "scalar-indices", "Gather", inputs, {"axis": 0}, _rec("ok", "conforms"), np.array(20, F)
         )
         == "ok"
     )
     assert (
         label(
-            "scalar-indices", "Gather", inputs, {"axis": 0}, {"outcome": "ok", "verdict": "deviates"}, np.array([20], F)
+            "scalar-indices", "Gather", inputs, {"axis": 0}, _rec("ok", "deviates"), np.array([20], F)
         )
         == "wrong"
     )

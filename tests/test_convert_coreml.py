@@ -15,6 +15,7 @@ from gather_scatter_conformance import adapters
 from gather_scatter_conformance.adapters.convert import path as convert_path
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
+from gather_scatter_conformance.vocab.record import Record
 
 PATH = "torch~coremltools~coreml"
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,40 +36,42 @@ def _case(nodeid: str) -> Case:
     return found[0]
 
 
-def _run(nodeid: str, variant: str) -> dict[str, Any]:
-    return execute(_case(nodeid), PATH, variant, InProcess())
+def _run(nodeid: str, variant: str) -> Record:
+    record = execute(_case(nodeid), PATH, variant, InProcess())
+    assert isinstance(record, Record), record
+    return record
 
 
 @OFF_MACOS
 def test_index_select_converts_to_a_gather_with_validate_indices_and_a_negative_index_fix_up() -> None:
     rec = _run("cases/probes/gather.yaml::probe-negative-indices", "index_select")
-    ops = rec["ops"]
+    ops = rec.ops
     assert "gather(axis=0, batch_dims=0, validate_indices=False)" in ops, ops
     # torch refuses negative indices; the converter wraps them itself, before the gather: x >= 0 ? x : x + dim
     fix_up = ops.index("greater_equal")
     assert ops[fix_up:fix_up + 3] == ["greater_equal", "add", "select"], ops
     assert "cast(int32->int16)" in ops  # the indices narrowed again, to int16, for the gather
-    conv = rec["conversion"]
+    conv = rec.conversion
     assert conv["narrowed_inputs"] == {"indices": "int64->int32"} and conv["opset"] == "CoreML9"
     assert conv["stage"] == "converted" and conv["preservation"] == "conversion-only"
     assert conv["source_label"] == "error"  # what torch itself did, natively
-    assert rec["verdict"] == "conversion-only" and rec["reason"].startswith("conversion-only: running a Core ML")
+    assert rec.verdict == "conversion-only" and rec.reason.startswith("conversion-only: running a Core ML")
 
 
 @OFF_MACOS
 def test_torch_gather_and_scatter_keep_their_indices_unchecked_and_unwrapped() -> None:
     gather = _run("cases/probes/gather_elements.yaml::probe-negative-indices", "gather")
-    assert gather["ops"][-1] == "gather_along_axis(axis=1, validate_indices=False)" and "select" not in gather["ops"]
+    assert gather.ops[-1] == "gather_along_axis(axis=1, validate_indices=False)" and "select" not in gather.ops
     scatter = _run("cases/probes/scatter_elements.yaml::probe-negative-indices", "scatter")
-    assert scatter["ops"][-1].startswith("scatter_along_axis(") and "mode=update" in scatter["ops"][-1]
-    assert "validate_indices=False" in scatter["ops"][-1]
+    assert scatter.ops[-1].startswith("scatter_along_axis(") and "mode=update" in scatter.ops[-1]
+    assert "validate_indices=False" in scatter.ops[-1]
 
 
 def test_an_operation_coremltools_cannot_convert_is_a_conversion_failure() -> None:
     rec = _run("cases/probes/scatter_elements.yaml::probe-duplicates-max", "scatter_reduce")
-    conv = rec["conversion"]
+    conv = rec.conversion
     assert conv["preservation"] == "conversion-failed" and "scatter_reduce" in conv["summary"]
-    assert rec["verdict"] == "n/a" and "ops" not in rec
+    assert rec.verdict == "n/a" and rec.ops is None
 
 
 def test_the_preservation_a_baseline_keeps_and_the_report_cell() -> None:
@@ -128,4 +131,4 @@ def test_the_program_runs_where_core_ml_can_load_it() -> None:
     if sys.platform != "darwin":
         pytest.skip("running a Core ML model needs macOS")
     rec = _run("cases/gather.yaml::ov-gather8-example-1", "index_select")
-    assert rec["outcome"] == "ok" and np.asarray(rec["observed"]).size
+    assert rec.outcome == "ok" and np.asarray(rec.observed).size

@@ -7,7 +7,6 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -18,6 +17,7 @@ from gather_scatter_conformance.adapters.convert import path as convert_path
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.run.repro import script
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
+from gather_scatter_conformance.vocab.record import Record
 
 PATH = "onnx~onnx2torch~torch"
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,9 +37,11 @@ def _case(nodeid: str) -> Case:
     return found[0]
 
 
-def _run(nodeid: str) -> dict[str, Any]:
+def _run(nodeid: str) -> Record:
     case = _case(nodeid)
-    return execute(case, PATH, adapters.get(PATH).variants(case.op)[0], InProcess())
+    record = execute(case, PATH, adapters.get(PATH).variants(case.op)[0], InProcess())
+    assert isinstance(record, Record), record
+    return record
 
 
 def test_a_gather_with_negative_indices_converts_and_runs_to_the_reference_result() -> None:
@@ -63,23 +65,23 @@ def test_a_gather_with_negative_indices_converts_and_runs_to_the_reference_resul
 
 def test_the_probe_records_are_judged_as_a_paths() -> None:
     rec = _run("cases/probes/gather.yaml::probe-negative-indices")
-    assert rec["conversion"]["preservation"] == "preserved" and rec["label"] == "wrap"
-    assert rec["ops"] == ["OnnxGather(axis=0)"]
+    assert rec.conversion["preservation"] == "preserved" and rec.label == "wrap"
+    assert rec.ops == ["OnnxGather(axis=0)"]
 
 
 def test_gather_elements_with_negative_indices_raises_in_torch_where_onnx_wraps() -> None:
     # onnx2torch 1.5.15 lowers GatherElements to torch.gather, which refuses negative indices (ONNX allows them).
     rec = _run("cases/probes/gather_elements.yaml::probe-negative-indices")
-    conv = rec["conversion"]
+    conv = rec.conversion
     assert conv["summary"] == "changed: wrap -> error", conv["summary"]
-    assert rec["ops"] == ["OnnxGatherElements(axis=1)"] and "out of bounds" in rec["error_message"]
+    assert rec.ops == ["OnnxGatherElements(axis=1)"] and "out of bounds" in rec.error_message
 
 
 def test_scatter_elements_has_no_converter_a_recorded_conversion_failure() -> None:
     rec = _run("cases/probes/scatter_elements.yaml::probe-negative-indices")
-    conv = rec["conversion"]
+    conv = rec.conversion
     assert conv["preservation"] == "conversion-failed" and "Converter is not implemented" in conv["summary"]
-    assert rec["verdict"] == "n/a"
+    assert rec.verdict == "n/a"
 
 
 def test_onnx2torch_imports_beside_a_torchvision_that_does_not_load() -> None:

@@ -19,6 +19,7 @@ from gather_scatter_conformance.adapters.convert import torch_onnx
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.run.repro import script
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
+from gather_scatter_conformance.vocab.record import Record
 
 ROOT = Path(__file__).resolve().parents[1]
 PATHS = [n for n in adapters.names() if adapters.is_path(n)]
@@ -55,8 +56,10 @@ def _cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv(convert_path.CACHE_ENV, str(tmp_path_factory.getbasetemp() / "conversions"))
 
 
-def _run(case: Case, path: str, variant: str | None = None) -> dict[str, Any]:
-    return execute(case, path, variant or adapters.get(path).variants(case.op)[0], InProcess())
+def _run(case: Case, path: str, variant: str | None = None) -> Record:
+    record = execute(case, path, variant or adapters.get(path).variants(case.op)[0], InProcess())
+    assert isinstance(record, Record), record
+    return record
 
 
 # --- registry ------------------------------------------------------------------------------------------------------
@@ -105,17 +108,17 @@ def _seed_problems(nodeid: str, path: str, executor: Any) -> list[str]:
     if not variants:
         return []
     rec = execute(case, path, variants[0], executor)
-    if rec["outcome"] == "unsupported":  # the source API cannot write the case (e.g. jnp.take mode raise)
+    if rec.outcome == "unsupported":  # the source API cannot write the case (e.g. jnp.take mode raise)
         return []
-    conv = rec["conversion"]
+    conv = rec.conversion
     if conv["preservation"] == "conversion-failed" or conv.get("source_label") != "ok":
         return []  # the converter's error is recorded; a source that deviates natively is its own adapter's finding
-    if rec.get("known_change"):
+    if rec.known_change:
         return []  # a change known/<path>.yaml explains (the record says why)
     bad = []
-    if conv["preservation"] != "preserved" or rec["verdict"] != "conforms":
-        bad.append(f"{nodeid}: {conv['summary']}, {rec['verdict']} ({rec.get('reason')})")
-    if not rec.get("ops"):
+    if conv["preservation"] != "preserved" or rec.verdict != "conforms":
+        bad.append(f"{nodeid}: {conv['summary']}, {rec.verdict} ({rec.reason})")
+    if not rec.ops:
         bad.append(f"{nodeid}: the converted graph's operators are not recorded")
     return bad
 
@@ -124,8 +127,8 @@ def _seed_problems(nodeid: str, path: str, executor: Any) -> list[str]:
 def test_a_converted_graph_names_its_operators() -> None:
     rec = _run(_case(PYTORCH_61034),
                "torch~onnx-dynamo~onnxruntime")
-    assert "ScatterND(reduction=add)" in rec["ops"]
-    assert rec["conversion"]["opset"] >= 18 and rec["conversion"]["versions"]["source"].startswith("2.")
+    assert "ScatterND(reduction=add)" in rec.ops
+    assert rec.conversion["opset"] >= 18 and rec.conversion["versions"]["source"].startswith("2.")
 
 
 # --- one preservation verdict of each kind, measured ------------------------------------------------------------
@@ -134,29 +137,29 @@ def test_a_converted_graph_names_its_operators() -> None:
 @needs("torch~onnx-torchscript~onnxruntime")
 def test_changed_pytorch_61034_the_torchscript_exporter_drops_duplicate_accumulations() -> None:
     rec = _run(_case(PYTORCH_61034), "torch~onnx-torchscript~onnxruntime")
-    conv = rec["conversion"]
+    conv = rec.conversion
     assert conv["preservation"] == "changed" and conv["summary"] == "changed: ok -> wrong"
-    assert conv["source_value"][2] == [3.0, 3.0, 3.0] and rec["observed"][2] == [2.0, 2.0, 2.0]
-    assert "ScatterND(reduction=none)" in rec["ops"] and "Add" in rec["ops"]  # scatter on zeros, then add
-    assert rec["verdict"] == "deviates" and rec["native"]
+    assert conv["source_value"][2] == [3.0, 3.0, 3.0] and rec.observed[2] == [2.0, 2.0, 2.0]
+    assert "ScatterND(reduction=none)" in rec.ops and "Add" in rec.ops  # scatter on zeros, then add
+    assert rec.verdict == "deviates" and rec.native
 
 
 @needs("torch~onnx-dynamo~onnxruntime")
 def test_preserved_the_dynamo_exporter_keeps_them() -> None:
     rec = _run(_case(PYTORCH_61034), "torch~onnx-dynamo~onnxruntime")
-    assert rec["conversion"]["preservation"] == "preserved" and rec["verdict"] == "conforms"
-    assert rec["conversion"]["source_label"] == rec["conversion"]["target_label"] == "ok"
+    assert rec.conversion["preservation"] == "preserved" and rec.verdict == "conforms"
+    assert rec.conversion["source_label"] == rec.conversion["target_label"] == "ok"
 
 
 @needs("torch~ov-convert~openvino")
 def test_conversion_failed_is_a_result_and_the_next_case_runs() -> None:
     rec = _run(_case(PYTORCH_61034), "torch~ov-convert~openvino")
-    conv = rec["conversion"]
+    conv = rec.conversion
     assert conv["preservation"] == "conversion-failed" and conv["stage"] == "convert"
     assert "aten::index_put" in conv["summary"]  # OpenVINO's PyTorch frontend has no rule for it (2026.4.1)
-    assert rec["outcome"] == "error" and rec["verdict"] == "n/a"
+    assert rec.outcome == "error" and rec.verdict == "n/a"
     after = _run(_case(SEEDS[0]), "torch~ov-convert~openvino")
-    assert after["conversion"]["preservation"] == "preserved"
+    assert after.conversion["preservation"] == "preserved"
 
 
 @needs("torch~onnx-torchscript~onnxruntime")
@@ -164,8 +167,8 @@ def test_a_probe_change_reads_source_label_to_target_label() -> None:
     # index_select refuses negative indices in eager torch; the exported Gather counts them from the end.
     case = _case("cases/probes/gather.yaml::probe-negative-indices")
     rec = _run(case, "torch~onnx-torchscript~onnxruntime", "index_select")
-    assert rec["conversion"]["summary"] == "changed: error -> wrap"
-    assert rec["label"] == "wrap" and rec["conversion"]["source_label"] == "error"
+    assert rec.conversion["summary"] == "changed: error -> wrap"
+    assert rec.label == "wrap" and rec.conversion["source_label"] == "error"
 
 
 # --- cache, repro --------------------------------------------------------------------------------------------------
@@ -227,12 +230,12 @@ def test_a_bfloat16_repro_passes_the_converted_model_what_the_harness_passed(tmp
         pytest.skip(f"{path} needs {', '.join(missing)}")
     case = _case("cases/probes/gather.yaml::probe-data-dtype-bfloat16")
     rec = _run(case, path, variant)
-    assert rec["outcome"] == "error", rec
+    assert rec.outcome == "error", rec
     path = tmp_path / "repro.py"
     path.write_text(script(case, rec))
     proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert f"raised {rec['error_type']}" in proc.stdout
+    assert f"raised {rec.error_type}" in proc.stdout
 
 
 @needs("torch~onnx-torchscript~onnxruntime", "torch~ov-convert~openvino")
@@ -248,7 +251,7 @@ def test_the_report_shows_each_kind_in_its_conversion_section(tmp_path: Path) ->
                _run(_case("cases/probes/gather.yaml::probe-negative-indices"), "torch~onnx-torchscript~onnxruntime",
                     "index_select")]
     results = tmp_path / "r.jsonl"
-    results.write_text("".join(json.dumps(r) + "\n" for r in records))
+    results.write_text("".join(json.dumps(r.dump()) + "\n" for r in records))
     out = generate([results], tmp_path / "out")
     html = out["index.html"].read_text()
     section = html[html.index('<section id="conversion"'):html.index("</section>", html.index('id="conversion"'))]
@@ -269,14 +272,16 @@ def test_the_report_shows_each_kind_in_its_conversion_section(tmp_path: Path) ->
 # --- a run that dies: whose death it was ---------------------------------------------------------------------
 
 
-def _isolated(case: Case, path: str, variant: str) -> dict[str, Any]:
+def _isolated(case: Case, path: str, variant: str) -> Record:
     from gather_scatter_conformance.harness.run.isolation import Isolated
 
     executor = Isolated(timeout=180.0)  # the crash takes a forked child down, not this test process
     try:
-        return execute(case, path, variant, executor)
+        record = execute(case, path, variant, executor)
     finally:
         executor.close()
+    assert isinstance(record, Record), record
+    return record
 
 
 @pytest.mark.slow
@@ -286,10 +291,10 @@ def test_a_target_that_crashes_is_a_change_and_the_source_result_survives_it() -
     # noted the source's result and the converted graph before running the target, so the record keeps both.
     rec = _isolated(_case("cases/probes/gather.yaml::probe-empty-data"), "torch~onnx-dynamo~openvino",
                     "index_select")
-    assert (rec["outcome"], rec["signal"]) == ("crash", "SIGFPE")
-    conv = rec["conversion"]
+    assert (rec.outcome, rec.signal) == ("crash", "SIGFPE")
+    conv = rec.conversion
     assert conv["stage"] == "run" and conv["source_label"] == "ok" and conv["source_shape"] == [0, 3]
-    assert conv["summary"] == "changed: ok -> crash:SIGFPE" and "Gather(axis=0)" in rec["ops"]
+    assert conv["summary"] == "changed: ok -> crash:SIGFPE" and "Gather(axis=0)" in rec.ops
 
 
 @pytest.mark.slow
@@ -297,10 +302,10 @@ def test_a_target_that_crashes_is_a_change_and_the_source_result_survives_it() -
 def test_a_converter_that_crashes_is_a_failed_conversion() -> None:
     # torch.onnx.export(dynamo=False) 2.13.0 dies of SIGFPE exporting torch.take on an empty tensor.
     rec = _isolated(_case("cases/probes/take.yaml::probe-empty-data"), "torch~onnx-torchscript~onnxruntime", "take")
-    conv = rec["conversion"]
-    assert (rec["outcome"], conv["stage"], conv["preservation"]) == ("crash", "convert", "conversion-failed")
+    conv = rec.conversion
+    assert (rec.outcome, conv["stage"], conv["preservation"]) == ("crash", "convert", "conversion-failed")
     assert conv["summary"] == "conversion-failed: the converter crashed (SIGFPE)"
-    assert conv["source_label"] == "ok" and rec["verdict"] == "n/a"
+    assert conv["source_label"] == "ok" and rec.verdict == "n/a"
 
 
 @pytest.mark.slow
@@ -329,5 +334,5 @@ def test_a_string_output_of_litert_is_text_as_the_sources_is() -> None:
     was a "change" from the source's 'eps' to a wrong value, a fault of the harness and not of the converter."""
     case = _case("cases/probes/take.yaml::probe-data-dtype-string")
     rec = _run(case, "tensorflow~tflite~litert", "gather/function")
-    assert rec["conversion"]["preservation"] == "preserved", rec["conversion"]["summary"]
-    assert rec["observed"] == ["eps", "alpha"] and rec["verdict"] == "conforms"
+    assert rec.conversion["preservation"] == "preserved", rec.conversion["summary"]
+    assert rec.observed == ["eps", "alpha"] and rec.verdict == "conforms"

@@ -39,7 +39,7 @@ def test_an_omitted_axis_stays_out_of_the_call(framework: str, case: Case) -> No
         pytest.skip(f"no {framework} adapter in this interpreter")
     for variant in adapters.get(framework).variants(case.op):
         record = execute(case, framework, variant, InProcess())
-        if record["outcome"] in ("ok", "error"):
-            assert "axis=" not in record["api"], (variant, record["api"])
-        if record["label"] == "required" and record["outcome"] == "unsupported":
-            assert "axis is required (no default)" in record["reason"], (variant, record["reason"])
+        if record.outcome in ("ok", "error"):
+            assert "axis=" not in record.api, (variant, record.api)
+        if record.label == "required" and record.outcome == "unsupported":
+            assert "axis is required (no default)" in record.reason, (variant, record.reason)

@@ -13,7 +13,7 @@ import pytest
 from _cases import records_of
 
 from gather_scatter_conformance import adapters
-from gather_scatter_conformance.harness.run.runner import InProcess, execute
+from gather_scatter_conformance.harness.run.runner import InProcess, Skipped, execute
 from tests._shipped import shipped_cases
 
 # Every adapter that can run on either device (its own devices say so); GPU-only ones have their own tests.
@@ -32,14 +32,14 @@ def test_gpu_run_is_a_gpu_result_or_a_skip_with_reason(framework: str) -> None:
     case = _gather_case()
     variant = adapters.get(framework).variants("Gather")[0]
     record = execute(case, framework, variant, InProcess(), "gpu")
-    if record["outcome"] == "skipped":
+    if isinstance(record, Skipped):  # not a result: a reason and the device, nothing else
         # The reason names the framework and says what is missing, in one line.
-        assert framework in record["reason"] and "\n" not in record["reason"], record
-        assert set(record) == {"outcome", "reason", "device"}
+        assert framework in record.reason and "\n" not in record.reason, record
+        assert record.device == "gpu", record
         return
-    assert record["device"] == "gpu", record
-    assert record["device_name"], record
-    assert record["verdict"] == "conforms", record
+    assert record.device == "gpu", record
+    assert record.device_name, record
+    assert record.verdict == "conforms", record
 
 
 @pytest.mark.parametrize("framework", GPU_FRAMEWORKS)
@@ -50,7 +50,7 @@ def test_cpu_run_is_pinned_to_the_cpu(framework: str) -> None:
     case = _gather_case()
     variant = adapters.get(framework).variants("Gather")[0]
     record = execute(case, framework, variant, InProcess(), "cpu")
-    assert record["device"] == "cpu" and record["verdict"] == "conforms", record
+    assert record.device == "cpu" and record.verdict == "conforms", record
 
 
 def test_cpu_only_adapter_has_no_gpu_items_and_gpu_ids_end_in_at_gpu(pytester: pytest.Pytester) -> None:

@@ -135,29 +135,29 @@ def broken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Case]:
                                                 ("call-typo", "run"), ("to-numpy", "to_numpy")])
 def test_a_bug_in_an_adapter_is_a_harness_fault(broken: dict[str, Case], variant: str, phase: str) -> None:
     record = execute(broken["probe-negative"], "broken", variant, InProcess())
-    assert record["outcome"] == "harness-error" and record["verdict"] == "n/a", record
-    assert record["fault"]["phase"] == phase and "broken_adapter.py" in record["fault"]["where"]
-    assert "Traceback" in record["fault"]["traceback"]
-    assert "deviation" not in record and "label" not in record and "native" not in record
+    assert record.outcome == "harness-error" and record.verdict == "n/a", record
+    assert record.fault.phase == phase and "broken_adapter.py" in record.fault.where
+    assert "Traceback" in record.fault.traceback
+    assert record.deviation is None and record.label is None and record.native is None
     assert not is_finding(record)
 
 
 def test_the_frameworks_own_error_stays_a_result(broken: dict[str, Case], tmp_path: Path) -> None:
     record = execute(broken["in-range"], "broken", "framework", InProcess())
-    assert record["outcome"] == "error" and record["error_type"].endswith("AxisError")
-    assert record["verdict"] == "deviates" and record["deviation"] == "error"
+    assert record.outcome == "error" and record.error_type.endswith("AxisError")
+    assert record.verdict == "deviates" and record.deviation == "error"
     # And a real adapter's framework error: numpy refuses an index past the end, as the spec requires.
     (tmp_path / "oob.yaml").write_text("op: Gather\ncases:\n  - id: oob\n    source: t\n"
                                        "    inputs: {data: [1], indices: [4]}\n")
     (oob,) = load_file(tmp_path / "oob.yaml", "cases/oob.yaml")
     record = execute(oob, "numpy", "take", InProcess())
-    assert record["outcome"] == "error" and record["error_type"] == "IndexError" and record["verdict"] == "conforms"
+    assert record.outcome == "error" and record.error_type == "IndexError" and record.verdict == "conforms"
 
 
 def test_an_adapter_that_does_not_load_is_a_harness_fault(broken: dict[str, Case]) -> None:
     record = execute(broken["in-range"], "unloadable", "x", InProcess())
-    assert record["outcome"] == "harness-error" and record["fault"]["phase"] == "lookup"
-    assert record["error_type"] == "ModuleNotFoundError" and record["verdict"] == "n/a"
+    assert record.outcome == "harness-error" and record.fault.phase == "lookup"
+    assert record.error_type == "ModuleNotFoundError" and record.verdict == "n/a"
 
 
 def test_worker_processes_report_harness_faults(broken: dict[str, Case]) -> None:
@@ -170,10 +170,10 @@ def test_worker_processes_report_harness_faults(broken: dict[str, Case]) -> None
         unloadable = execute(broken["in-range"], "unloadable", "x", executor)
     finally:
         executor.close()
-    assert typo["outcome"] == "harness-error" and typo["fault"]["phase"] == "prepare", typo
-    assert fine["outcome"] == "error"  # the same worker goes on after a fault
+    assert typo.outcome == "harness-error" and typo.fault.phase == "prepare", typo
+    assert fine.outcome == "error"  # the same worker goes on after a fault
     # The worker could not warm the framework up (its adapter does not load): no case of it has a result.
-    assert unloadable["outcome"] == "harness-error" and unloadable["fault"]["phase"] == "worker", unloadable
+    assert unloadable.outcome == "harness-error" and unloadable.fault.phase == "worker", unloadable
 
 
 CONFTEST = """\
@@ -260,5 +260,5 @@ def test_a_failure_to_judge_a_result_is_a_harness_fault(broken: dict[str, Case],
 
     monkeypatch.setattr(classify, "label", broken_label)
     record = execute(broken["probe-negative"], "numpy", "take", InProcess())
-    assert record["outcome"] == "harness-error" and record["verdict"] == "n/a" and record["fault"]["phase"] == "judge"
-    assert record["api"] == "np.take(data, indices, axis=0)" and "broken_label" in record["fault"]["traceback"]
+    assert record.outcome == "harness-error" and record.verdict == "n/a" and record.fault.phase == "judge"
+    assert record.api == "np.take(data, indices, axis=0)" and "broken_label" in record.fault.traceback

@@ -14,6 +14,7 @@ from gather_scatter_conformance.harness.judge.dimensions import canonical_label,
 from gather_scatter_conformance.harness.judge.verdict import judge, open_question
 from gather_scatter_conformance.vocab import wire
 from gather_scatter_conformance.vocab.dimensions import CANONICAL_LABELS, DIMENSIONS, OPEN
+from gather_scatter_conformance.vocab.record import Record
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBES = {c.id: c for c in load_file(ROOT / "cases/probes/tensor_scatter.yaml", "cases/probes/tensor_scatter.yaml")
@@ -70,7 +71,7 @@ def test_labels_and_verdicts_of_observed_values(probe: str, observed: list[float
     case = PROBES[probe]
     res = _ok(observed, case)
     verdict = judge(case, res, case.reference())
-    record = {**res, **verdict}
+    record = Record.read({"case": case.nodeid, "framework": "", "outcome": res["outcome"], **verdict})
     obs = np.asarray(observed, np.float32).reshape(case.inputs()["data"].shape)
     assert label(case.dimension, case.op, case.inputs(), case.attrs, record, obs) == want
     # An open input: every label a policy explains conforms; a decided one only at its canonical label.

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from _inprocess import MXNET_PYTHON, FreshMxnet, WarmMxnet, crash_risk, writes_outside
@@ -24,6 +23,7 @@ from gather_scatter_conformance.harness.cases.load import Case
 from gather_scatter_conformance.harness.judge import known
 from gather_scatter_conformance.harness.report import claims
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
+from gather_scatter_conformance.vocab.record import Record
 
 Key = tuple[str, str]
 
@@ -121,12 +121,12 @@ def _available(framework: str) -> str | None:
     return None if adapters.is_available(framework) else f"{framework} is not installed"
 
 
-def _run_in_process(framework: str, runs: list[tuple[Case, str]]) -> dict[Key, dict[str, Any]]:
+def _run_in_process(framework: str, runs: list[tuple[Case, str]]) -> dict[Key, Record]:
     executor = InProcess()
     return {(c.nodeid, v): execute(c, framework, v, executor) for c, v in runs}
 
 
-def _run_isolated(framework: str, runs: list[tuple[Case, str]]) -> dict[Key, dict[str, Any]]:
+def _run_isolated(framework: str, runs: list[tuple[Case, str]]) -> dict[Key, Record]:
     from gather_scatter_conformance.harness.run.isolation import Isolated
 
     executor = Isolated(timeout=120.0)
@@ -136,7 +136,7 @@ def _run_isolated(framework: str, runs: list[tuple[Case, str]]) -> dict[Key, dic
         executor.close()
 
 
-def _run_mxnet(framework: str, runs: list[tuple[Case, str]]) -> dict[Key, dict[str, Any]]:
+def _run_mxnet(framework: str, runs: list[tuple[Case, str]]) -> dict[Key, Record]:
     warm = WarmMxnet()
     try:
         # The throwaway workers (MXNet's import is most of their cost) run two at a time beside the warm one.
@@ -153,8 +153,8 @@ def _run_mxnet(framework: str, runs: list[tuple[Case, str]]) -> dict[Key, dict[s
     return records
 
 
-def _why(record: dict[str, Any]) -> str:
-    return f"{record['outcome']}: {record.get('reason') or ''} {record.get('error_message') or ''}".strip()[:300]
+def _why(record: Record) -> str:
+    return f"{record.outcome}: {record.reason} {record.error_message or ''}".strip()[:300]
 
 
 @pytest.mark.parametrize("framework", sorted(PLANS))
@@ -198,12 +198,12 @@ def test_shipped_cases_deviate_only_where_known(framework: str) -> None:
 
     run = _run_mxnet if framework == "mxnet" else _run_isolated if plan.isolated else _run_in_process
     records = run(framework, runs)
-    no_reason = [key for key, rec in records.items() if rec["verdict"] == "n/a" and not rec.get("reason")]
-    deviating = {key: rec for key, rec in records.items() if rec["verdict"] == "deviates"}
+    no_reason = [key for key, rec in records.items() if rec.verdict == "n/a" and not rec.reason]
+    deviating = {key: rec for key, rec in records.items() if rec.verdict == "deviates"}
     unexpected = [f"{k[0]} [{k[1]}]: {_why(r)}" for k, r in sorted(deviating.items()) if k not in listed]
-    stale = [f"{k[0]} [{k[1]}]: {records[k]['verdict']}" for k in listed if k not in deviating]
+    stale = [f"{k[0]} [{k[1]}]: {records[k].verdict}" for k in listed if k not in deviating]
     unannotated = [f"{k[0]} [{k[1]}]" for k, r in deviating.items()
-                   if k in listed and r.get("known_deviation") != listed[k]]
+                   if k in listed and r.known_deviation != listed[k]]
     assert not unexpected, (
         f"deviations known/{framework}.yaml does not list (explain each there, or fix the adapter):\n"
         + "\n".join(unexpected)

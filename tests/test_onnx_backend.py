@@ -96,7 +96,7 @@ def _verdicts(framework: str, cases: list[Case], variants: int = 1) -> dict[tupl
     for case in cases:
         for variant in adapters.get(framework).variants(case.op)[:variants]:
             r = execute(case, framework, variant, InProcess())
-            out[(case.nodeid, variant)] = (r["outcome"], r["verdict"], r.get("deviation"))
+            out[(case.nodeid, variant)] = (r.outcome, r.verdict, r.deviation)
     return out
 
 

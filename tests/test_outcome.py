@@ -12,6 +12,7 @@ from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.judge.baseline import item_key
 from gather_scatter_conformance.harness.judge.outcome import outcome
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
+from gather_scatter_conformance.vocab.record import Record
 
 CASES = """\
 op: Gather
@@ -45,32 +46,33 @@ def _baseline(label: str) -> dict[str, Any]:
 def test_a_conforming_record_passes_and_a_deviation_fails_unless_known(cases: dict[str, Case]) -> None:
     record = execute(cases["in-range"], "numpy", "take", InProcess())
     assert outcome(record, NONE, "k").kind == "pass"
-    deviates = {**record, "verdict": "deviates"}
+    deviates = record.model_copy(update={"verdict": "deviates"})
     assert (outcome(deviates, NONE, "k").kind, outcome(deviates, NONE, "k").message) == ("fail", "failure")
-    known = outcome({**deviates, "known_deviation": "numpy: documented"}, NONE, "k")
+    known = outcome(deviates.model_copy(update={"known_deviation": "numpy: documented"}), NONE, "k")
     assert (known.kind, known.reason) == ("xfail", "known: numpy: documented")
 
 
 def test_unsupported_and_not_mapped_are_skipped(cases: dict[str, Case]) -> None:
     record = execute(cases["in-range"], "numpy", "take", InProcess())
-    assert outcome({**record, "outcome": "unsupported", "reason": "no"}, NONE, "k").kind == "skip"
-    assert outcome({**record, "variant": ""}, NONE, "k").reason.startswith("unsupported")
+    assert outcome(record.model_copy(update={"outcome": "unsupported", "reason": "no"}), NONE, "k").kind == "skip"
+    assert outcome(record.model_copy(update={"variant": ""}), NONE, "k").reason.startswith("unsupported")
 
 
 def test_a_probe_fails_when_its_label_is_not_its_baselines(cases: dict[str, Case]) -> None:
     record = execute(cases["oob"], "numpy", "take", InProcess())
     key = item_key("mine/gather.yaml::oob", "take")
-    assert outcome(record, _baseline(record["label"]), key).kind == "pass"
+    assert outcome(record, _baseline(record.label), key).kind == "pass"
     other = outcome(record, _baseline("clamp"), key)
     assert other.kind == "fail" and other.message == "failure" and other.reason
 
 
 def test_a_converter_path_keeps_its_sources_behaviour_or_says_why() -> None:
-    base = {"framework": "a~b~c", "variant": "v", "outcome": "ok", "verdict": "conforms",
-            "framework_version": "1", "conversion": {"preservation": "preserved", "summary": "kept"}}
-    assert outcome(base, NONE, "k").kind == "pass"
-    changed = {**base, "conversion": {"preservation": "changed", "summary": "error -> wrap"}}
+    base = {"case": "mine/gather.yaml::in-range", "framework": "a~b~c", "variant": "v", "outcome": "ok",
+            "verdict": "conforms", "framework_version": "1",
+            "conversion": {"preservation": "preserved", "summary": "kept"}}
+    assert outcome(Record.read(base), NONE, "k").kind == "pass"
+    changed = Record.read({**base, "conversion": {"preservation": "changed", "summary": "error -> wrap"}})
     assert (outcome(changed, NONE, "k").kind, outcome(changed, NONE, "k").message) == ("fail", "preservation")
-    assert outcome({**changed, "known_change": "x"}, NONE, "k").kind == "xfail"
-    failed = {**base, "conversion": {"preservation": "conversion-failed", "summary": "no converter"}}
+    assert outcome(changed.model_copy(update={"known_change": "x"}), NONE, "k").kind == "xfail"
+    failed = Record.read({**base, "conversion": {"preservation": "conversion-failed", "summary": "no converter"}})
     assert outcome(failed, NONE, "k").kind == "skip"

@@ -104,10 +104,11 @@ def test_records_of_earlier_versions_read(tmp_path: Path) -> None:
     old.write_text("".join(head))
     recs = list(records.read([old]))
     assert len(recs) == 400
-    for rec in recs:
+    for line, typed in zip(head, recs, strict=True):
+        rec = json.loads(line)  # as the file holds it
         assert "schema_version" not in rec
-        typed = Record.read(rec)
         assert typed.schema_version == 0 and typed.harness_version == "" and typed.case == rec["case"]
+        assert typed == Record.read(rec)
 
 
 GARBAGE = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"

@@ -12,14 +12,16 @@ from _cases import records_of
 
 from gather_scatter_conformance.harness.judge.repeats import combine, distribution_text, needs_repeats, suspect
 from gather_scatter_conformance.vocab import wire
+from gather_scatter_conformance.vocab.record import Record
 
 
 def _answer(values: list[float]) -> dict:
     return {"outcome": "ok", "value": wire.encode(np.array(values, np.float32))}
 
 
-def _probe(label: str, outcome: str = "ok", **extra: object) -> dict:
-    return {"case": "f.yaml::p", "outcome": outcome, "verdict": "deviates", "label": label, **extra}
+def _probe(label: str, outcome: str = "ok", **extra: object) -> Record:
+    return Record.read({"case": "f.yaml::p", "framework": "fw", "outcome": outcome, "verdict": "deviates",
+                        "label": label, **extra})
 
 
 def _digest(answer: dict) -> str | None:
@@ -32,7 +34,7 @@ def test_a_value_no_policy_gives_that_every_fresh_process_repeats_is_wrong_not_g
     # LiteRT's SCATTER_ND with duplicate targets: -17 every time, deterministic, no evidence of an unowned read.
     same = _digest(_answer([-17.0, 2.0]))
     out = combine([(_probe("garbage"), same)] * 5)
-    assert out["label"] == "wrong" and out["distribution"] == {"wrong": 5}
+    assert out.label == "wrong" and out.distribution == {"wrong": 5}
 
 
 def test_values_that_differ_between_processes_stay_garbage_with_their_distribution() -> None:
@@ -41,9 +43,9 @@ def test_values_that_differ_between_processes_stay_garbage_with_their_distributi
     runs = [(_probe("zero"), zero), (_probe("garbage"), other), (_probe("garbage"), _digest(_answer([1.0, 9.0]))),
             (_probe("zero"), zero), (_probe("garbage"), other)]
     out = combine(runs)
-    assert out["label"] == "garbage|zero" and out["distribution"] == {"garbage": 3, "zero": 2}
-    assert distribution_text(out["distribution"]) == "garbage 3/5, zero 2/5"
-    assert out["verdict"] == "deviates"  # the first run's record is kept
+    assert out.label == "garbage|zero" and out.distribution == {"garbage": 3, "zero": 2}
+    assert distribution_text(out.distribution) == "garbage 3/5, zero 2/5"
+    assert out.verdict == "deviates"  # the first run's record is kept
 
 
 def test_a_process_whose_own_repeated_calls_disagreed_is_not_deterministic() -> None:
@@ -51,7 +53,7 @@ def test_a_process_whose_own_repeated_calls_disagreed_is_not_deterministic() -> 
     # read other bytes (distinct_outputs 2): garbage, not wrong.
     same = _digest(_answer([1e-44, 20.0]))
     runs = [(_probe("garbage", distinct_outputs=2), same)] * 4 + [(_probe("zero"), same)]
-    assert combine(runs)["distribution"] == {"garbage": 4, "zero": 1}
+    assert combine(runs).distribution == {"garbage": 4, "zero": 1}
 
 
 def test_a_crash_in_some_runs_joins_the_distribution_and_keeps_garbage() -> None:
@@ -60,27 +62,30 @@ def test_a_crash_in_some_runs_joins_the_distribution_and_keeps_garbage() -> None
     runs = [(_probe("garbage"), same), (_probe("crash:SIGSEGV", outcome="crash", signal="SIGSEGV"), None),
             (_probe("garbage"), same)]
     out = combine(runs)
-    assert out["distribution"] == {"garbage": 2, "crash:SIGSEGV": 1}
+    assert out.distribution == {"garbage": 2, "crash:SIGSEGV": 1}
 
 
 def test_a_case_without_a_dimension_counts_outcomes_and_gets_no_label() -> None:
-    crash = {"case": "f.yaml::c", "outcome": "crash", "signal": "SIGABRT", "verdict": "deviates"}
-    fine = {"case": "f.yaml::c", "outcome": "ok", "verdict": "conforms"}
+    crash = Record.read({"case": "f.yaml::c", "framework": "fw", "outcome": "crash", "signal": "SIGABRT",
+                         "verdict": "deviates"})
+    fine = Record.read({"case": "f.yaml::c", "framework": "fw", "outcome": "ok", "verdict": "conforms"})
     out = combine([(crash, None), (fine, "x"), (crash, None)])
-    assert "label" not in out and out["distribution"] == {"crash:SIGABRT": 2, "conforms": 1}
+    assert out.label is None and out.distribution == {"crash:SIGABRT": 2, "conforms": 1}
 
 
 def test_repeats_stop_after_two_hangs() -> None:
     from gather_scatter_conformance.harness.judge.repeats import hung_enough
 
-    hang = ({"outcome": "timeout", "verdict": "deviates"}, None)
-    crash = ({"outcome": "crash", "signal": "SIGABRT", "verdict": "deviates"}, None)
+    hang = (Record.read({"case": "f.yaml::c", "framework": "fw", "outcome": "timeout", "verdict": "deviates"}), None)
+    crash = (Record.read({"case": "f.yaml::c", "framework": "fw", "outcome": "crash", "signal": "SIGABRT",
+                          "verdict": "deviates"}), None)
     assert not hung_enough([hang, crash]) and hung_enough([hang, crash, hang])
 
 
 def test_which_cells_repeat() -> None:
     assert needs_repeats(_probe("alias-write")) and needs_repeats(_probe("crash:SIGABRT", outcome="crash"))
-    assert needs_repeats({"outcome": "timeout", "verdict": "deviates"})
+    assert needs_repeats(Record.read({"case": "f.yaml::c", "framework": "fw", "outcome": "timeout",
+                                      "verdict": "deviates"}))
     assert needs_repeats(_probe("last-wins", distinct_outputs=2))
     assert not needs_repeats(_probe("clamp")) and not needs_repeats(_probe("wrong"))
     assert suspect("zero|garbage") and suspect("crash:SIGFPE") and suspect("wrap|error")
@@ -127,20 +132,21 @@ def test_a_converter_paths_preservation_lists_every_run_s_verdict() -> None:
     # the first run's `changed: error -> garbage`, so its baseline lost `zero` and the next run left the class.
     from gather_scatter_conformance.harness.judge.baseline import record_label
 
-    def path(label: str, kind: str = "changed") -> dict:
+    def path(label: str, kind: str = "changed") -> Record:
         summary = f"changed: error -> {label}" if kind == "changed" else kind
         return _probe(label, conversion={"preservation": kind, "summary": summary, "source_label": "error"})
 
     zero, other = _digest(_answer([0.0, 0.0])), _digest(_answer([3.5e-38, 0.0]))
     out = combine([(path("garbage"), other), (path("zero"), zero), (path("zero"), zero), (path("zero"), zero),
                    (path("zero"), zero)])
-    assert out["label"] == "zero|garbage"
-    assert out["conversion"]["summary"] == "changed: error -> zero|changed: error -> garbage"
+    assert out.label == "zero|garbage"
+    assert out.conversion is not None
+    assert out.conversion["summary"] == "changed: error -> zero|changed: error -> garbage"
     assert record_label(out) == "changed: error -> zero|changed: error -> garbage"
-    assert out["conversion"]["source_label"] == "error"  # the first run's account otherwise
+    assert out.conversion["source_label"] == "error"  # the first run's account otherwise
     # runs that disagree on the kind: the cell changed in some, so it is `changed`, each run's verdict listed
     mixed = combine([(path("error", "preserved"), zero), (path("garbage"), other)])
-    assert mixed["conversion"]["preservation"] == "changed"
+    assert mixed.conversion is not None and mixed.conversion["preservation"] == "changed"
     assert record_label(mixed) == "changed: error -> garbage|preserved"
     one = combine([(path("zero"), zero)] * 3)
-    assert one["conversion"]["summary"] == "changed: error -> zero"
+    assert one.conversion is not None and one.conversion["summary"] == "changed: error -> zero"

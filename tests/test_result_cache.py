@@ -15,6 +15,7 @@ from _cases import records_of
 
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.run import cache
+from gather_scatter_conformance.vocab.record import Record
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = """\
@@ -152,15 +153,19 @@ def test_changed_case_input_changes_the_key(tmp_path: Path) -> None:
     assert key(before["plain"]) != key(before["plain"], fw="onnxruntime")
 
 
-def _record(**fields: object) -> dict:
-    return {"outcome": "ok", "device": "cpu", "distinct_outputs": 1, **fields}
+def _record(**fields: object) -> Record:
+    return Record.read({"case": "c.yaml::plain", "framework": "numpy", "outcome": "ok", "verdict": "conforms",
+                        "device": "cpu", "distinct_outputs": 1, **fields})
 
 
 def test_reusable_rule() -> None:
     assert cache.reusable(_record(), None)
     assert cache.reusable(_record(label="error", outcome="error"), "error")
-    for outcome in ("crash", "timeout", "harness-error", "skipped"):
+    for outcome in ("crash", "timeout", "harness-error"):
         assert not cache.reusable(_record(outcome=outcome), None), outcome
+    # Not an outcome a record holds (execute returns runner.Skipped), nor one it may: whatever is not ok, error or
+    # unsupported is never reused.
+    assert not cache.reusable(_record().model_copy(update={"outcome": "skipped"}), None)
     for label in ("garbage", "alias", "alias-write", "crash:SIGSEGV", "wrap|garbage", "nondeterministic"):
         assert not cache.reusable(_record(label=label), None), label
     assert not cache.reusable(_record(distinct_outputs=2), None)

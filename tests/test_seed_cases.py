@@ -49,10 +49,10 @@ def test_seed_conforms(case: Case, framework: str) -> None:
 
     for variant in get(framework).variants(case.op):
         record = execute(case, framework, variant, InProcess())
-        if record["verdict"] == "n/a":
-            assert record.get("reason"), "an unsupported result must say why"
+        if record.verdict == "n/a":
+            assert record.reason, "an unsupported result must say why"
             continue
-        if record["verdict"] == "deviates":
-            assert record.get("known_deviation"), (
-                f"{case.nodeid} deviates on {framework}:{variant} and the case does not say why: {record['reason']}"
+        if record.verdict == "deviates":
+            assert record.known_deviation, (
+                f"{case.nodeid} deviates on {framework}:{variant} and the case does not say why: {record.reason}"
             )

@@ -290,7 +290,6 @@ def test_the_record_says_which_provider_ran_each_node_and_that_it_fell_back(pyte
 def test_the_report_panel_shows_the_placement_and_the_fallback() -> None:
     pytest.importorskip("markupsafe", reason="the report extra is not installed")
     from gather_scatter_conformance.harness.report.drilldown import blob, placement_text
-    from gather_scatter_conformance.vocab.record import Record
 
     fields = {"case": "c.yaml::s", "op": "Gather", "framework": "onnxruntime", "variant": "Gather-13",
               "outcome": "ok", "verdict": "conforms", "providers": {"Reshape": "OpenVINOExecutionProvider",

@@ -18,6 +18,7 @@ from gather_scatter_conformance.adapters.convert import path as convert_path
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.run.repro import script
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
+from gather_scatter_conformance.vocab.record import Record
 
 PATH = "onnx~onnx2torch~torch"
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,7 +105,7 @@ def test_the_repro_script_converts_runs_and_reproduces(tmp_path: Path) -> None:
     case = _case("cases/probes/gather_elements.yaml::probe-negative-indices")
     rec = execute(case, PATH, adapters.get(PATH).variants(case.op)[0], InProcess())
     path = tmp_path / "repro.py"
-    path.write_text(script(case, rec))
+    path.write_text(script(case, rec if isinstance(rec, Record) else Record.read(rec)))
     assert "onnx2torch.convert(model)" in path.read_text()
     proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert "out of bounds" in proc.stdout + proc.stderr, proc.stdout[-2000:] + proc.stderr[-2000:]

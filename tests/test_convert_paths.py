@@ -19,6 +19,7 @@ from gather_scatter_conformance.adapters.convert import torch_onnx
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.run.repro import script
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
+from gather_scatter_conformance.vocab.record import Record
 
 ROOT = Path(__file__).resolve().parents[1]
 PATHS = [n for n in adapters.names() if adapters.is_path(n)]
@@ -207,7 +208,7 @@ def test_the_repro_script_converts_runs_and_reproduces(tmp_path: Path) -> None:
     case = _case(PYTORCH_61034)
     rec = _run(case, "torch~onnx-torchscript~onnxruntime")
     path = tmp_path / "repro.py"
-    path.write_text(script(case, rec))
+    path.write_text(script(case, rec if isinstance(rec, Record) else Record.read(rec)))
     text = path.read_text()
     assert "torch.onnx.export" in text and "onnxruntime.InferenceSession" in text
     proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
@@ -229,7 +230,7 @@ def test_a_bfloat16_repro_passes_the_converted_model_what_the_harness_passed(tmp
     rec = _run(case, path, variant)
     assert rec["outcome"] == "error", rec
     path = tmp_path / "repro.py"
-    path.write_text(script(case, rec))
+    path.write_text(script(case, rec if isinstance(rec, Record) else Record.read(rec)))
     proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert f"raised {rec['error_type']}" in proc.stdout

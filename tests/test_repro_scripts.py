@@ -26,6 +26,7 @@ from gather_scatter_conformance.harness.judge.verdict import is_finding
 from gather_scatter_conformance.harness.run.isolation import Isolated
 from gather_scatter_conformance.harness.run.repro import script
 from gather_scatter_conformance.harness.run.runner import execute
+from gather_scatter_conformance.vocab.record import Record
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHONS = adapters.venv_pythons(ROOT)
@@ -76,16 +77,17 @@ def test_a_repro_of_a_finding_runs_for_every_variant(framework: str, tmp_path: P
         for variant, nodeids in sorted(_candidates(known, probes).items()):
             for nodeid in nodeids[:3]:  # the first whose finding shows again today, with its baseline label
                 record = execute(probes[nodeid], framework, variant, executor)
-                if not is_finding(record) or record["outcome"] == "timeout" or not record.get("native"):
+                record = record if isinstance(record, Record) else Record.read(record)
+                if not is_finding(record) or record.outcome == "timeout" or not record.native:
                     continue
-                if baseline.check(known, baseline.item_key(nodeid, variant), record.get("label") or "",
-                                  record.get("framework_version", "")):
+                if baseline.check(known, baseline.item_key(nodeid, variant), record.label or "",
+                                  record.framework_version):
                     continue  # not its baseline label: an unchecked read found other bytes (garbage read as NaN)
                 key = baseline.item_key(nodeid, variant)
-                alternatives = baseline.label_at(known, key, record.get("framework_version"))
+                alternatives = baseline.label_at(known, key, record.framework_version)
                 path = tmp_path / f"{variant.replace('/', '_')}.py"
                 path.write_text(script(probes[nodeid], record, alternatives if "|" in (alternatives or "") else None))
-                written[str(path)] = f"{variant}: {nodeid} ({record['outcome']}, {record.get('label')}; {alternatives})"
+                written[str(path)] = f"{variant}: {nodeid} ({record.outcome}, {record.label}; {alternatives})"
                 break
     finally:
         executor.close()

@@ -19,6 +19,7 @@ import pytest
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.run.repro import script
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
+from gather_scatter_conformance.vocab.record import Record
 
 PROBE = """\
 op: GatherElements
@@ -44,21 +45,23 @@ def _probe(folder: Path) -> Case:
     return case
 
 
-def _finding(case: Case) -> dict[str, Any]:
+def _finding(case: Case) -> Record:
     record = execute(case, "numpy", "take_along_axis", InProcess())
-    assert record["verdict"] == "deviates" and record["native"], record
+    assert isinstance(record, Record), record
+    assert record.verdict == "deviates" and record.native, record
     return record
 
 
-def _hostile(record: dict[str, Any], **fields: Any) -> dict[str, Any]:
-    """``record`` with a crafted value in every field a repro script shows or checks."""
-    return {**record,
-            "native": f"{CODE}\nresult = np.asarray(data)",
-            "framework_version": f"1\n{CODE}", "reason": f"r\n{CODE}\n",
-            "dimension": f"default-axis\n{CODE}", "api": f"np.x()\n{CODE}",
-            "observed_shape": f"0]); {CODE}; ([", "signal": f"SIGX'); {CODE}; print('",
-            "error_type": f"E'}}{{{CODE}}}{{'", "observed_dtype": f"float32); {CODE}; (np.float32",
-            **fields}
+def _hostile(record: Record, **fields: Any) -> Record:
+    """``record`` with a crafted value in every field a repro script shows or checks (unvalidated: past the
+    reader's checks)."""
+    return record.model_copy(update={
+        "native": f"{CODE}\nresult = np.asarray(data)",
+        "framework_version": f"1\n{CODE}", "reason": f"r\n{CODE}\n",
+        "dimension": f"default-axis\n{CODE}", "api": f"np.x()\n{CODE}",
+        "observed_shape": f"0]); {CODE}; ([", "signal": f"SIGX'); {CODE}; print('",
+        "error_type": f"E'}}{{{CODE}}}{{'", "observed_dtype": f"float32); {CODE}; (np.float32",
+        **fields})
 
 
 def _only_in_literals(text: str) -> None:
@@ -141,7 +144,7 @@ def test_the_site_writes_only_under_out_and_reads_only_its_cases(tmp_path: Path,
     (outside / "probe.yaml").write_text(PROBE.replace("test: numpy's", f"{SECRET}: numpy's"))
     results = work / "r.jsonl"
     fields = {k: v.format(outside=outside) for k, v in fields.items()}
-    results.write_text(json.dumps({**record, **fields}) + "\n")
+    results.write_text(json.dumps({**record.dump(), **fields}) + "\n")
     monkeypatch.chdir(work)
     before = set(tmp_path.rglob("*"))
     from gather_scatter_conformance.harness.run.records import NotResultsFile
@@ -194,12 +197,12 @@ def test_an_issue_escapes_markup_from_every_record_field(tmp_path: Path) -> None
 
     case = _probe(tmp_path)
     record = _finding(case)
-    hostile = {k: f"{v}{HTML}`{HTML}" for k, v in record.items()
+    hostile = {k: f"{v}{HTML}`{HTML}" for k, v in record
                if isinstance(v, str) and k not in ("case", "op", "framework", "outcome", "verdict", "dimension")}
     for fields in ({**hostile}, {**hostile, "outcome": "error", "error_type": f"`{HTML}",
                                  "error_message": f"</p>{HTML}"},
                    {**hostile, "outcome": "crash", "signal": HTML, "label": None}):
-        rec = {**record, **fields, "observed": [HTML], "expected": [f"``{HTML}"]}
+        rec = record.model_copy(update={**fields, "observed": [HTML], "expected": [f"``{HTML}"]})
         text = upstream.body(rec, case, f"print('{HTML}')\n```\n{HTML}\n", upstream.Sources())
         html = markdown_it.MarkdownIt("commonmark").render(text)
         assert "<img" not in html, text

@@ -15,6 +15,13 @@ from gather_scatter_conformance.harness.judge.verdict import judge
 from gather_scatter_conformance.harness.run.repro import failure_message, script
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
 from gather_scatter_conformance.vocab import wire
+from gather_scatter_conformance.vocab.record import Record
+
+
+def _record(rec: dict | Record) -> Record:
+    """A record as the repro functions take it: runner.execute's answer (a Record, never Skipped on the CPU), or a
+    hand-built dict."""
+    return rec if isinstance(rec, Record) else Record.read(rec)
 
 
 def _case(tmp_path: Path) -> Case:
@@ -29,10 +36,11 @@ def test_message_for_a_wrong_value(tmp_path: Path) -> None:
     case = _case(tmp_path)
     # What a framework that clamps negative indices to 0 would send back from its worker.
     res = {"outcome": "ok", "value": wire.encode(np.array([1], np.float32)), "api": "fw.gather(data, indices)"}
-    record = {"framework": "fw", "variant": "v", "outcome": "ok", "api": res["api"], "expected": [3.0]}
+    record = {"case": case.nodeid, "framework": "fw", "variant": "v", "outcome": "ok", "api": res["api"],
+              "expected": [3.0]}
     record.update(judge(case, res, case.reference()))
     assert record["verdict"] == "deviates" and record["mismatches"] == 1
-    msg = failure_message(case, record)
+    msg = failure_message(case, Record.read(record))
     assert "cases/gather.yaml::neg [fw , v]: deviates from canonical ONNX semantics: 1 of 1 element(s) differ" in msg
     assert "call:     fw.gather(data, indices)" in msg
     assert "at [0]: expected 3.0, observed 1.0" in msg
@@ -43,10 +51,11 @@ def test_message_for_a_wrong_value(tmp_path: Path) -> None:
 def test_message_for_an_error(tmp_path: Path) -> None:
     case = _case(tmp_path)
     res = {"outcome": "error", "error_type": "ValueError", "error_message": "<b>negative</b>", "api": "fw.g()"}
-    record = {"framework": "fw", "variant": "v", "outcome": "error", "api": "fw.g()", "expected": [3.0], **res}
+    record = {"case": case.nodeid, "framework": "fw", "variant": "v", "outcome": "error", "api": "fw.g()",
+              "expected": [3.0], **res}
     record.update(judge(case, res, case.reference()))
     assert record["verdict"] == "deviates"
-    assert "observed: error: ValueError: <b>negative</b>" in failure_message(case, record)
+    assert "observed: error: ValueError: <b>negative</b>" in failure_message(case, Record.read(record))
 
 
 def test_execute_in_process_numpy(tmp_path: Path) -> None:
@@ -71,9 +80,9 @@ def _run_script(path: Path) -> subprocess.CompletedProcess[str]:
 def test_a_value_where_the_spec_raises_is_kept_and_its_repro_asserts_it(tmp_path: Path) -> None:
     # jax.numpy indexing clamps an index past the end: a value where canonical semantics raise.
     case = _probe("cases/probes/gather.yaml::probe-oob-positive")
-    record = execute(case, "jax", "indexing", InProcess())
-    assert record["verdict"] == "deviates" and record["deviation"] == "no-error" and record["label"] == "clamp"
-    assert record["observed"] == [50.0, 20.0] and record["observed_dtype"] == "float32"
+    record = _record(execute(case, "jax", "indexing", InProcess()))
+    assert record.verdict == "deviates" and record.deviation == "no-error" and record.label == "clamp"
+    assert record.observed == [50.0, 20.0] and record.observed_dtype == "float32"
     assert "observed: [50.0, 20.0] dtype=float32" in failure_message(case, record)
     path = tmp_path / "repro.py"
     path.write_text(script(case, record))
@@ -92,11 +101,11 @@ def test_an_unchecked_read_asserts_its_class_not_its_bytes(tmp_path: Path) -> No
     case = _probe("cases/probes/gather_nd.yaml::probe-oob-positive")
     executor = Isolated(timeout=120.0)
     try:
-        record = execute(case, "openvino", "GatherND-8", executor)
+        record = _record(execute(case, "openvino", "GatherND-8", executor))
     finally:
         executor.close()
-    if record.get("label") != "garbage":  # its baseline label; a run reading zeros here would be a `zero` probe
-        pytest.skip(f"GatherND-8 read {record.get('label')} this time, not garbage")
+    if record.label != "garbage":  # its baseline label; a run reading zeros here would be a `zero` probe
+        pytest.skip(f"GatherND-8 read {record.label} this time, not garbage")
     text = script(case, record)
     # No valid result exists (canonical semantics raise): a value of the observed shape is the class.
     assert "VALID = []  # canonical semantics: an error" in text and "observed = np.asarray" not in text
@@ -107,7 +116,7 @@ def test_an_unchecked_read_asserts_its_class_not_its_bytes(tmp_path: Path) -> No
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "no valid result: an unchecked read" in ran.stdout
     # A probe that read zeros once: its bytes are asserted, unless its baseline names alternatives (zero|garbage).
-    zero = {**record, "label": "zero", "observed": [0.0, 5.0]}
+    zero = record.model_copy(update={"label": "zero", "observed": [0.0, 5.0]})
     assert "observed = np.asarray" in script(case, zero)
     assert "VALID = []" in script(case, zero, accept="zero|garbage")
 
@@ -120,12 +129,12 @@ def test_openvino_repro_scripts_run_on_string_data(tmp_path: Path) -> None:
     case = _probe("cases/probes/gather.yaml::probe-data-dtype-string")
     ran = {}
     for variant in ADAPTER.variants("Gather"):
-        record = execute(case, "openvino", variant, InProcess())
-        assert record["outcome"] == "ok" and record["observed_dtype"] == "string", record
+        record = _record(execute(case, "openvino", variant, InProcess()))
+        assert record.outcome == "ok" and record.observed_dtype == "string", record
         # The script of this (conforming) call, made as a finding's is: the native call's own source.
         _api, source = ADAPTER.describe(_case_data(payload(case)), variant)
         path = tmp_path / f"{variant}.py"
-        path.write_text(script(case, {**record, "native": source}))
+        path.write_text(script(case, record.model_copy(update={"native": source})))
         done = _run_script(path)
         ran[variant] = "ok" if done.returncode == 0 else done.stderr[-300:]
     assert set(ran.values()) == {"ok"}, ran
@@ -146,8 +155,8 @@ def test_a_crash_repro_ends_even_when_its_child_hangs(tmp_path: Path, monkeypatc
 
     monkeypatch.setattr(repro, "_CHILD_TIMEOUT", 3)
     case = _case(tmp_path)
-    record = {"framework": "fw", "variant": "v", "outcome": "crash", "signal": "SIGABRT", "native": native,
-              "api": "fw.call()", "case": case.nodeid}
+    record = Record.read({"framework": "fw", "variant": "v", "outcome": "crash", "signal": "SIGABRT",
+                          "native": native, "api": "fw.call()", "case": case.nodeid, "verdict": "deviates"})
     path = tmp_path / "repro.py"
     path.write_text(script(case, record, source=native))  # the call as a test writes it, not a record's text
     ran = _run_script(path)
@@ -170,8 +179,8 @@ def test_a_memory_damage_crash_gets_several_children(tmp_path: Path, monkeypatch
     native = ("import os, pathlib, signal; f = pathlib.Path(__file__).with_suffix('.n'); "
               "n = int(f.read_text()) + 1 if f.exists() else 1; f.write_text(str(n)); "
               f"n == {crashes_on} and os.kill(os.getpid(), signal.SIGSEGV); result = None")
-    record = {"framework": "fw", "variant": "v", "outcome": "crash", "signal": "SIGSEGV", "native": native,
-              "api": "fw.call()", "case": case.nodeid}
+    record = Record.read({"framework": "fw", "variant": "v", "outcome": "crash", "signal": "SIGSEGV",
+                          "native": native, "api": "fw.call()", "case": case.nodeid, "verdict": "deviates"})
     path = tmp_path / "repro.py"
     path.write_text(script(case, record, source=native))  # the call as a test writes it, not a record's text
     ran = _run_script(path)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from gather_scatter_conformance.harness.report import upstream
+from gather_scatter_conformance.vocab.record import Record
 
 GSC = [sys.executable, "-m", "gather_scatter_conformance"]
 PROBE = """\
@@ -96,35 +97,36 @@ def _unsafe_record() -> dict:
 
 
 def test_a_memory_unsafe_finding_leads_with_its_distribution_and_the_checkers_access() -> None:
-    record = _unsafe_record()
+    record = Record.read(_unsafe_record())
     evidence = {"verdict": "write", "reason": "memcheck: Invalid write of size 4", "measured": "t", "checkers": []}
     assert upstream.kind(record) == "memory-unsafe"
     assert upstream.title(record, None, evidence) == ("relax.op.f (ScatterND): what happens to an index < -s: writes "
                                                       "out of bounds [tvm 0.27.0.post1]")
     assert upstream.title(record).endswith(": Crash (SIGSEGV) / Dropped [tvm 0.27.0.post1]")
     history = [{"status": "ok", "release": r, "variant": "v", "device": "cpu", "dimension": "oob-negative",
-                "labels": {record["case"]: label}} for r, label in (("0.26.0", "skip"), ("0.27.0", "crash:SIGABRT"),
+                "labels": {record.case: label}} for r, label in (("0.26.0", "skip"), ("0.27.0", "crash:SIGABRT"),
                                                                     ("0.27.0.post1", "timeout"))]
     # any label of the memory-unsafe class shows it: a crash in one release, a hang in the next
     assert upstream.since(record, history).startswith("Since 0.27.0; 0.26.0 gave Dropped.")
     fixed = [*history, {**history[0], "release": "0.28.0"}]
     assert upstream.since(record, fixed).startswith("Seen in 0.27.0, 0.27.0.post1, not in the newest swept release.")
-    assert "not swept" in upstream.since({**record, "case": "other.yaml::x"}, history)
+    assert "not swept" in upstream.since(Record.read({**_unsafe_record(), "case": "other.yaml::x"}), history)
 
 
 def test_a_converter_change_is_titled_by_its_converter_and_both_sides() -> None:
-    record = {"case": "cases/probes/gather.yaml::probe-oob-positive", "framework": "onnx~mnnconvert~mnn",
-              "variant": "Gather-13", "op": "Gather", "dimension": "oob-positive", "outcome": "ok",
-              "verdict": "deviates", "label": "wrap",
-              "conversion": {"preservation": "changed", "source_label": "error", "target_label": "wrap",
-                             "converter": "mnnconvert -f ONNX", "source": "onnx-reference", "target": "mnn",
-                             "versions": {"converter": "3.6.1"}}}
+    record = Record.read({
+        "case": "cases/probes/gather.yaml::probe-oob-positive", "framework": "onnx~mnnconvert~mnn",
+        "variant": "Gather-13", "op": "Gather", "dimension": "oob-positive", "outcome": "ok", "verdict": "deviates",
+        "label": "wrap", "conversion": {"preservation": "changed", "source_label": "error", "target_label": "wrap",
+                                        "converter": "mnnconvert -f ONNX", "source": "onnx-reference",
+                                        "target": "mnn", "versions": {"converter": "3.6.1"}}})
     assert upstream.kind(record) == "converter change"
     assert upstream.title(record) == ("mnnconvert -f ONNX 3.6.1: Gather (what happens to an index >= s) changes from "
                                       "Error to Wrap (supported) (onnx-reference -> mnn)")
     assert "no release history" in upstream.since(record, None)
     # #28: a path that kept its source's deviation was titled "changes from Wrap (supported) to Wrap (supported)"
-    kept = {**record, "conversion": {**record["conversion"], "preservation": "preserved", "source_label": "wrap"}}
+    kept = record.model_copy(update={"conversion": {**(record.conversion or {}), "preservation": "preserved",
+                                                    "source_label": "wrap"}})
     assert upstream.kind(kept) == "deviation"
     assert upstream.title(kept) == ("mnnconvert -f ONNX 3.6.1: Gather (what happens to an index >= s) keeps the "
                                     "source's Wrap (supported) (onnx-reference -> mnn)")
@@ -139,12 +141,13 @@ def test_the_cli_help_names_the_command() -> None:
 def test_a_statement_api_is_named_by_its_variant_and_alternatives_count_as_measured() -> None:
     from gather_scatter_conformance.harness.report.claims import Claim
 
-    record = {**_unsafe_record(), "framework": "mxnet", "variant": "np.setitem",
-              "api": "npx.set_np(); out = data.copy(); out[(indices,)] = updates"}
+    record = Record.read({**_unsafe_record(), "framework": "mxnet", "variant": "np.setitem",
+                          "api": "npx.set_np(); out = data.copy(); out[(indices,)] = updates"})
     assert upstream.title(record).startswith("np.setitem (ScatterND): ")
-    dup = {"case": "c.yaml::d", "framework": "keras", "variant": "v", "op": "ScatterND", "dimension": "duplicates",
-           "outcome": "ok", "verdict": "conforms", "label": "nondeterministic|last-wins",
-           "distribution": {"nondeterministic": 4, "last-wins": 1}, "api": "keras.ops.scatter_update(d, i, u)"}
+    dup = Record.read({"case": "c.yaml::d", "framework": "keras", "variant": "v", "op": "ScatterND",
+                       "dimension": "duplicates", "outcome": "ok", "verdict": "conforms",
+                       "label": "nondeterministic|last-wins", "distribution": {"nondeterministic": 4, "last-wins": 1},
+                       "api": "keras.ops.scatter_update(d, i, u)"})
     claim = Claim(framework="keras", op="ScatterND", dimension="duplicates", label="last-wins", text="t",
                   source="https://example.org/keras")
     # the documented label is among what the runs saw: no contradiction (as the report's cells judge it)

@@ -7,7 +7,11 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.harness.cases.load import Case
+    from gather_scatter_conformance.vocab.record import Record
 
 
 def _run(args: argparse.Namespace, extra: list[str]) -> int:
@@ -177,13 +181,14 @@ def _baseline(args: argparse.Namespace) -> int:
             print(f"FAIL {line}")
         for line in notes:
             print(f"note {line}")
-        mixed = [r for r in records if len(r.get("distribution") or {}) > 1]
+        mixed = [r for r in records if len(r.distribution or {}) > 1]
         for r in mixed:
-            runs = sum(r["distribution"].values())
-            seen = ", ".join(f"{label} {n}/{runs}" for label, n in r["distribution"].items())
-            print(f"mixed {r['framework']}:{r.get('variant', '')} {r['case']}: {seen}")
+            dist = r.distribution or {}
+            runs = sum(dist.values())
+            seen = ", ".join(f"{label} {n}/{runs}" for label, n in dist.items())
+            print(f"mixed {r.framework}:{r.variant} {r.case}: {seen}")
         print(f"{len(records)} record(s) checked against {root}: {len(failures)} baseline failure(s), "
-              f"{len(notes)} note(s); {sum(1 for r in records if r.get('distribution'))} repeated, "
+              f"{len(notes)} note(s); {sum(1 for r in records if r.distribution)} repeated, "
               f"{len(mixed)} with a mixed distribution")
         return 1 if failures else 0
     counts = from_records(Path(args.dir), list(read(args.files))) if args.files else {}
@@ -207,7 +212,7 @@ def _diff(args: argparse.Namespace) -> int:
     return 0
 
 
-def _finding(args: argparse.Namespace, changed_paths: bool = False) -> tuple[dict[str, Any], Any] | None:
+def _finding(args: argparse.Namespace, changed_paths: bool = False) -> tuple[Record, Case] | None:
     """The first finding of ``args.case`` on ``args.framework`` (NAME or NAME:VARIANT) on ``args.device`` in
     ``args.files``, and its case; None after printing why there is none. ``changed_paths``: a converter path's record
     whose preservation is ``changed`` counts as a finding too."""
@@ -216,25 +221,25 @@ def _finding(args: argparse.Namespace, changed_paths: bool = False) -> tuple[dic
     from gather_scatter_conformance.harness.run.records import read
 
     framework, _, variant = args.framework.partition(":")
-    matches = [r for r in read(args.files) if r["framework"] == framework
-               and (r["case"] == args.case or r["case"].endswith(f"::{args.case}"))
-               and (not variant or r.get("variant") == variant) and r.get("device", "cpu") == args.device]
+    matches = [r for r in read(args.files) if r.framework == framework
+               and (r.case == args.case or r.case.endswith(f"::{args.case}"))
+               and (not variant or r.variant == variant) and r.device == args.device]
     if not matches:
         print(f"no record of {args.case} on {args.framework} ({args.device}) in {', '.join(args.files)}",
               file=sys.stderr)
         return None
     findings = [r for r in matches if is_finding(r) or (
-        changed_paths and (r.get("conversion") or {}).get("preservation") == "changed")]
+        changed_paths and (r.conversion or {}).get("preservation") == "changed")]
     if not findings:
-        print(f"{args.case} on {args.framework}: {matches[0]['verdict']} ({matches[0]['outcome']}); not a finding: "
+        print(f"{args.case} on {args.framework}: {matches[0].verdict} ({matches[0].outcome}); not a finding: "
               "repro scripts and issues are written for findings only", file=sys.stderr)
         return None
     record = findings[0]
     from gather_scatter_conformance.harness.run.records import case_snapshot
 
-    case = Cases(snapshot=case_snapshot(args.files)).get(record["case"])  # as the run saw it, where it kept it
+    case = Cases(snapshot=case_snapshot(args.files)).get(record.case)  # as the run saw it, where it kept it
     if case is None:
-        print(f"case {record['case']} not found (run from the directory the run was made in)", file=sys.stderr)
+        print(f"case {record.case} not found (run from the directory the run was made in)", file=sys.stderr)
         return None
     return record, case
 
@@ -253,8 +258,7 @@ def _repro(args: argparse.Namespace) -> int:
         return 2
     if args.out:
         Path(args.out).write_text(text)
-        print(f"wrote {args.out}: {record['case']} on {record['framework']}:{record.get('variant')} "
-              f"({record['outcome']})")
+        print(f"wrote {args.out}: {record.case} on {record.framework}:{record.variant} ({record.outcome})")
     else:
         sys.stdout.write(text)
     return 0
@@ -275,8 +279,8 @@ def _issue(args: argparse.Namespace) -> int:
     record, case = found
     history_dir = Path(args.history) if args.history else (Path("history") if Path("history").is_dir() else None)
     history = None
-    if history_dir is not None and store.path_for(history_dir, record["framework"]).exists():
-        history = store.read(history_dir, record["framework"])
+    if history_dir is not None and store.path_for(history_dir, record.framework).exists():
+        history = store.read(history_dir, record.framework)
     evidence = read_evidence(Path(args.evidence)).get(cells.key(record)) if args.evidence else None
     try:
         text: str | None = script(case, record, baseline_label(record))

@@ -14,9 +14,12 @@ import time
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import pytest
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
 
 STEPS = 10  # progress lines in a log (no terminal): one per tenth of the run
 CASE_FILE_ERROR = "case file error"  # how the plugin's item for a malformed case names itself (its reportinfo)
@@ -138,32 +141,22 @@ class Console:
                                         f"{self.log_name or self.log}")
 
 
-def _class(rec: dict[str, Any]) -> str:
+def _class(rec: Record) -> str:
     """The summary's column of a record: memory-unsafe (its label), crash (a crash or hang with no unsafe label),
     deviates, conforms, or other (not expressible, a harness fault)."""
     from gather_scatter_conformance.vocab.dimensions import is_memory_unsafe
 
-    labels = [*(rec.get("label") or "").split("|"), *(rec.get("distribution") or {})]
+    labels = [*(rec.label or "").split("|"), *(rec.distribution or {})]
     if any(is_memory_unsafe(label) for label in labels if label):
         return "memory-unsafe"
-    if rec.get("outcome") in ("crash", "timeout"):
+    if rec.outcome in ("crash", "timeout"):
         return "crash"
-    if rec.get("verdict") in ("conforms", "deviates"):
-        return str(rec["verdict"])
+    if rec.verdict in ("conforms", "deviates"):
+        return str(rec.verdict)
     return "other"
 
 
 COLUMNS = ("conforms", "deviates", "memory-unsafe", "crash", "other", "changed")
-
-
-def _key(rec: dict[str, Any]) -> tuple[str, ...]:
-    return rec["case"], rec["framework"], rec.get("variant") or "", rec.get("device") or "cpu"
-
-
-def _system(rec: dict[str, Any]) -> str:
-    from gather_scatter_conformance.harness.run.records import system_name
-
-    return system_name(rec["framework"], rec.get("device") or "cpu")
 
 
 def summary_text(paths: Iterable[str | Path], previous: Iterable[str | Path] = ()) -> str:
@@ -177,16 +170,15 @@ def summary_text(paths: Iterable[str | Path], previous: Iterable[str | Path] = (
     records = list(read(paths))
     prev_files = [p for p in previous if Path(p).exists()]
     # An empty previous file is a previous run with nothing in it (a file that is not results is still an error).
-    before = {_key(r): (r.get("verdict"), r.get("label"))
+    before = {r.key: (r.verdict, r.label)
               for r in read([p for p in prev_files if Path(p).stat().st_size])} if prev_files else None
     counts: Counter[tuple[str, str]] = Counter()
     versions: dict[str, str] = {}
     for rec in records:
-        system = _system(rec)
-        versions[system] = rec.get("framework_version", "")
+        system = rec.system
+        versions[system] = rec.framework_version
         counts[(system, _class(rec))] += 1
-        if before is not None and before.get(_key(rec), (rec.get("verdict"), rec.get("label"))) != (
-                rec.get("verdict"), rec.get("label")):
+        if before is not None and before.get(rec.key, (rec.verdict, rec.label)) != (rec.verdict, rec.label):
             counts[(system, "changed")] += 1
     cols = COLUMNS if before is not None else COLUMNS[:-1]
     width = max([len("system"), *map(len, versions)]) + 2
@@ -197,7 +189,7 @@ def summary_text(paths: Iterable[str | Path], previous: Iterable[str | Path] = (
     lines.append(f"{len(records)} results of {len(versions)} systems"
                  + ("" if before is not None else "; no previous run to compare with"))
     lines.append(completeness(paths))
-    faults = sum(1 for r in records if r.get("outcome") == "harness-error")
+    faults = sum(1 for r in records if r.outcome == "harness-error")
     if faults:
         lines.append(f"{faults} harness fault(s) among 'other': the harness or an adapter failed, not the framework")
     return "\n".join(lines)

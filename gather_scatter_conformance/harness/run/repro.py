@@ -21,7 +21,7 @@ import json
 import textwrap
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from gather_scatter_conformance.harness.cases.load import Case, ExpectedError
 from gather_scatter_conformance.harness.reference import AllowedOutputs
 from gather_scatter_conformance.vocab import dtypes, heap, safe
 from gather_scatter_conformance.vocab.record import is_safe_name
+
+if TYPE_CHECKING:
+    from gather_scatter_conformance.vocab.record import Record
 
 _MAX_INLINE = 200  # elements: larger (or non-finite) arrays are written as base64 bytes, exact and compact
 _UNSTABLE = {"garbage", "nondeterministic", "mixed"}  # labels whose values differ from run to run
@@ -75,12 +78,12 @@ def _expected_text(expected: Any) -> str:
     return f"an array of shape {list(arr.shape)}"
 
 
-def _check(case: Case, record: dict[str, Any], expected: Any, accept: str | None = None) -> list[str]:
+def _check(case: Case, record: Record, expected: Any, accept: str | None = None) -> list[str]:
     """The lines that run the call and assert what the record observed (``accept``: the labels that reproduce
     it, ``a|b`` as a baseline writes them; by default the record's own)."""
-    outcome = record["outcome"]
+    outcome = record.outcome
     if outcome in ("crash", "timeout"):
-        sig = safe.signal_name(record.get("signal"))  # any other text: an unknown signal
+        sig = safe.signal_name(record.signal)  # any other text: an unknown signal
         lines = ["# The call killed (or hung) its process: run it in a child process and check how that ended.",
                  "import subprocess",
                  "if '--child' in sys.argv:",
@@ -140,12 +143,12 @@ def _check(case: Case, record: dict[str, Any], expected: Any, accept: str | None
                 f"    sys.exit({NEEDS})",
                 f"print('child process ended with', proc.returncode, '(expected {want})'{tries})", check]
     if outcome == "error":
-        name = safe.error_type(record.get("error_type"))
+        name = safe.error_type(record.error_type)
         if name is None:  # not a Python name: any exception reproduces it, the recorded text shown as a string
             return ["try:",
                     "    result = run(**INPUTS)",
                     "except Exception as exc:",
-                    f"    print(f'raised {{type(exc).__name__}}: {{exc}}', '(recorded:', {record.get('error_type')!r}"
+                    f"    print(f'raised {{type(exc).__name__}}: {{exc}}', '(recorded:', {record.error_type!r}"
                     " + ')')",
                     "else:",
                     "    print(result)",
@@ -160,20 +163,20 @@ def _check(case: Case, record: dict[str, Any], expected: Any, accept: str | None
                 "    print(result)",
                 f"    raise AssertionError('returned a value: the {short} did not reproduce')"]
     lines = ["result = run(**INPUTS)", "print(result)"]
-    observed = record.get("observed")
-    labels = (accept or record.get("label") or "").split("|")
-    if record.get("dimension") and ("garbage" in labels or len(labels) > 1):
+    observed = record.observed
+    labels = (accept or record.label or "").split("|")
+    if record.dimension and ("garbage" in labels or len(labels) > 1):
         # an unchecked read: its bytes are whatever lay there, so the script asserts their class
         lines += _class_check(_valid_results(case, expected), record, expected)
-    elif observed is not None and record.get("label") not in _UNSTABLE:
-        dt = safe.dtype_name(record.get("observed_dtype")) or "float64"
+    elif observed is not None and record.label not in _UNSTABLE:
+        dt = safe.dtype_name(record.observed_dtype) or "float64"
         cast = "ml_dtypes.bfloat16" if dt == "bfloat16" else "object" if dt == "string" else f"np.{dt}"
         lines += [f"observed = np.asarray(json.loads({json.dumps(json.dumps(observed))}), dtype={cast})",
                   "assert result.shape == observed.shape and np.array_equal(result, observed, "
                   "equal_nan=result.dtype.kind in 'fc'), f'observed {observed}, got {result}'"]
-    elif isinstance(expected, ExpectedError) and safe.shape(record.get("observed_shape")) is not None:
+    elif isinstance(expected, ExpectedError) and safe.shape(record.observed_shape) is not None:
         # A value where canonical semantics raise, too large to be kept: returning one of its shape reproduces it.
-        shape = safe.shape(record.get("observed_shape"))
+        shape = safe.shape(record.observed_shape)
         lines += [f"assert list(result.shape) == {shape!r}, "
                   f"f'expected a value of shape {shape}, got {{result.shape}}'"]
     elif isinstance(expected, np.ndarray):
@@ -195,10 +198,10 @@ def _valid_results(case: Case, expected: Any) -> list[np.ndarray]:
     return []
 
 
-def _class_check(valid: list[np.ndarray], record: dict[str, Any], expected: Any) -> list[str]:
+def _class_check(valid: list[np.ndarray], record: Record, expected: Any) -> list[str]:
     """Lines that assert an unchecked read's class: a value of the observed shape that is no valid result (none
     exists where canonical semantics raise), or else a value that differs on a second run."""
-    shape = safe.shape(record.get("observed_shape"))  # a shape, or none to assert
+    shape = safe.shape(record.observed_shape)  # a shape, or none to assert
     return [
         "# An unchecked read returns whatever lies in memory (here it was seen to differ from run to run), so the",
         "# script asserts the class of the result, not its bytes: no valid result, or not the same twice.",
@@ -225,7 +228,7 @@ def _class_check(valid: list[np.ndarray], record: dict[str, Any], expected: Any)
     ]
 
 
-def script(case: Case, record: dict[str, Any], accept: str | None = None, source: str | None = None) -> str:
+def script(case: Case, record: Record, accept: str | None = None, source: str | None = None) -> str:
     """The standalone repro script of ``record`` (a finding on ``case``): :func:`script_head` then
     :func:`script_body`. Raises ValueError without a native call to write (an adapter with no source, such as
     TensorRT's and DirectML's here). ``accept``: the labels that reproduce a probe's finding, as its baseline
@@ -235,21 +238,21 @@ def script(case: Case, record: dict[str, Any], accept: str | None = None, source
     return script_head(case) + script_body(case, record, accept, source)
 
 
-def call_source(case: Case, record: dict[str, Any]) -> str:
+def call_source(case: Case, record: Record) -> str:
     """The record's call as statements (``Call.source``), written here by its adapter from the case, the record's
     framework, variant and device: never the record's own text. Raises LookupError where this machine cannot write
     it (no such adapter, its framework not installed here, a variant it does not have), saying why."""
     from gather_scatter_conformance import adapters
     from gather_scatter_conformance.adapters.base import DEVICES, CaseData
 
-    device = str(record.get("device") or "cpu")
+    device = str(record.device or "cpu")
     if device not in DEVICES:  # an execution provider's device (onnxruntime@openvino): set up by the run, not here
         raise LookupError(f"its device {device!r} is an execution provider this process does not run")
     try:
-        adapter = adapters.get(str(record.get("framework")))
+        adapter = adapters.get(str(record.framework))
         _, source = adapter.describe(CaseData(op=case.op, inputs=case.inputs(), attrs=case.attrs,
                                               opset=case.spec.opset, omit=tuple(case.spec.omit), device=device),
-                                     str(record.get("variant") or ""))
+                                     str(record.variant or ""))
     except KeyError:
         raise LookupError("no adapter of that name here") from None
     except Exception as exc:
@@ -257,24 +260,25 @@ def call_source(case: Case, record: dict[str, Any]) -> str:
     return source
 
 
-def baseline_label(record: dict[str, Any], root: Path | None = None) -> str | None:
+def baseline_label(record: Record, root: Path | None = None) -> str | None:
     """The label ``record``'s probe has in its framework's baseline (the one its run read, which the record carries;
     for an older record, or where ``root`` is given, ``root``: ./baselines where there is one, else the shipped
     baselines), where it names alternatives that include the record's label (``zero|garbage``);
     else None. What :func:`script` accepts for it."""
-    if not record.get("label"):
+    if not record.label:
         return None
     from gather_scatter_conformance.harness.judge import baseline
 
-    if "baseline" in record and root is None:  # the label the run judged it by travels with it
-        label = record["baseline"]
+    # The label the run judged it by travels with it: set (null where its baseline had none) by a run that read one.
+    if "baseline" in record.model_fields_set and root is None:
+        label = record.baseline
     else:
         root = root or (Path("baselines") if Path("baselines").is_dir() else resources.baselines_dir())
-        known = _baseline(root.resolve(), record["framework"])
-        key = baseline.item_key(record["case"], record.get("variant", ""), record.get("device", "cpu"))
-        label = baseline.label_at(known, key, record.get("framework_version"))
+        known = _baseline(root.resolve(), record.framework)
+        key = baseline.item_key(record.case, record.variant, record.device)
+        label = baseline.label_at(known, key, record.framework_version)
     alternatives = label.split("|") if isinstance(label, str) else []
-    return label if len(alternatives) > 1 and record["label"] in alternatives and all(
+    return label if len(alternatives) > 1 and record.label in alternatives and all(
         is_safe_name(a) for a in alternatives) else None
 
 
@@ -322,12 +326,12 @@ def script_head(case: Case, max_elements: int | None = None) -> str:
     ])
 
 
-def script_body(case: Case, record: dict[str, Any], accept: str | None = None, source: str | None = None) -> str:
+def script_body(case: Case, record: Record, accept: str | None = None, source: str | None = None) -> str:
     """The part of a repro that is the finding's own: what was observed, the native call, the check (``accept``,
     ``source``: as :func:`script` takes them)."""
-    recorded = record.get("native") or ""
+    recorded = record.native or ""
     if not recorded and not source:
-        raise ValueError(f"{record['framework']}:{record.get('variant')} recorded no native call for {case.nodeid}")
+        raise ValueError(f"{record.framework}:{record.variant} recorded no native call for {case.nodeid}")
     why = ""
     if source is None:
         try:
@@ -336,20 +340,19 @@ def script_body(case: Case, record: dict[str, Any], accept: str | None = None, s
             why = str(exc)
         else:
             if not source:
-                raise ValueError(f"{record['framework']}:{record.get('variant')} has no native call to write for "
+                raise ValueError(f"{record.framework}:{record.variant} has no native call to write for "
                                  f"{case.nodeid}")
     expected = case.reference()
-    label = f", label {record['dimension']} = {record['label']}" if record.get("label") else ""
-    if accept and accept != record.get("label"):
+    label = f", label {record.dimension} = {record.label}" if record.label else ""
+    if accept and accept != record.label:
         label += f" (its baseline: {accept})"
-    about = [f"{record['framework']} {record.get('framework_version', '')} ({record.get('variant', '')}, "
-             f"{record.get('device', 'cpu')})",
-             f"Observed: {record['outcome']}{label}. {record.get('reason') or ''}".rstrip(),
+    about = [f"{record.framework} {record.framework_version} ({record.variant}, {record.device})",
+             f"Observed: {record.outcome}{label}. {record.reason or ''}".rstrip(),
              f"Canonical (ONNX): {_expected_text(expected)}.",
              f"Case: {case.op} {json.dumps(case.attrs)}; source: {case.spec.source}"]
     comment = [f"# {line}" for text in about for line in text.splitlines()]
     if why:  # no call written: the recorded text is shown, as text, and the script says why it stops
-        stop = " ".join(f"this script cannot make the call: {record.get('framework')}:{record.get('variant')} could "
+        stop = " ".join(f"this script cannot make the call: {record.framework}:{record.variant} could "
                         f"not be written where the script was ({why}); run `gsc repro` where it is installed".split())
         return "\n".join([*comment, "#",
                           "# The call as recorded in the results file (text from the results file: not checked, "
@@ -381,64 +384,64 @@ def snippet(case: Case, api: str) -> str:
     return "\n".join(lines)
 
 
-def failure_message(case: Case, record: dict[str, Any]) -> str:
+def failure_message(case: Case, record: Record) -> str:
     """A self-contained description of a deviation: what was called on what, what was expected, what happened,
     ending with the repro script (or the inputs and the call where no script can be written)."""
-    head = f"{case.nodeid} [{record['framework']} {record.get('framework_version', '')}, {record['variant']}]"
+    head = f"{case.nodeid} [{record.framework} {record.framework_version}, {record.variant}]"
     lines = [
-        f"{head}: deviates from canonical ONNX semantics: {record.get('reason', '')}",
+        f"{head}: deviates from canonical ONNX semantics: {record.reason}",
         f"  op:       {case.op} {case.attrs}",
         f"  source:   {case.spec.source}",
-        f"  call:     {record.get('api') or '(not reached)'}",
-        f"  expected: {record.get('expected') if record.get('expected') is not None else '(large; see case)'}",
+        f"  call:     {record.api or '(not reached)'}",
+        f"  expected: {record.expected if record.expected is not None else '(large; see case)'}",
     ]
-    if record["outcome"] == "ok":
+    if record.outcome == "ok":
         lines.append(
-            f"  observed: {record.get('observed') if record.get('observed') is not None else '(large)'}"
-            f" dtype={record.get('observed_dtype')}"
+            f"  observed: {record.observed if record.observed is not None else '(large)'}"
+            f" dtype={record.observed_dtype}"
         )
-        for m in record.get("first_mismatches") or []:
+        for m in record.first_mismatches or []:
             lines.append(f"    at {m['index']}: expected {m['expected']!r}, observed {m['observed']!r}")
     else:
         lines.append(
-            f"  observed: {record['outcome']}: {record.get('error_type') or ''}: {record.get('error_message')}"
+            f"  observed: {record.outcome}: {record.error_type or ''}: {record.error_message}"
         )
     try:
-        text = script(case, record, source=record.get("native") or "")  # this run's own record: its call
+        text = script(case, record, source=record.native or "")  # this run's own record: its call
         lines.append("  repro (a standalone script; gsc repro writes it to a file):")
     except ValueError:
-        text = snippet(case, record.get("api", ""))
+        text = snippet(case, record.api)
         lines.append("  repro:")
     lines += ["    " + line for line in text.splitlines()]
     return "\n".join(lines)
 
 
-def preservation_message(case: Case, record: dict[str, Any]) -> str:
+def preservation_message(case: Case, record: Record) -> str:
     """A converter path's changed behaviour, self-contained: the source call and what it did natively, the
     converter and the converted graph's operators, what the target did, and the repro script that converts and
     runs (or why none can be written)."""
-    conv = record["conversion"]
+    conv = record.conversion or {}
     versions = conv.get("versions") or {}
     source = (conv.get("source_value") if "source_value" in conv else conv.get("source_error"))
-    target = record.get("observed") if record["outcome"] == "ok" else (
-        f"{record['outcome']}: {record.get('error_type') or ''}: {record.get('error_message') or ''}")
+    target = record.observed if record.outcome == "ok" else (
+        f"{record.outcome}: {record.error_type or ''}: {record.error_message or ''}")
     changed = conv.get("preservation") in ("changed", "unknown")
     what = "the conversion changed the behaviour" if changed else "the path's preservation"
     lines = [
-        f"{case.nodeid} [{record['framework']}, {record['variant']}]: {what}: {conv.get('summary', '')}",
+        f"{case.nodeid} [{record.framework}, {record.variant}]: {what}: {conv.get('summary', '')}",
         f"  op:        {case.op} {case.attrs}",
         f"  source:    {conv.get('source')} {versions.get('source', '')}: {conv.get('source_api', '')}",
         f"             -> {conv.get('source_label')}: {source}",
         f"  converter: {conv.get('converter')} {versions.get('converter', '')} {conv.get('options', {})}"
         + (f", opset {conv['opset']}" if conv.get("opset") else ""),
-        f"  converted: {' '.join(record.get('ops') or []) or '(not reported)'}",
+        f"  converted: {' '.join(record.ops or []) or '(not reported)'}",
         f"  target:    {conv.get('target')} {versions.get('target', '')} -> {conv.get('target_label')}: {target}",
     ]
     if not changed:  # nothing to reproduce: the message reports a verdict that differs from the baseline's
         return "\n".join(lines)
     try:
         lines += ["  repro (converts and runs; gsc repro writes it to a file):",
-                  textwrap.indent(script(case, record, source=record.get("native") or ""), "    ")]
+                  textwrap.indent(script(case, record, source=record.native or ""), "    ")]
     except ValueError as exc:
         lines.append(f"  (no repro script: {exc})")
     return "\n".join(lines)

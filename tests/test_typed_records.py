@@ -22,7 +22,161 @@ READER_WRITER = {"harness/run/records.py", "vocab/record.py"}
 FIELDS = frozenset(Record.model_fields)
 
 # module -> {the expression read by key (as ast.unparse writes it): what it is, not being a record}
-NOT_RECORDS: dict[str, dict[str, str]] = {}
+NOT_RECORDS: dict[str, dict[str, str]] = {
+    'adapters/convert/path.py': {
+        'meta': "a converted program's metadata",
+    },
+    'adapters/convert/torch_executorch.py': {
+        'call.facts': "a call's facts for the worker's answer",
+    },
+    'adapters/tensorflow.py': {
+        'details': "tf.config's device details",
+    },
+    'adapters/tvm.py': {
+        'facts': "a call's facts for the worker's answer",
+    },
+    'harness/cases/load.py': {
+        'm': 'a first_mismatches entry',
+    },
+    'harness/cli.py': {
+        'ev': "a memory checker's evidence line",
+    },
+    'harness/evidence/advisories.py': {
+        'ev': "a memory checker's evidence line",
+        'line': "a memory checker's evidence line",
+        'r': "a release sweep's history entry",
+    },
+    'harness/evidence/cells.py': {
+        'line': "a memory checker's evidence line",
+    },
+    'harness/evidence/memcheck.py': {
+        'line': "a memory checker's evidence line",
+    },
+    'harness/evidence/verdict.py': {
+        'line': "a memory checker's evidence line",
+    },
+    'harness/fuzz/run.py': {
+        'out': 'a fuzzed case as YAML data',
+        'spec': 'a fuzzed case as YAML data',
+    },
+    'harness/fuzz/writer.py': {
+        'spec': 'a fuzzed case as YAML data',
+    },
+    'harness/history/store.py': {
+        'r': "a release sweep's history entry",
+        'rec': "a release sweep's history entry",
+    },
+    'harness/history/sweep.py': {
+        'result.records[0]': "a release sweep's history entry",
+    },
+    'harness/importers/regression.py': {
+        'res': "a worker's answer",
+        'verdict': "the judge's verdict fields",
+    },
+    'harness/judge/baseline.py': {
+        'baseline': "a baseline file's YAML",
+        'entries[-1]': 'a baseline entry',
+        'entry': 'a baseline entry',
+    },
+    'harness/judge/preservation.py': {
+        'res': "a worker's answer (Result)",
+        'verdict': "the judge's verdict fields",
+        'who or {}': "the framework and variant of a path's source side",
+    },
+    'harness/judge/repeats.py': {
+        'answer': "a worker's answer",
+    },
+    'harness/judge/verdict.py': {
+        'fields': "the judge's verdict fields being made",
+        'res': "a worker's answer (Result)",
+    },
+    'harness/report/agreement.py': {
+        'df': 'a pandas frame of records',
+        'runs': 'a pandas frame of records',
+    },
+    'harness/report/behaviour.py': {
+        'r': 'a behaviour row',
+        'row': 'a behaviour row',
+    },
+    'harness/report/build.py': {
+        'beh': 'a pandas frame of behaviour rows',
+        'c': 'a column of the matrix',
+        'cols': 'a pandas frame of columns',
+        'df': 'a pandas frame of records',
+        'failing': 'a pandas frame of records',
+        'first': 'a behaviour row',
+        'old[bkey(r)]': 'a behaviour row',
+        'part': 'a pandas frame of records',
+        'r': 'a behaviour row',
+        'row': 'a behaviour row',
+    },
+    'harness/report/conversion.py': {
+        'row': 'a behaviour row',
+    },
+    'harness/report/delegation.py': {
+        'r': 'a delegation row',
+        'row': 'a delegation row',
+        's': 'a delegation summary',
+    },
+    'harness/report/drilldown.py': {
+        'agreement': "the agreement section's data",
+        'r': 'a behaviour row',
+    },
+    'harness/report/findings.py': {
+        'g': 'a findings group',
+        'i': 'a findings item',
+        'r': 'a behaviour row',
+    },
+    'harness/report/history.py': {
+        'f': "a history section's framework entry",
+        'rec': "a release sweep's history entry",
+    },
+    'harness/report/page.py': {
+        'c': 'a column of the matrix',
+        'ctx': "a page's template context",
+        'df': 'a pandas frame of records',
+    },
+    'harness/report/rows.py': {
+        'row': 'a behaviour row',
+    },
+    'harness/report/site.py': {
+        'evidence or {}': "a memory checker's evidence line",
+        'f': "a history section's framework entry",
+        'p': "a page's cell entry",
+        'rec': "a release sweep's history entry",
+        'row': 'a behaviour row',
+    },
+    'harness/report/unsafe.py': {
+        'ev': "a memory checker's evidence line",
+        'evidence': "a memory checker's evidence line",
+        'evidence or {}': "a memory checker's evidence line",
+    },
+    'harness/report/upstream.py': {
+        'evidence or {}': "a memory checker's evidence line",
+    },
+    'harness/run/isolation.py': {
+        'a': "a worker's answer",
+        'again': "a worker's answer",
+        'first': "a worker's answer",
+        'info': "a worker's answer to warming up",
+        'last': "a worker's answer",
+        'prepared': "a worker's answer to preparing a call",
+        'result': "a worker's answer",
+    },
+    'harness/run/repro.py': {
+        'm': 'a first_mismatches entry',
+    },
+    'harness/run/runner.py': {
+        'res': "a worker's answer",
+    },
+    'harness/run/worker.py': {
+        'payload': "a case's payload to a worker",
+        'result': "a worker's answer being made",
+    },
+    'vocab/variants.py': {
+        'm': "a regular expression's match",
+    },
+}
 
 
 def string_key_reads(source: str) -> Iterator[tuple[int, str, str]]:

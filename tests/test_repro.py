@@ -60,9 +60,9 @@ def test_message_for_an_error(tmp_path: Path) -> None:
 
 def test_execute_in_process_numpy(tmp_path: Path) -> None:
     record = execute(_case(tmp_path), "numpy", "take", InProcess())
-    assert record["verdict"] == "conforms"
-    assert record["observed"] == [3.0]
-    assert record["framework_version"] == np.__version__
+    assert record.verdict == "conforms"
+    assert record.observed == [3.0]
+    assert record.framework_version == np.__version__
 
 
 ROOT = Path(__file__).resolve().parent.parent

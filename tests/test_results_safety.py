@@ -112,9 +112,9 @@ def test_an_interrupted_run_is_not_overwritten_by_a_fresh_one(project: Path) -> 
 def _kill_after(cmd: list[str], cwd: Path, partial: Path, records: int, how: int = signal.SIGKILL) -> str:
     """Start ``cmd``, send ``how`` to it and its workers once ``partial`` holds ``records`` records, and at least a
     few of its own (a run killed before it wrote anything would not have resumed: the manifest counts resumes).
-    Returns what it wrote on stderr."""
+    Returns what it wrote (stdout and stderr)."""
     before = partial.read_bytes().count(b"\n") if partial.exists() else 0
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
     deadline = time.monotonic() + 240
     try:
@@ -125,8 +125,8 @@ def _kill_after(cmd: list[str], cwd: Path, partial: Path, records: int, how: int
         assert proc.poll() is None, "the run ended before it could be killed: give it more cases"
     finally:
         os.killpg(proc.pid, how)
-        _, err = proc.communicate(timeout=120)
-    return err
+        out, _ = proc.communicate(timeout=120)
+    return out
 
 
 def test_sigkill_at_three_points_then_resume_loses_and_repeats_nothing(project: Path, finished: Path) -> None:

@@ -17,6 +17,7 @@ from gather_scatter_conformance.harness.judge import verdict
 from gather_scatter_conformance.harness.reference.compare import compare
 from gather_scatter_conformance.harness.run import records, runner
 from gather_scatter_conformance.vocab import wire
+from gather_scatter_conformance.vocab.record import Record
 
 NAN = float("nan")
 IDENTICAL = [
@@ -79,6 +80,10 @@ def test_per_case_work_is_done_once(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert case.reference() is case.reference()
 
 
+def _record(case: str) -> Record:
+    return Record.read({"case": case, "framework": "numpy", "outcome": "ok", "verdict": "conforms"})
+
+
 def test_a_record_is_in_the_file_when_write_returns_and_fsyncs_are_batched(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     synced = []
@@ -86,13 +91,13 @@ def test_a_record_is_in_the_file_when_write_returns_and_fsyncs_are_batched(
     path = tmp_path / "r.jsonl"
     writer = records.ResultsWriter(path, sync_interval=3600)
     for i in range(50):
-        writer.write({"case": f"c{i}"})
-        assert json.loads(path.read_text().splitlines()[-1]) == {"case": f"c{i}"}
+        writer.write(_record(f"c{i}"))
+        assert json.loads(path.read_text().splitlines()[-1]) == _record(f"c{i}").dump()
     assert synced == []
     writer.close()
     assert len(synced) == 1
     every = records.ResultsWriter(tmp_path / "s.jsonl", sync_interval=0)
-    every.write({"case": "a"})
-    every.write({"case": "b"})
+    every.write(_record("a"))
+    every.write(_record("b"))
     every.close()
     assert len(synced) == 3

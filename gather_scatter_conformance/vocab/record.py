@@ -10,7 +10,6 @@ gives that object with exactly the fields that apply (a field that does not appl
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -20,6 +19,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from gather_scatter_conformance.vocab import wire
+from gather_scatter_conformance.vocab.safe import MAX_NAME, NAME_CHARS, is_safe_name
 
 # 1: the first versioned records (harness 0.1): outcome harness-error, fields schema_version, harness_version, fault.
 # Records without a schema_version are version 0, read as they are.
@@ -263,21 +263,8 @@ class Record(BaseModel):
         object that is not a result record."""
         return cls.model_validate({**_LEGACY, **obj})
 
-
-# What a name-like field may hold: every framework, variant, device, label, error type, signal and dtype the
-# harness writes (letters, digits and ``_ . @ ~ / + : - |``); a label of mixed runs joins names with '|'.
-NAME_CHARS = "letters, digits and _.@~/+:-|"
-_NAME = re.compile(r"[A-Za-z0-9_.@~/+:|-]+")
-MAX_NAME = 200
 MAX_CASE = 1000
 MAX_RANK = 64  # ONNX allows more than any framework here; a longer list is not a shape the harness recorded
-
-
-def is_safe_name(value: str) -> bool:
-    """True for a name-like record field that is safe in a path, a URL, markup and a Python string literal: a few
-    known characters, no ``..`` component, not starting with ``/``."""
-    return (len(value) <= MAX_NAME and _NAME.fullmatch(value) is not None and not value.startswith("/")
-            and ".." not in value.split("/"))
 
 
 # What an earlier harness's (or a hand-written) record means by leaving a field out: every field but the result's

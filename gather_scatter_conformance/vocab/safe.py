@@ -21,6 +21,20 @@ _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _PLAIN = re.compile(r"[A-Za-z0-9_@~-][A-Za-z0-9._@~+-]*")
 
 
+# What a name-like field may hold: every framework, variant, device, label, error type, signal and dtype the
+# harness writes (letters, digits and ``_ . @ ~ / + : - |``); a label of mixed runs joins names with '|'.
+NAME_CHARS = "letters, digits and _.@~/+:-|"
+_NAME = re.compile(r"[A-Za-z0-9_.@~/+:|-]+")
+MAX_NAME = 200
+
+
+def is_safe_name(value: str) -> bool:
+    """True for a name-like record field that is safe in a path, a URL, markup and a Python string literal: a few
+    known characters, no ``..`` component, not starting with ``/``."""
+    return (len(value) <= MAX_NAME and _NAME.fullmatch(value) is not None and not value.startswith("/")
+            and ".." not in value.split("/"))
+
+
 def shape(value: Any) -> list[int] | None:
     """``value`` as an array shape (a list of non-negative ints), or None where it is not one."""
     if not isinstance(value, list | tuple):

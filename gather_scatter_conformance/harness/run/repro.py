@@ -29,7 +29,7 @@ from gather_scatter_conformance import resources
 from gather_scatter_conformance.harness.cases.load import Case, ExpectedError
 from gather_scatter_conformance.harness.reference import AllowedOutputs
 from gather_scatter_conformance.vocab import dtypes, heap, safe
-from gather_scatter_conformance.vocab.record import is_safe_name
+from gather_scatter_conformance.vocab.safe import is_safe_name
 
 if TYPE_CHECKING:
     from gather_scatter_conformance.vocab.record import Record

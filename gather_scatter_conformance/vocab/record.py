@@ -33,6 +33,10 @@ Deviation = Literal["value", "output-dtype", "dtype", "error", "no-error", "cras
 OUTCOMES: tuple[str, ...] = Outcome.__args__  # type: ignore[attr-defined]
 VERDICTS: tuple[str, ...] = Verdict.__args__  # type: ignore[attr-defined]
 HARNESS_ERROR = "harness-error"  # the harness or an adapter failed, not the framework: verdict n/a
+# Fault phases of a harness-error that say an event came from outside the case (harness.run.isolation charges them,
+# the judge gives them no verdict): its process was killed from outside on its rerun too, or it passed the worker
+# memory limit.
+INTERRUPTED, TOO_LARGE = "interrupted", "too-large"
 
 
 @cache

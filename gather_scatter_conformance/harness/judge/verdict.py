@@ -23,7 +23,7 @@ from gather_scatter_conformance.harness.reference import (
 from gather_scatter_conformance.harness.reference.compare import compare, reduction_atol
 from gather_scatter_conformance.harness.reference.constraints import Outside
 from gather_scatter_conformance.vocab import dtypes
-from gather_scatter_conformance.vocab.record import HARNESS_ERROR, Record, Result
+from gather_scatter_conformance.vocab.record import HARNESS_ERROR, INTERRUPTED, TOO_LARGE, Record, Result
 
 SMALL = 64  # arrays with at most this many elements are stored whole in records (for the report's drill-down)
 
@@ -176,7 +176,7 @@ def _judge(case: Case, res: Result, expected: Any, outside: Outside | None) -> d
         phase = (res.get("fault") or {}).get("phase", "")
         # Its process was killed from outside, twice, or stopped past the worker memory limit (the fault phases of
         # harness.run.isolation): no answer, and nothing the case says about the framework.
-        if phase in ("interrupted", "too-large"):
+        if phase in (INTERRUPTED, TOO_LARGE):
             return {"verdict": "n/a", "reason": f"{phase}: {res.error_message}"}
         return {"verdict": "n/a", "reason": f"harness fault ({phase}): {res.error_type}: {res.error_message}"}
     if outcome == "unsupported":

@@ -28,6 +28,7 @@ import execnet
 import numpy as np
 
 from gather_scatter_conformance.resources import PACKAGE
+from gather_scatter_conformance.vocab.record import INTERRUPTED, TOO_LARGE
 
 # Messages travel as one pickled blob each way: execnet's own serializer walks every object in Python, which costs
 # more than the case itself for small cases. Both ends are this project's interpreters (Python >= 3.10), so
@@ -89,14 +90,12 @@ TRANSFER_TIMEOUT = 600.0
 # Signals no call of a case sends itself: the OOM killer's SIGKILL, a job limit's or a person's SIGTERM. A case's own
 # crash is SIGSEGV, SIGABRT, SIGFPE, SIGBUS or SIGILL (or a NativeCrash's).
 OUTSIDE_SIGNALS = ("SIGKILL", "SIGTERM")
-INTERRUPTED = "interrupted"  # the fault phase of a case whose process was killed from outside on its rerun too
 # A worker process (or the forked child running a risky case) whose resident memory passes this is stopped, and its
 # case charged as too large for this machine: a harness-error in fault phase TOO_LARGE, never a crash, so that one
 # case that materialises gigabytes (an output the input budget cannot see) costs itself, not the run (the OOM
 # killer would take a random process, or the machine). $GSC_WORKER_MEMORY in GiB (0: no limit); by default a third
 # of the machine's memory: two pytest-xdist workers' cases at once and the rest still fit.
 MEMORY_ENV = "GSC_WORKER_MEMORY"
-TOO_LARGE = "too-large"
 _POLL_FIRST, _POLL_MOST = 0.05, 0.5  # seconds between memory checks while a case runs: most cases end before one
 
 

@@ -13,15 +13,15 @@ import pytest
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.judge.verdict import judge
 from gather_scatter_conformance.harness.run.repro import failure_message, script
-from gather_scatter_conformance.harness.run.runner import InProcess, execute
+from gather_scatter_conformance.harness.run.runner import InProcess, Skipped, execute
 from gather_scatter_conformance.vocab import wire
 from gather_scatter_conformance.vocab.record import Record
 
 
-def _record(rec: dict | Record) -> Record:
-    """A record as the repro functions take it: runner.execute's answer (a Record, never Skipped on the CPU), or a
-    hand-built dict."""
-    return rec if isinstance(rec, Record) else Record.read(rec)
+def _record(rec: Record | Skipped) -> Record:
+    """runner.execute's answer on the CPU, which is always here: a Record, never Skipped."""
+    assert isinstance(rec, Record), rec
+    return rec
 
 
 def _case(tmp_path: Path) -> Case:

@@ -8,7 +8,7 @@ MXVENV ?= .venv-mxnet
 RESULTS ?= results/results.jsonl
 PYTEST_ARGS ?=
 
-.PHONY: report test bench lint schema clean mxnet-env browser clang tfjs
+.PHONY: report test check bench lint schema clean mxnet-env browser clang tfjs
 
 # The main environment is about 5.5 GB installed (TensorFlow, torch, JAX, OpenVINO, paddle, TVM, the converters),
 # and pip unpacks each wheel beside it: a full disk otherwise ends the build minutes in with a pip traceback.
@@ -90,7 +90,15 @@ browser:
 # pytest exits 5 when it collected no tests; that must not pass as green.
 test: $(VENV)/.installed $(MXVENV)/.installed browser clang
 	$(PY) -m ruff check .
-	$(PY) -m pytest tests -n 2 $(PYTEST_ARGS); rc=$$?; \
+	$(PY) -m pytest tests -n 2 --record-times build/test-times.json $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+# The developer lane (docs/development.md): ruff and the tests that run no framework and take under 5 s each, in
+# under 3 minutes. --no-frameworks (tests/conftest.py) deselects the tests marked `framework` and refuses every
+# framework's modules, in the test processes and the processes they start; `slow` ones run in `make test` only.
+check: $(VENV)/.installed
+	$(PY) -m ruff check .
+	$(PY) -m pytest tests --no-frameworks -m "not slow" -n auto -q $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 # The performance benchmark (benchmarks/README.md): ratios measured side by side; BENCH_ARGS=--quick, --matrix, ...

@@ -18,6 +18,7 @@ Parts (benchmarks/README.md has the method and the latest results):
   plugin      an unrelated one-test pytest run with the plugin loaded vs without it: seconds added
   cache       gsc run over Gather and ScatterElements probes a second time (result cache filled) vs the first
               (empty): time, and the reused records against a --no-cache run
+  suite       the project's tests: make test's recorded time against 25 minutes, make check timed against 3
   records     the strict results reader (every line a checked record) vs json.loads per line, on a committed run;
               a worker under the memory limit vs one without
 
@@ -38,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.common import Row, print_rows, summary_lines
 
 PARTS = ("overhead", "collection", "reference", "onnx-runner", "history", "report", "site", "plugin", "cache",
-         "records", "matrix")
+         "records", "suite", "matrix")
 DEFAULT_PARTS = ("overhead", "collection", "reference", "onnx-runner", "plugin", "cache", "records")
 
 
@@ -81,6 +82,10 @@ def _part(name: str, args: argparse.Namespace) -> list[Row]:
 
         reps = 3 if args.quick else 7
         return records.run(reps=reps) + records.memory_watch(reps=reps)
+    if name == "suite":
+        from benchmarks import suite
+
+        return suite.run(reps=1 if args.quick else 3)
     if name == "cache":
         from benchmarks import cache
 

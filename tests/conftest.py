@@ -1,7 +1,105 @@
+"""The suite's two lanes (docs/development.md) and its recorded times.
+
+`make test` runs every test, the files that took longest in the recorded run first (tests/times.json), so that the
+two workers finish together; ``--record-times PATH`` writes this run's seconds per file there. `make check`
+(``--no-frameworks``) runs the tests not marked ``framework`` with every framework's modules refused, so a test that
+needs one fails or skips there with its name instead of making the lane slow.
+"""
+
+from __future__ import annotations
+
+import json
 import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
 
 # The suite checks what runs measure: a record reused from the result cache (harness.run.cache) of an earlier
 # session, or of another test's fake adapter, would hide that. The result cache's own tests name their directory.
 os.environ.setdefault("GSC_RESULT_CACHE", "off")
 
 pytest_plugins = ["pytester"]
+
+# Where the refusal is installed in subprocesses too (their interpreters read sitecustomize at start): a test that
+# runs `gsc run` or a worker process is held to the lane as the test itself is.
+_REFUSING_SITE = Path(__file__).parent / "lanes"
+NO_FRAMEWORKS_ENV = "GSC_TEST_NO_FRAMEWORKS"
+# Seconds per test file in a full `make test` (benchmarks/test_times.py reads it against the 25-minute budget).
+TIMES = Path(__file__).parent / "times.json"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--no-frameworks", action="store_true",
+                     help="the developer lane (make check): deselect tests marked framework and refuse every "
+                          "framework's modules, so that a test importing one fails with its name")
+    parser.addoption("--record-times", metavar="PATH",
+                     help="write this run's seconds per test file (setup, call and teardown) to PATH as JSON")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--record-times") and not hasattr(config, "workerinput"):  # xdist's controller records
+        config.pluginmanager.register(_TimeRecorder(Path(config.getoption("--record-times"))), "gsc-test-times")
+    if not config.getoption("--no-frameworks"):
+        return
+    sys.path.insert(0, str(_REFUSING_SITE))
+    from refuse_frameworks import install, refused_modules
+
+    modules = refused_modules()
+    os.environ[NO_FRAMEWORKS_ENV] = ",".join(modules)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(_REFUSING_SITE), os.environ.get("PYTHONPATH"))))
+    install(modules)
+
+
+def recorded_times(path: Path = TIMES) -> dict[str, float]:
+    """Seconds per test file (its path from the repository root) as last recorded; empty when none is."""
+    try:
+        return {str(k): float(v) for k, v in json.loads(path.read_text())["files"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def longest_first(items: list[pytest.Item], times: dict[str, float]) -> None:
+    """Sort ``items`` in place by their file's recorded seconds, longest first; a file not recorded counts as the
+    longest (it is unknown), and the sort is stable, so each file's tests keep their order."""
+    if times:
+        unknown = max(times.values()) + 1
+        items.sort(key=lambda item: -times.get(item.nodeid.partition("::")[0], unknown))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Longest file first, each file's tests kept together and in order (module fixtures are made once): xdist hands
+    # tests out in this order, so the long ones start at once and the short ones fill in at the end. Every worker
+    # sorts the same collection the same way, as xdist requires.
+    longest_first(items, recorded_times())
+    if not config.getoption("--no-frameworks"):
+        return
+    kept = [item for item in items if item.get_closest_marker("framework") is None]
+    deselected = [item for item in items if item.get_closest_marker("framework") is not None]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
+
+
+class _TimeRecorder:
+    """Adds up each test file's phases as their reports reach the controller; writes them when the session ends."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.files: Counter[str] = Counter()
+        self.start = time.monotonic()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.files[report.nodeid.partition("::")[0]] += report.duration
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        workers = getattr(session.config.option, "numprocesses", None) or 1
+        data = {"measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "args": " ".join(session.config.invocation_params.args),
+                "wall_s": round(time.monotonic() - self.start, 1), "workers": workers,
+                "tests": session.testscollected, "exit": int(session.exitstatus),
+                "files": {f: round(s, 2) for f, s in sorted(self.files.items(), key=lambda kv: -kv[1])}}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(json.dumps(data, indent=1) + "\n")

@@ -112,6 +112,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 def test_an_unmapped_operator_is_recorded_as_unsupported_not_mapped(pytester: pytest.Pytester) -> None:
     """Through the plugin and a worker process: one skipped item per case, recorded as unsupported with the
     reason; never an error, never a deviation."""

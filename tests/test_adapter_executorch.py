@@ -26,6 +26,8 @@ from gather_scatter_conformance.vocab import wire
 from gather_scatter_conformance.vocab.ops import with_defaults
 from tests._shipped import run_against_known, seed_cases
 
+pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
+
 ADAPTER = et_adapter.ADAPTER
 DATA = np.arange(12, dtype=np.float32).reshape(4, 3)
 

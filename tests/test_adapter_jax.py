@@ -21,6 +21,8 @@ from gather_scatter_conformance.harness.run.worker import run_case
 from gather_scatter_conformance.vocab import wire
 from gather_scatter_conformance.vocab.ops import with_defaults
 
+pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
+
 ADAPTER = jax_adapter.ADAPTER
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -21,6 +21,8 @@ from gather_scatter_conformance.harness.run.runner import InProcess, execute
 from gather_scatter_conformance.vocab.ops import with_defaults
 from tests._shipped import run_against_known, seed_cases
 
+pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
+
 ADAPTER = litert.ADAPTER
 ROOT = Path(__file__).resolve().parents[1]
 DATA = np.arange(24, dtype=np.float32).reshape(2, 3, 4)

@@ -19,6 +19,8 @@ from gather_scatter_conformance.harness.reference import compute
 from gather_scatter_conformance.vocab.ops import with_defaults
 from tests._shipped import run_against_known, seed_cases
 
+pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
+
 ADAPTER = mnn.ADAPTER
 PATH = "onnx~mnnconvert~mnn"
 DATA = np.arange(12, dtype=np.float32).reshape(3, 4)

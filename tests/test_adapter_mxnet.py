@@ -23,6 +23,8 @@ from gather_scatter_conformance.adapters.mxnet import ADAPTER, element_coords
 from gather_scatter_conformance.vocab import dtypes, wire
 from gather_scatter_conformance.vocab.ops import with_defaults
 
+pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
+
 
 @pytest.fixture(scope="module")
 def executor() -> Any:

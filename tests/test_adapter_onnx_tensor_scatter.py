@@ -20,6 +20,8 @@ from gather_scatter_conformance.adapters.onnxruntime import ADAPTER as ORT
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
 
+pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
+
 ROOT = Path(__file__).resolve().parents[1]
 F = np.float32
 FILES = ["cases/tensor_scatter.yaml", "cases/imported/onnx_node_tensor_scatter.yaml",

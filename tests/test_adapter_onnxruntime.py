@@ -27,6 +27,8 @@ from gather_scatter_conformance.adapters.onnxruntime import (
 from gather_scatter_conformance.harness.run.worker import run_case
 from gather_scatter_conformance.vocab.record import Record
 
+pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

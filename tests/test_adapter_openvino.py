@@ -27,6 +27,8 @@ from gather_scatter_conformance.adapters.openvino import (
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.vocab.ops import with_defaults
 
+pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
+
 ROOT = Path(__file__).resolve().parents[1]
 ONNX = "read_model"
 

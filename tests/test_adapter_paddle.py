@@ -24,6 +24,8 @@ from gather_scatter_conformance.harness.reference.compare import compare
 from gather_scatter_conformance.vocab.ops import with_defaults
 from tests._shipped import run_against_known, seed_cases
 
+pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
+
 ROOT = Path(__file__).resolve().parents[1]
 F = np.arange(12, dtype=np.float32).reshape(3, 4)
 R = np.arange(24, dtype=np.float32).reshape(2, 3, 4)

@@ -19,6 +19,8 @@ from gather_scatter_conformance.harness.reference import alternatives, compute
 from gather_scatter_conformance.vocab import wire
 from gather_scatter_conformance.vocab.record import Record
 
+pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
+
 F = np.float32
 CACHE = np.arange(10, dtype=F).reshape(2, 5, 1) * 10  # batch 2, max_sequence_length 5
 ROWS = -np.arange(1, 5, dtype=F).reshape(2, 2, 1)  # two rows per batch

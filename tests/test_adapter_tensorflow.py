@@ -16,6 +16,8 @@ from gather_scatter_conformance.adapters.base import CaseData, Unsupported
 from gather_scatter_conformance.adapters.tensorflow import ADAPTER, from_tensor, split_variant, to_tensor
 from gather_scatter_conformance.harness.reference import compute
 
+pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
+
 tf = tf_adapter.tf_module()
 ROOT = Path(__file__).resolve().parents[1]
 

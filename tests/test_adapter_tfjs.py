@@ -22,7 +22,7 @@ from gather_scatter_conformance.vocab.ops import with_defaults
 
 ADAPTER = tfjs.ADAPTER
 WHY = ADAPTER.unavailable()
-pytestmark = pytest.mark.skipif(WHY is not None, reason=WHY or "")
+pytestmark = [pytest.mark.framework, pytest.mark.skipif(WHY is not None, reason=WHY or "")]
 DATA = np.arange(12, dtype=np.float32).reshape(3, 4)
 
 

@@ -15,6 +15,8 @@ from gather_scatter_conformance.harness.reference import compute
 from gather_scatter_conformance.vocab.ops import with_defaults
 from tests._shipped import run_against_known, seed_cases
 
+pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
+
 tg.device()  # DEV before tinygrad's first import, which reads it once (without clang: PYTHON, not a failing CPU)
 pytest.importorskip("tinygrad")
 

@@ -22,6 +22,8 @@ from gather_scatter_conformance.adapters.torch_calls import VARIANTS
 from gather_scatter_conformance.harness.reference import compute
 from gather_scatter_conformance.harness.run.worker import run_case
 
+pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # --- variants --------------------------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_update_then_check_then_detect_a_change(tmp_path: Path) -> None:
     (tmp_path / "cases").mkdir()
     (tmp_path / "cases" / "take.yaml").write_text(PROBE)
@@ -201,6 +202,7 @@ cases:
 """
 
 
+@pytest.mark.framework
 def test_a_paths_test_fails_on_a_new_change_xfails_on_a_recorded_one_and_fails_when_it_goes(tmp_path: Path) -> None:
     import pytest
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from _cases import records_of
 
 from gather_scatter_conformance import resources
@@ -56,6 +57,7 @@ def test_validate_without_files_checks_the_shipped_corpus(tmp_path: Path) -> Non
     assert expected > 500 and f"{expected} valid case(s), 0 error(s)" in done.stdout, done.stdout[-500:]
 
 
+@pytest.mark.slow
 def test_baseline_writes_into_the_current_directory(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()

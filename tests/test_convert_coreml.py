@@ -19,8 +19,9 @@ from gather_scatter_conformance.vocab.record import Record
 
 PATH = "torch~coremltools~coreml"
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.skipif(not adapters.is_available(PATH),
-                                reason=f"{PATH} needs {', '.join(adapters.missing(PATH))}")
+pytestmark = [pytest.mark.framework,
+              pytest.mark.skipif(not adapters.is_available(PATH),
+                                 reason=f"{PATH} needs {', '.join(adapters.missing(PATH))}")]
 OFF_MACOS = pytest.mark.skipif(sys.platform == "darwin", reason="on macOS the converted model runs")
 
 

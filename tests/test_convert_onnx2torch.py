@@ -21,8 +21,9 @@ from gather_scatter_conformance.vocab.record import Record
 
 PATH = "onnx~onnx2torch~torch"
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.skipif(not adapters.is_available(PATH),
-                                reason=f"{PATH} needs {', '.join(adapters.missing(PATH))}")
+pytestmark = [pytest.mark.framework,
+              pytest.mark.skipif(not adapters.is_available(PATH),
+                                 reason=f"{PATH} needs {', '.join(adapters.missing(PATH))}")]
 
 
 @pytest.fixture(autouse=True)

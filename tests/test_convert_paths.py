@@ -21,6 +21,8 @@ from gather_scatter_conformance.harness.run.repro import script
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
 from gather_scatter_conformance.vocab.record import Record
 
+pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
+
 ROOT = Path(__file__).resolve().parents[1]
 PATHS = [n for n in adapters.names() if adapters.is_path(n)]
 TORCH_PATHS = [n for n in PATHS if n.startswith("torch~") and adapters.is_available(n)]

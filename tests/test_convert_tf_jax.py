@@ -22,6 +22,8 @@ from gather_scatter_conformance.harness.reference import compute
 from gather_scatter_conformance.harness.reference.compare import compare
 from gather_scatter_conformance.vocab.ops import with_defaults
 
+pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
+
 ROOT = Path(__file__).resolve().parents[1]
 TF2ONNX = "tensorflow~tf2onnx~onnxruntime"
 TF_OV = "tensorflow~ov-convert~openvino"

@@ -16,6 +16,8 @@ from gather_scatter_conformance import adapters
 from gather_scatter_conformance.harness.run.runner import InProcess, Skipped, execute
 from tests._shipped import shipped_cases
 
+pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
+
 # Every adapter that can run on either device (its own devices say so); GPU-only ones have their own tests.
 GPU_FRAMEWORKS = [n for n in adapters.names() if {"cpu", "gpu"} <= set(adapters.get(n).devices)]
 

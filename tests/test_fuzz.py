@@ -89,6 +89,7 @@ def test_uncovered_zeros_only_where_the_baseline_allows(labels: frozenset, zeros
     assert ([0.0, 9.0, 0.0] in outputs) is zeros_allowed
 
 
+@pytest.mark.framework
 def test_labelled_differences_are_not_findings(differ: Differ) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("openvino")
@@ -111,6 +112,7 @@ def test_labelled_differences_are_not_findings(differ: Differ) -> None:
     assert ort.verdict.status == "agree"
 
 
+@pytest.mark.framework
 def test_a_real_disagreement_is_a_finding_with_its_kind(differ: Differ) -> None:
     # onnxruntime's CPU ScatterElements has no float16 kernel for reduction='add': it raises on a valid case,
     # and no baseline label (data-dtype:float16 is `ok`, measured without a reduction) explains that.
@@ -121,6 +123,7 @@ def test_a_real_disagreement_is_a_finding_with_its_kind(differ: Differ) -> None:
     assert "data-dtype:float16=ok" in ort.verdict.note
 
 
+@pytest.mark.framework
 def test_fuzzing_finds_shrinks_and_writes_deterministically(differ: Differ, tmp_path: Path) -> None:
     apis = [("numpy", "put_along_axis"), ("onnxruntime", "ScatterElements-18")]
     runs = [fuzz_op("ScatterElements", 40, 5, differ, apis, shrink_budget=80) for _ in range(2)]

@@ -224,6 +224,7 @@ def test_pytest_reports_a_harness_fault_as_an_error(project: pytest.Pytester) ->
     assert broken_row.split()[-1] == "8"  # the 'other' column: the faults, neither conforming nor deviating
 
 
+@pytest.mark.slow
 def test_a_framework_that_is_not_installed_is_a_usage_error(project: pytest.Pytester) -> None:
     result = project.runpytest_subprocess("cases", "--framework", "ghost", "--results", "r.jsonl")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

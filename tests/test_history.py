@@ -204,6 +204,7 @@ def test_a_sweep_of_one_operator_keeps_the_release_s_other_operators(tmp_path: P
 PROBES = ROOT / "cases" / "probes" / "gather.yaml"
 
 
+@pytest.mark.framework
 @pytest.mark.slow
 def test_a_real_two_release_sweep_of_onnxruntime(tmp_path: Path) -> None:
     """Two onnxruntime releases, each installed into its own environment and run on the Gather probes."""
@@ -239,6 +240,7 @@ def test_drop_removes_a_release_environment_and_says_what_it_freed(tmp_path: Pat
     assert not folder.exists() and envs.drop("onnxruntime", "1.0.0", tmp_path) == 0
 
 
+@pytest.mark.framework
 @pytest.mark.slow
 def test_a_sweep_with_drop_envs_keeps_the_records_and_no_environment(tmp_path: Path) -> None:
     pytest.importorskip("onnx")

@@ -82,6 +82,7 @@ def _only_in_literals(text: str) -> None:
     {"outcome": "crash", "label": None, "observed": None},
     {"outcome": "crash", "label": None, "observed": None, "signal": "SIGSEGV"},
 ], ids=["values", "unchecked-read", "error", "crash", "heap-crash"])
+@pytest.mark.slow
 def test_a_repro_script_pastes_no_record_string_into_its_code(tmp_path: Path, fields: dict[str, Any]) -> None:
     case = _probe(tmp_path)
     text = script(case, _hostile(_finding(case), label=fields.pop("label"), **fields))

@@ -132,6 +132,7 @@ SETTINGS = dict(deadline=None, database=None, derandomize=True,
                                        HealthCheck.data_too_large])
 
 
+@pytest.mark.slow
 def test_the_reader_refuses_in_one_line_or_yields_checked_records(base: bytes, tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
 
@@ -162,6 +163,7 @@ COMMANDS = {
 }
 
 
+@pytest.mark.slow
 def test_the_commands_answer_in_one_line_write_only_their_output_and_run_nothing(
         base: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("markupsafe")

@@ -36,6 +36,7 @@ def loaded() -> dict[str, Case]:
     return out
 
 
+@pytest.mark.slow
 def test_committed_files_equal_a_fresh_import() -> None:
     # --check in a separate interpreter: the committed bytes equal what a fresh import writes, so the import
     # depends on nothing in this process (and the files must be regenerated when ONNX's tests change).

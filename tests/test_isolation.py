@@ -47,6 +47,7 @@ def test_signal_name() -> None:
     assert signal_name(0) is None
 
 
+@pytest.mark.framework
 def test_real_crash_is_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
     pytest.importorskip("openvino")
     # OpenVINO's Gather divides by the indices' element count: empty indices kill the process with SIGFPE.
@@ -66,6 +67,7 @@ def test_real_crash_is_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
     assert records["b-after-the-crash"]["verdict"] == "conforms"
 
 
+@pytest.mark.slow
 def test_real_hang_is_recorded_as_timeout(tmp_path: Path) -> None:
     pytest.importorskip("onnx")
     # ONNX's Python reference on a 4*10^6-element ScatterElements: 1.4 s here with onnx 1.23.2 (16 s with older onnx),
@@ -119,6 +121,7 @@ def _many_cases(n: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 def test_kill_midway_then_resume_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     project = _project(tmp_path, {"gather.yaml": _many_cases(150)})
     results = project / "r.jsonl"
@@ -156,6 +159,7 @@ def test_kill_midway_then_resume_loses_and_duplicates_nothing(tmp_path: Path) ->
     assert after[: len(before)] == before  # what was recorded before the kill is kept as it was
 
 
+@pytest.mark.framework
 def test_memory_corruption_that_kills_at_exit_is_charged_to_its_case(tmp_path: Path) -> None:
     pytest.importorskip("openvino")
     # ScatterElementsUpdate with an index below -dim writes before the buffer: the call returns, the process dies

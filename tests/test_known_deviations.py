@@ -25,6 +25,8 @@ from gather_scatter_conformance.harness.report import claims
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
 from gather_scatter_conformance.vocab.record import Record
 
+pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
+
 Key = tuple[str, str]
 
 # torch.compile costs seconds per new (expression, shape, dtype): the '/compile' variants run on these cases only

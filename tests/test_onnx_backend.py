@@ -112,6 +112,7 @@ def test_one_adapter_per_backend_named_and_registered_for_the_workers() -> None:
         adapters.register(name, "elsewhere:ADAPTER")
 
 
+@pytest.mark.framework
 def test_what_is_not_a_backend_says_so_in_one_line() -> None:
     assert onnx_backend.problem(ORT) is None
     assert onnx_backend.problem(f"{__name__}:ReferenceBackend") is None
@@ -121,6 +122,7 @@ def test_what_is_not_a_backend_says_so_in_one_line() -> None:
         assert problem is not None and words in problem and "\n" not in problem, problem
 
 
+@pytest.mark.framework
 def test_api_and_repro_show_the_backend_calls() -> None:
     pytest.importorskip("onnxruntime")
     adapter = adapters.get(onnx_backend.register(ORT))
@@ -153,6 +155,7 @@ def test_a_backend_class_gives_the_verdicts_of_the_onnx_reference_adapter() -> N
     assert sum(v[0] == "ok" for v in mine.values()) > 40
 
 
+@pytest.mark.framework
 def test_onnxruntime_backend_gives_the_native_adapters_verdicts_but_for_bfloat16() -> None:
     """Measured on the whole corpus (docs/onnx-backend.md): the two differ only where the inputs are bfloat16, which
     the backend API's NumPy feeds cannot carry into onnxruntime. Here: three seed files, default variants."""
@@ -179,6 +182,7 @@ def _case_file(folder: Path) -> None:
         "    expected: {error: true}\n")
 
 
+@pytest.mark.framework
 def test_pytest_option_runs_the_backend_in_isolated_workers(pytester: pytest.Pytester) -> None:
     pytest.importorskip("onnxruntime")
     _case_file(pytester.path / "cases")
@@ -194,6 +198,7 @@ def test_pytest_option_runs_the_backend_in_isolated_workers(pytester: pytest.Pyt
     assert by[("onnx-backend-onnxruntime.backend", "oob")]["api"].startswith(f"{ORT}.prepare(model: Gather-13(")
 
 
+@pytest.mark.framework
 def test_gsc_run_takes_the_option_and_without_framework_runs_only_the_backend(tmp_path: Path) -> None:
     pytest.importorskip("onnxruntime")
     _case_file(tmp_path / "cases")

@@ -94,6 +94,7 @@ def test_every_model_passes_the_full_checker_where_onnx_schemas_admit_it() -> No
     assert passed > 1000 and rejected < passed, (passed, rejected)
 
 
+@pytest.mark.framework
 def test_the_declared_output_is_the_shape_the_runtime_returns() -> None:
     """The output's declared shape (ONNX's shape inference) is what onnxruntime computes, on every seed case."""
     checked = 0

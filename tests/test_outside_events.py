@@ -264,6 +264,7 @@ def test_the_transfer_of_big_inputs_is_outside_the_case_timeout(fresh: bool) -> 
     assert res["duration_s"] < TIGHT
 
 
+@pytest.mark.slow
 def test_a_big_case_with_a_tight_case_timeout_is_no_hang_end_to_end(tmp_path: Path) -> None:
     import json
     import subprocess

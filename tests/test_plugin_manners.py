@@ -127,6 +127,7 @@ def test_a_named_yaml_file_without_a_case_files_keys_is_an_error_naming_the_fiel
     assert "mine.yaml:1: op: Field required" in out and "not found" not in out, out
 
 
+@pytest.mark.slow
 def test_shipped_case_ids_are_the_same_from_any_directory(tmp_path: Path) -> None:
     corpus = resources.cases_dir().resolve()
     (tmp_path / "a" / "b").mkdir(parents=True)
@@ -141,6 +142,7 @@ def test_shipped_case_ids_are_the_same_from_any_directory(tmp_path: Path) -> Non
     assert runs[0] == runs[1] == runs[2]
 
 
+@pytest.mark.slow
 def test_user_case_ids_are_relative_to_the_rootdir(tmp_path: Path) -> None:
     project = tmp_path / "project"
     (project / "conformance").mkdir(parents=True)

@@ -64,6 +64,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return records_of(path)
 
 
+@pytest.mark.framework
 def test_records_of_a_real_run_are_valid_typed_records(run_records: Path) -> None:
     recs = _lines(run_records)
     assert {r["outcome"] for r in recs} >= {"ok", "error", "unsupported"}
@@ -157,6 +158,7 @@ def test_a_missing_optional_package_names_the_extra(command: list[str], module: 
                            "pip install 'gather-scatter-conformance[report]'")
 
 
+@pytest.mark.framework
 @pytest.mark.parametrize("command", ["repro", "issue"])
 def test_repro_and_issue_need_none_of_the_report_extra(command: str, run_records: Path,
                                                        monkeypatch: pytest.MonkeyPatch,

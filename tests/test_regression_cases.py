@@ -15,6 +15,8 @@ from gather_scatter_conformance.harness.importers import regression
 from gather_scatter_conformance.harness.importers.regression_docs import render
 from gather_scatter_conformance.harness.run.isolation import Isolated
 
+pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
+
 ROOT = Path(__file__).resolve().parents[1]
 CASES = regression.regression_cases()
 PYTHONS = adapters.venv_pythons(ROOT)

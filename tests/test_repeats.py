@@ -109,6 +109,7 @@ def test_a_run_repeats_litert_s_duplicate_scatter_and_finds_it_deterministic(tmp
     assert ran and ran[0]["label"] == "wrong" and ran[0]["distribution"] == {"wrong": 3}
 
 
+@pytest.mark.slow
 def test_unsafe_only_collects_the_cells_whose_baseline_is_memory_unsafe_or_flipped(tmp_path: Path) -> None:
     from gather_scatter_conformance import resources
 

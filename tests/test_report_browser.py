@@ -35,6 +35,7 @@ def click(browser, element) -> None:
     element.click()
 
 
+@pytest.mark.slow
 def test_report_in_chromium(browser, tmp_path: Path) -> None:
     out = generate([write(tmp_path / "results.jsonl", sample_records())], tmp_path / "out", claims_dir=NO_CLAIMS)
     browser.get(out["index.html"].resolve().as_uri())

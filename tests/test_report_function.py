@@ -62,6 +62,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run / "r.jsonl"
 
 
+@pytest.mark.slow
 def test_the_same_results_give_the_same_report_in_any_folder(results: Path, tmp_path: Path) -> None:
     plain, decoyed = tmp_path / "plain", tmp_path / "decoyed"
     for folder in (plain, decoyed):

@@ -87,6 +87,7 @@ def label(page: dict[str, Any], op: str, framework: str, variant: str, dimension
         op, framework, variant, dimension) and r.get("measured") is not False)
 
 
+@pytest.mark.slow
 def test_q1_openvino_negative_gather_indices_beside_onnxruntime_and_tensorflow(browser, page) -> None:
     """'What does OpenVINO do with negative Gather indices, against ONNX Runtime and TensorFlow?' One action."""
     load(browser, page)
@@ -130,6 +131,7 @@ def test_q2_which_frameworks_crash_or_read_garbage_out_of_bounds(browser, page) 
     assert "GatherND · oob-negative" in text and "openvino" in text and "Garbage" in text
 
 
+@pytest.mark.slow
 def test_q3_tensorflow_to_onnx_where_gathernd_and_scatternd_differ(browser, page) -> None:
     """'I convert TF -> ONNX: where do GatherND/ScatterND differ?' Two actions per operator."""
     from gather_scatter_conformance.harness.report.agreement import agreement
@@ -174,6 +176,7 @@ def test_q4_the_failing_input_and_a_repro(browser, page) -> None:
     compile(repro, "repro.py", "exec")
 
 
+@pytest.mark.slow
 def test_q5_what_changed_since_the_last_run_or_release(browser, page) -> None:
     """'What changed since the last run or release?' At load, in the key findings; one click for the list."""
     from gather_scatter_conformance.harness.report.behaviour import table
@@ -199,6 +202,7 @@ def test_q5_what_changed_since_the_last_run_or_release(browser, page) -> None:
         assert f"{c['row']['framework']}:{c['row']['variant']}" in changed.text
 
 
+@pytest.mark.slow
 def test_q6_documented_or_a_surprise(browser, page) -> None:
     """'Is this documented or a surprise?' Every behaviour cell shows its documentation state; one action filters
     the contradictions, a second opens one with its citation."""
@@ -335,6 +339,7 @@ def test_key_findings_count_the_changes_their_history_headings_count(browser, pa
         assert browser.find_element(By.CSS_SELECTOR, "#history .hcount").text == want, framework
 
 
+@pytest.mark.slow
 def test_key_findings_follow_the_operator_filter(browser, page) -> None:
     """#28: the key findings ignored the operator filter. Under it they keep that operator's items; a line left
     without any is hidden, and the items still read as a list (no dangling '; ')."""

@@ -77,6 +77,7 @@ def _run_script(path: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, cwd=path.parent)
 
 
+@pytest.mark.framework
 def test_a_value_where_the_spec_raises_is_kept_and_its_repro_asserts_it(tmp_path: Path) -> None:
     # jax.numpy indexing clamps an index past the end: a value where canonical semantics raise.
     case = _probe("cases/probes/gather.yaml::probe-oob-positive")
@@ -121,6 +122,7 @@ def test_an_unchecked_read_asserts_its_class_not_its_bytes(tmp_path: Path) -> No
     assert "VALID = []" in script(case, zero, accept="zero|garbage")
 
 
+@pytest.mark.framework
 def test_openvino_repro_scripts_run_on_string_data(tmp_path: Path) -> None:
     from gather_scatter_conformance.adapters.openvino import ADAPTER
     from gather_scatter_conformance.harness.run.runner import payload

@@ -65,6 +65,7 @@ def _candidates(known: dict, probes: dict[str, Case]) -> dict[str, list[str]]:
     return out
 
 
+@pytest.mark.framework
 @pytest.mark.slow
 @pytest.mark.parametrize("framework", _frameworks())
 def test_a_repro_of_a_finding_runs_for_every_variant(framework: str, tmp_path: Path) -> None:
@@ -118,6 +119,7 @@ cases:
 """
 
 
+@pytest.mark.slow
 def test_harness_repro_writes_a_script_that_reproduces_the_finding(tmp_path: Path) -> None:
     from gather_scatter_conformance.harness.report.page import generate
 

@@ -72,6 +72,7 @@ def work(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_second_run_reuses_the_first_runs_records(work: Path) -> None:
     first = _run(work, "r1.jsonl")
     assert first and not any(r.get("cached") for r in first)
@@ -86,6 +87,7 @@ def test_second_run_reuses_the_first_runs_records(work: Path) -> None:
         assert rec["time"] == measured["time"]  # a reused record keeps when it was measured
 
 
+@pytest.mark.slow
 def test_memory_unsafe_entry_is_measured_again(work: Path) -> None:
     first = _run(work, "r1.jsonl", frameworks="numpy")
     entries = sorted((work / "cache").rglob("*.json"))
@@ -117,6 +119,7 @@ def test_memory_unsafe_entry_is_measured_again(work: Path) -> None:
     assert sum(r.get("ca", 0) for r in data["recs"]) == len(second) - 1
 
 
+@pytest.mark.slow
 def test_no_cache_reuses_nothing_and_stores_nothing(work: Path) -> None:
     _run(work, "r1.jsonl", "--no-cache", frameworks="numpy")
     assert not (work / "cache").exists()

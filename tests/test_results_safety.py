@@ -62,6 +62,7 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # --- a run never destroys or mixes results ---
 
 
+@pytest.mark.slow
 def test_a_bad_path_leaves_the_results_as_they_were(project: Path) -> None:
     assert _gsc("run", "cases", "--framework", "numpy", "--results", "r.jsonl", cwd=project).returncode == 0
     before = (project / "r.jsonl").read_bytes()
@@ -71,6 +72,7 @@ def test_a_bad_path_leaves_the_results_as_they_were(project: Path) -> None:
     assert not (project / "r.jsonl.partial").exists()  # nothing ran: nothing kept
 
 
+@pytest.mark.slow
 def test_a_new_run_keeps_the_results_it_replaces_with_their_log(project: Path) -> None:
     assert _gsc("run", "many", "--framework", "numpy", "--results", "r.jsonl", cwd=project).returncode == 0
     first = (project / "r.jsonl").read_bytes()
@@ -100,6 +102,7 @@ def test_a_second_writer_is_refused_and_the_first_loses_nothing(project: Path) -
     assert (project / "r.jsonl.partial").exists() and not (project / "r.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_an_interrupted_run_is_not_overwritten_by_a_fresh_one(project: Path) -> None:
     assert _gsc("run", "cases", "--framework", "numpy", "--results", "r.jsonl", cwd=project).returncode == 0
     partial = project / "r.jsonl.partial"
@@ -129,6 +132,7 @@ def _kill_after(cmd: list[str], cwd: Path, partial: Path, records: int, how: int
     return out
 
 
+@pytest.mark.slow
 def test_sigkill_at_three_points_then_resume_loses_and_repeats_nothing(project: Path, finished: Path) -> None:
     cmd = [*GSC, "run", "many", "--framework", "numpy", "--results", "r.jsonl", "--no-cache"]
     partial = project / "r.jsonl.partial"
@@ -149,6 +153,7 @@ def test_sigkill_at_three_points_then_resume_loses_and_repeats_nothing(project: 
     assert head["status"] == "complete" and head["resumed"] == 3 and head["records"] == len(keys)
 
 
+@pytest.mark.slow
 def test_sigterm_stops_the_run_with_a_word_and_resume_loses_nothing(project: Path, finished: Path) -> None:
     # What a CI job's time limit or a container's stop sends: the run stops as Ctrl-C stops it, keeps its partial
     # file, says how to go on, and prints no traceback (it used to end with no word, or a pytest-xdist teardown

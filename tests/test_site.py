@@ -44,6 +44,7 @@ def _row(rows: list[dict[str, Any]], op: str, framework: str, variant: str, dime
                 (op, framework, variant, dimension) and r.get("measured", True))
 
 
+@pytest.mark.slow
 def test_a_cell_has_a_stable_readable_address_and_its_json_beside(built: dict[str, Any]) -> None:
     """#28: "link me to the cell for OpenVINO GatherND-8 negative indices"."""
     page = built["out"] / "GatherND" / "openvino" / "GatherND-8" / "negative-indices.html"

@@ -44,6 +44,7 @@ def _errors(browser) -> list[str]:
     return [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
 
 
+@pytest.mark.slow
 def test_link_me_to_the_cell_for_openvino_gathernd8_negative_indices(browser, site: dict[str, Any]) -> None:
     row = next(r for r in site["rows"] if (r["op"], r["framework"], r["variant"], r["dimension"]) ==
                ("GatherND", "openvino", "GatherND-8", "negative-indices"))

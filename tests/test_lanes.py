@@ -1,0 +1,86 @@
+"""The suite's lanes (tests/conftest.py, docs/development.md): `make check` refuses every framework, in the test
+process and in the processes it starts, and runs none of the tests marked `framework`; `make test` runs the files
+longest first and records each file's seconds."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import NO_FRAMEWORKS_ENV, longest_first, recorded_times
+
+from gather_scatter_conformance import adapters
+
+ROOT = Path(__file__).resolve().parents[1]
+LANES = ROOT / "tests" / "lanes"
+
+
+def test_the_refused_modules_are_the_frameworks_not_the_harnesses_own() -> None:
+    sys.path.insert(0, str(LANES))
+    try:
+        from refuse_frameworks import refused_modules
+    finally:
+        sys.path.remove(str(LANES))
+    refused = refused_modules()
+    assert {"torch", "tensorflow", "jax", "openvino", "onnxruntime", "tvm", "iree", "executorch"} <= set(refused)
+    assert "numpy" not in refused and "onnx" not in refused
+    assert set(refused) <= set(adapters.framework_modules())
+
+
+def test_a_process_the_lane_starts_cannot_import_a_framework_and_is_told_why() -> None:
+    env = {**os.environ, NO_FRAMEWORKS_ENV: "torch,tensorflow", "PYTHONPATH": str(LANES)}
+    code = ("import importlib.util, numpy\n"
+            "try:\n    import torch.nn\nexcept ModuleNotFoundError as exc:\n    print('refused:', exc)\n"
+            "import json; print('json fine')")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "refused: `make check` runs no framework, and this imports torch" in done.stdout
+    assert "@pytest.mark.framework" in done.stdout and "json fine" in done.stdout
+
+
+@pytest.mark.slow
+def test_the_lane_collects_no_framework_test_and_make_test_collects_them() -> None:
+    files = ["tests/test_outcome.py", "tests/test_adapter_torch.py"]
+    lane = subprocess.run([sys.executable, "-m", "pytest", *files, "--no-frameworks", "--co", "-q",
+                           "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    full = subprocess.run([sys.executable, "-m", "pytest", *files, "--co", "-q", "-p", "no:cacheprovider"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert lane.returncode == 0 and full.returncode == 0, lane.stdout + full.stdout
+    assert "tests/test_outcome.py::" in lane.stdout and "tests/test_adapter_torch.py::" not in lane.stdout
+    assert "tests/test_adapter_torch.py::" in full.stdout or "torch" not in adapters.table()
+
+
+@dataclass
+class _Item:
+    nodeid: str
+
+
+def test_files_run_longest_first_each_files_tests_in_order_and_an_unknown_file_first() -> None:
+    items = [_Item(n) for n in ("tests/a.py::x", "tests/a.py::y", "tests/b.py::x", "tests/new.py::x",
+                                "tests/c.py::x", "tests/b.py::y")]
+    longest_first(items, {"tests/a.py": 1.0, "tests/b.py": 30.0, "tests/c.py": 5.0})  # type: ignore[arg-type]
+    assert [i.nodeid for i in items] == ["tests/new.py::x", "tests/b.py::x", "tests/b.py::y", "tests/c.py::x",
+                                         "tests/a.py::x", "tests/a.py::y"]
+
+
+def test_the_committed_times_name_only_files_that_exist() -> None:
+    times = recorded_times()
+    assert times, "tests/times.json is missing or unreadable: copy build/test-times.json of a full make test there"
+    assert all((ROOT / f).is_file() for f in times), [f for f in times if not (ROOT / f).is_file()]
+
+
+@pytest.mark.slow
+def test_a_run_records_each_files_seconds(tmp_path: Path) -> None:
+    out = tmp_path / "times.json"
+    done = subprocess.run([sys.executable, "-m", "pytest", "tests/test_outcome.py", "tests/test_variants.py", "-q",
+                           "-p", "no:cacheprovider", "--record-times", str(out)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:]
+    data = json.loads(out.read_text())
+    assert set(data["files"]) == {"tests/test_outcome.py", "tests/test_variants.py"}
+    assert data["exit"] == 0 and data["tests"] > 10 and data["wall_s"] >= max(data["files"].values()) > 0

@@ -43,7 +43,9 @@ $(ORTOV_VENV)/.installed: pyproject.toml $(PINS)
 	$(ORTOV_VENV)/bin/python -m pip install -q -c $(PINS) -e '.[onnxruntime-openvino]' 'pytest-xdist>=3.5'
 	touch $@
 
-# Two pytest-xdist workers (the machine's two cores); each keeps one warm worker process per framework.
+# pytest-xdist workers: gsc run --workers auto, one a core as far as the available memory holds them at what the last
+# run of each results file measured a worker to take (its manifest; docs/running.md). Each keeps one warm worker
+# process per framework.
 # Each run writes <results>.partial and replaces its results only when it ends, keeping the ones it replaced beside
 # them (results/previous-results.jsonl, ...: harness/run/records.py, RunFiles); its summary and the page show the
 # changes against them. A second run on the same results is refused; an interrupted one continues with
@@ -58,9 +60,9 @@ MEMCHECK ?= evidence/memcheck.jsonl results/memcheck.jsonl
 # tests' reports, each with its repro script, go to results/<name>.log, not the terminal.
 PREVIOUS := results/previous-results.jsonl results/previous-onnxruntime-openvino.jsonl results/previous-conversions.jsonl
 report: $(VENV)/.installed $(MXVENV)/.installed $(ORTOV_VENV)/.installed clang tfjs
-	@$(PY) -m gather_scatter_conformance run --framework frameworks --phase frameworks --results $(RESULTS) -n 2 $(PYTEST_ARGS)
-	@$(ORTOV_VENV)/bin/python -m gather_scatter_conformance run --framework onnxruntime --gsc-ort-providers OpenVINOExecutionProvider --phase "onnxruntime (OpenVINO EP)" --results $(ORTOV_RESULTS) -n 2 $(PYTEST_ARGS)
-	@$(PY) -m gather_scatter_conformance run --framework paths --phase paths --results $(CONVERSIONS) -n 2 $(PYTEST_ARGS)
+	@$(PY) -m gather_scatter_conformance run --framework frameworks --phase frameworks --results $(RESULTS) $(PYTEST_ARGS)
+	@$(ORTOV_VENV)/bin/python -m gather_scatter_conformance run --framework onnxruntime --gsc-ort-providers OpenVINOExecutionProvider --phase "onnxruntime (OpenVINO EP)" --results $(ORTOV_RESULTS) $(PYTEST_ARGS)
+	@$(PY) -m gather_scatter_conformance run --framework paths --phase paths --results $(CONVERSIONS) $(PYTEST_ARGS)
 	@echo "report: building reports/ (the landing page, a page per cell, the port planner, the JSON API)"
 	@$(PY) -m gather_scatter_conformance report $(RESULTS) $(ORTOV_RESULTS) $(CONVERSIONS) --out reports --baseline $(PREVIOUS) --history history --evidence $(MEMCHECK)
 	@echo "report: reports/index.html"

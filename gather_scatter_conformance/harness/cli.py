@@ -14,6 +14,43 @@ if TYPE_CHECKING:
     from gather_scatter_conformance.vocab.record import Record
 
 
+def _workers(given: str, extra: list[str], results: str) -> list[str]:
+    """pytest-xdist's ``-n`` for ``gsc run --workers``: a number as given, or for ``auto`` what fits the cores and
+    the memory available now at the memory a worker took in the last run of ``results`` (its manifest); [] for one
+    worker, where pytest-xdist is missing, or where the pytest arguments already say ``-n``. Says its choice on
+    stderr. ``given`` is checked by :func:`_workers_value`."""
+    import importlib.util
+
+    from gather_scatter_conformance.harness.run import machine
+    from gather_scatter_conformance.harness.run.records import manifest
+
+    if any(a == "-n" or (a.startswith("-n") and not a.startswith("--")) or a.startswith("--numprocesses")
+           for a in extra):
+        return []
+    if given != "auto":
+        n = int(given)
+    else:
+        try:
+            last = manifest(results) if results else None
+        except Exception:  # a damaged or foreign file sizes nothing; the run itself says what is wrong with it
+            last = None
+        per = last.memory_peak_gib / (last.workers or 1) if last and last.memory_peak_gib else None
+        choice = machine.choose_workers(machine.cores(), machine.available_gib(), per, measured=per is not None)
+        n = choice.workers
+        print(f"gsc: {n} worker(s): {choice.reason}", file=sys.stderr)
+    if n > 1 and importlib.util.find_spec("xdist") is None:
+        print("gsc: one worker: pytest-xdist is not installed (pip install pytest-xdist)", file=sys.stderr)
+        return []
+    return ["-n", str(n)] if n > 1 else []
+
+
+def _workers_value(text: str) -> str:
+    """``--workers``: auto, or a positive whole number (argparse's usage error otherwise)."""
+    if text != "auto" and not (text.isdigit() and int(text) >= 1):
+        raise argparse.ArgumentTypeError(f"{text!r} is neither a positive number of workers nor auto")
+    return text
+
+
 def _run(args: argparse.Namespace, extra: list[str]) -> int:
     import pytest
 
@@ -39,6 +76,7 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
         argv.append("--gsc-resume")
     if args.no_cache:
         argv.append("--gsc-no-cache")
+    argv += _workers(args.workers, extra, args.results)
     # The console (harness.console): a progress bar instead of dots, failing reports (each deviation's repro script)
     # to <results>.log instead of the terminal, no warnings summary; pytest's own output is untouched elsewhere.
     from gather_scatter_conformance.harness.console import Console, summary_text
@@ -317,6 +355,10 @@ def main(argv: list[str] | None = None) -> int:
                      "(repeatable): the summary counts the results that changed since (files that do not exist are "
                      "left out)")
     run.add_argument("--phase", default="", help="the name the progress bar shows (default: --framework)")
+    run.add_argument("--workers", default="auto", type=_workers_value, metavar="N|auto",
+                     help="pytest-xdist workers (default auto: one a core, as many as the available memory holds at "
+                     "what the last run of --results measured a worker to take; docs/running.md); a -n among the "
+                     "pytest arguments wins")
     val = sub.add_parser("validate", help="check case files and folders of them (default: the shipped corpus); one "
                          "line per problem")
     val.add_argument("files", nargs="*")

@@ -27,6 +27,7 @@ from typing import Any
 import execnet
 import numpy as np
 
+from gather_scatter_conformance.harness.run.machine import family, resident
 from gather_scatter_conformance.resources import PACKAGE
 from gather_scatter_conformance.vocab.record import INTERRUPTED, TOO_LARGE
 
@@ -126,30 +127,6 @@ def memory_limit() -> int | None:
     return max(total // 3, 2 * 2**30)
 
 
-def _family(pid: int) -> list[int]:
-    """``pid`` and its descendants (a worker, its fork template and a risky case's child), where /proc lists
-    children; else ``pid`` alone."""
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        try:
-            with open(f"/proc/{p}/task/{p}/children") as fh:
-                todo.extend(int(c) for c in fh.read().split())
-        except (OSError, ValueError):
-            pass
-    return out
-
-
-def _resident(pid: int) -> int:
-    """The resident bytes of process ``pid`` (0 where it cannot be read: gone, or no /proc)."""
-    try:
-        with open(f"/proc/{pid}/statm") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
 class _TooLarge(Exception):
     """A process of a worker passed the memory limit while a case ran: its resident bytes."""
 
@@ -184,14 +161,14 @@ class _Worker:
             except execnet.TimeoutError:
                 if left <= wait:
                     raise
-            used = max(_resident(p) for p in _family(self.pid))
+            used = max(resident(p) for p in family(self.pid))
             if used > limit:
                 raise _TooLarge(used)
             wait = min(wait * 2, _POLL_MOST)
 
     def kill_family(self) -> None:
         """Kill the worker's descendants (its template and a risky case's child), then the worker."""
-        for pid in reversed(_family(self.pid)[1:]):
+        for pid in reversed(family(self.pid)[1:]):
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:

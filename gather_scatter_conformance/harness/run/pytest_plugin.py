@@ -155,6 +155,8 @@ class _State:
         self.files = RunFiles(path) if path else None
         self.is_controller = not hasattr(config, "workerinput")
         self.exitstatus: int | None = None
+        self.memory: Any = None
+        self.workers = int(getattr(config.option, "numprocesses", None) or 1)  # pytest-xdist's -n, once resolved
         self.done: set[tuple[str, ...]] = set()
         if self.files and self.is_controller:
             import sys
@@ -165,6 +167,9 @@ class _State:
                 self.files = None  # nothing of it is ours to finish
                 raise pytest.UsageError(str(exc)) from None
             _stop_on_sigterm()
+            from gather_scatter_conformance.harness.run.machine import PeakSampler
+
+            self.memory = PeakSampler().start()  # the run's memory, for the manifest (harness.run.machine)
         elif self.files and resume:
             try:
                 self.done = {r.key for r in read([self.files.partial])}
@@ -414,12 +419,15 @@ def _end_run(state: _State) -> None:
     otherwise what it recorded stays in the partial file for --resume, and an empty one is removed."""
     import sys
 
+    from gather_scatter_conformance.harness.run.machine import gib
     from gather_scatter_conformance.harness.run.records import SystemCount
 
     files = state.files
+    peak = state.memory.stop() if state.memory is not None else None
     if state.exitstatus in (0, 1):
         systems = {name: SystemCount(planned=n) for name, n in state.planned.items()}
-        files.finish(systems, state.corpus, state.case_texts)
+        files.finish(systems, state.corpus, state.case_texts, workers=state.workers,
+                     memory_peak_gib=gib(peak) if peak else None)
         return
     kept = files.abandon()
     if kept:

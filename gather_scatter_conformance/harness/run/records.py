@@ -350,6 +350,11 @@ class Manifest(BaseModel):
     """The file name the results this run replaced were moved to, beside it."""
     parts: list[str] = []
     """For a merged file: the run ids merged."""
+    workers: int | None = None
+    """The pytest-xdist workers the run had (1: it ran in one process)."""
+    memory_peak_gib: float | None = None
+    """The peak proportional memory of the run's processes together (the controller, its workers and their framework
+    workers), sampled every 2 s (harness.run.machine): what the next run of these results sizes its workers by."""
     cases: dict[str, str] = {}
     """The case files the run collected, by the id its records name them with (``cases/gather.yaml``), as text:
     what the report builds repro scripts and drill-downs from, so that the same results give the same pages in any
@@ -491,10 +496,12 @@ class RunFiles:
             raise RunBusy(f"--resume: {exc}") from None
 
     def finish(self, systems: dict[str, SystemCount], corpus: dict[str, str],
-               cases: dict[str, str] | None = None) -> Manifest:
+               cases: dict[str, str] | None = None, workers: int | None = None,
+               memory_peak_gib: float | None = None) -> Manifest:
         """The run ended: its manifest is finished, its file replaces ``target`` (whose results move to
         ``previous-<name>``), and the lock is released. ``corpus``: case-file id -> sha256 of its content;
-    ``cases``: case-file id -> its text (kept in the manifest). Returns the finished manifest."""
+        ``cases``: case-file id -> its text (kept in the manifest); ``workers`` and ``memory_peak_gib``: what the run
+        had and took (Manifest). Returns the finished manifest."""
         old = manifest(self.partial)
         if old is None:
             raise DamagedResults(f"{self.partial}: no manifest on its first line: not this run's file")
@@ -510,6 +517,7 @@ class RunFiles:
             "corpus_digest": corpus_digest(corpus) if corpus else old.corpus_digest,
             "case_files": len(corpus) if corpus else old.case_files,
             "previous": self.previous.name if self.target.exists() else None,
+            "workers": workers, "memory_peak_gib": memory_peak_gib,
             "cases": {**old.cases, **(cases or {})}})
         tmp = self.target.with_name(self.target.name + ".tmp")
         _write_new(tmp, done.line(), b"".join(lines))

@@ -1,0 +1,149 @@
+"""What this machine offers a run, and what a run takes of it: cores, memory, the memory of a process family, and the
+number of workers that fit (issue #38: workers from the machine's cores and memory, not a fixed ``-n 2``).
+
+A run's controller samples the proportional memory (PSS: a page shared by n processes counts 1/n to each) of itself
+and every process below it, pytest-xdist's workers and their framework workers included, and its manifest keeps the
+peak and the workers it had: the next run of that results file sizes itself from that measurement. Linux only where
+/proc is needed; elsewhere the numbers are unknown (None) and the choice falls back to the cores.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+
+GIB = 2**30
+# A worker's memory before a run of the results file has measured one, on the large side: a worker keeps a warm
+# process per framework (a path's: a source, a converter and a target), and the converter-paths phase with two
+# workers held about 16 GiB of this machine's 24 (2026-11-28). The first run measures its own; the next sizes by it.
+DEFAULT_WORKER_GIB = 8.0
+# Of the memory available when the run starts, what its workers may plan on: the rest is the system's and the
+# controller's, and the slack for a worker's peak above its phase's average.
+USABLE_SHARE = 0.8
+
+
+def family(pid: int) -> list[int]:
+    """``pid`` and its descendants, where /proc lists children; else ``pid`` alone."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as fh:
+                todo.extend(int(c) for c in fh.read().split())
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def resident(pid: int) -> int:
+    """The resident bytes of process ``pid`` (0 where it cannot be read: gone, or no /proc)."""
+    try:
+        with open(f"/proc/{pid}/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def proportional(pid: int) -> int:
+    """Process ``pid``'s proportional set size in bytes (its private pages and its share of shared ones), else its
+    resident bytes; 0 where neither can be read."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return resident(pid)
+
+
+def family_memory(pid: int) -> int:
+    """The proportional bytes of ``pid`` and all its descendants together: what the family takes of the machine."""
+    return sum(proportional(p) for p in family(pid))
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def available_gib() -> float | None:
+    """Memory available to new work now (MemAvailable), in GiB; None where /proc/meminfo does not say."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 2**20
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+@dataclass(frozen=True)
+class Choice:
+    """How many workers a run gets, and the one line that says why."""
+
+    workers: int
+    reason: str
+
+
+def choose_workers(n_cores: int, free_gib: float | None, worker_gib: float | None,
+                   measured: bool = False) -> Choice:
+    """As many workers as there are cores, and no more than USABLE_SHARE of ``free_gib`` holds at ``worker_gib``
+    a worker (DEFAULT_WORKER_GIB when unknown); at least one. ``measured``: worker_gib came from a previous run."""
+    per = worker_gib if worker_gib and worker_gib > 0 else DEFAULT_WORKER_GIB
+    source = "as the last run of these results measured" if measured and worker_gib else "before any measurement"
+    if free_gib is None:
+        return Choice(max(1, n_cores), f"{n_cores} cores; available memory unknown")
+    fit = int(free_gib * USABLE_SHARE // per)
+    workers = max(1, min(n_cores, fit))
+    bound = "cores" if n_cores <= fit else "memory"
+    return Choice(workers, f"{n_cores} cores, {free_gib:.1f} GiB available, {per:.1f} GiB a worker {source}: "
+                           f"bound by {bound}")
+
+
+class PeakSampler:
+    """Samples :func:`family_memory` of this process every ``interval`` seconds in a daemon thread, from
+    :meth:`start` to :meth:`stop`, and keeps the peak (bytes)."""
+
+    def __init__(self, interval: float = 2.0, pid: int | None = None) -> None:
+        self.interval = interval
+        self.pid = pid or os.getpid()
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> PeakSampler:
+        self._thread = threading.Thread(target=self._run, name="gsc-memory-peak", daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while True:
+            self.sample()
+            if self._stop.wait(self.interval):
+                return
+
+    def sample(self) -> int:
+        """Measure now; returns this sample (the peak is kept)."""
+        now = family_memory(self.pid)
+        self.peak = max(self.peak, now)
+        return now
+
+    def stop(self) -> int:
+        """Stop sampling (one last sample first); returns the peak in bytes."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self.sample()
+        return self.peak
+
+
+def gib(n_bytes: int) -> float:
+    """Bytes as GiB, rounded to a tenth."""
+    return round(n_bytes / GIB, 1)

@@ -9,6 +9,12 @@ environment labelled ``latest`` or ``nightly``. A CPU adapter that no ``cpu`` en
 so a new adapter joins the nightly by being registered and given an environment, with no edit to the workflow.
 Adapters that need a GPU (TensorRT, DirectML) have jobs of their own.
 
+With ``--times RESULTS`` (the previous night's merged results) the nightly's jobs are balanced by recorded time,
+as PyTorch shards its CI by test times: an environment whose records took longer than ``--share`` minutes on a
+runner's ``--cores`` is split into that many shards of equal recorded time (``gsc run --shard K/N``,
+harness/run/shards.py), each a job (``{"env", "shard", "part"}``; ``part`` names its results file). The plan is
+printed on stderr, one line per environment.
+
 ``sweep``: for each adapter that declares ReleaseRules (harness.history.pins.sweepable) and runs on a CPU, the
 releases of its committed history (history/<framework>.jsonl) and the newest patch of each newer minor series on the
 package index (a framework never swept starts from its newest four series), in ranges of ``--per-job`` releases: one
@@ -97,6 +103,33 @@ def nightly(envs: dict[str, dict[str, list[str]]]) -> list[str]:
     return out + sorted(e for e, v in envs.items() if {"latest", "nightly"} & set(v["labels"]) and e not in out)
 
 
+def sharded(env_names: list[str], envs: dict[str, dict[str, list[str]]], seconds: dict[str, float],
+            share_s: float, cores: int) -> list[dict[str, str]]:
+    """The nightly's jobs with each environment split into ``ceil(time / share_s)`` shards, its time being the
+    recorded seconds of the systems it runs (``seconds``: framework -> the sum of its records' durations) over
+    ``cores`` workers. An environment without records is one shard."""
+    import math
+
+    jobs = []
+    for env in env_names:
+        estimate = sum(seconds.get(f, 0.0) for f in envs[env]["runs"]) / max(1, cores)
+        n = max(1, math.ceil(estimate / share_s)) if share_s > 0 else 1
+        print(f"{env}: {estimate / 60:.1f} min recorded on {cores} cores -> {n} shard(s)", file=sys.stderr)
+        jobs += [{"env": env, "shard": f"{k}/{n}", "part": env if n == 1 else f"{env}-{k}of{n}"}
+                 for k in range(1, n + 1)]
+    return jobs
+
+
+def framework_seconds(paths: list[str]) -> dict[str, float]:
+    """Seconds per framework (path) in the records of ``paths`` (files that do not exist are left out)."""
+    from gather_scatter_conformance.harness.run.shards import durations
+
+    out: dict[str, float] = {}
+    for (_, framework, _, _), seconds in durations(paths).items():
+        out[framework] = out.get(framework, 0.0) + seconds
+    return out
+
+
 def sweep(history: Path, per_job: int, index: Any = None) -> list[dict[str, str]]:
     """The weekly sweep's jobs: ``{"framework", "releases", "part"}``, ``releases`` a comma-separated list of at
     most ``per_job`` releases. ``index`` (framework -> the index's releases) replaces the package index (tests)."""
@@ -133,9 +166,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-job", type=int, default=4, help="releases per sweep job (default 4)")
     parser.add_argument("--history", default=str(ROOT / "history"), help="the committed release history")
     parser.add_argument("--github-output", action="store_true", help="also write matrix=JSON to $GITHUB_OUTPUT")
+    parser.add_argument("--times", action="append", default=[], metavar="RESULTS", help="nightly: an earlier "
+                        "night's results; their durations split long environments into shards (repeatable)")
+    parser.add_argument("--share", type=float, default=40.0, help="nightly: minutes a shard may take (default 40)")
+    parser.add_argument("--cores", type=int, default=4, help="nightly: a runner's cores (default 4)")
     args = parser.parse_args(argv)
     if args.matrix == "nightly":
-        matrix: dict[str, Any] = {"env": nightly(environments(tox_config()))}
+        envs = environments(tox_config())
+        names = nightly(envs)
+        matrix: dict[str, Any] = ({"include": sharded(names, envs, framework_seconds(args.times), args.share * 60,
+                                                      args.cores)} if args.times else {"env": names})
     else:
         matrix = {"include": sweep(Path(args.history), args.per_job)}
     text = json.dumps(matrix)

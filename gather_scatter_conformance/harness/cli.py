@@ -77,6 +77,8 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
     if args.no_cache:
         argv.append("--gsc-no-cache")
     argv += _workers(args.workers, extra, args.results)
+    if args.shard:
+        argv += ["--gsc-shard", args.shard] + [a for t in args.shard_times for a in ("--gsc-shard-times", t)]
     # The console (harness.console): a progress bar instead of dots, failing reports (each deviation's repro script)
     # to <results>.log instead of the terminal, no warnings summary; pytest's own output is untouched elsewhere.
     from gather_scatter_conformance.harness.console import Console, summary_text
@@ -359,6 +361,10 @@ def main(argv: list[str] | None = None) -> int:
                      help="pytest-xdist workers (default auto: one a core, as many as the available memory holds at "
                      "what the last run of --results measured a worker to take; docs/running.md); a -n among the "
                      "pytest arguments wins")
+    run.add_argument("--shard", default="", metavar="K/N", help="run the K-th of N shards of equal recorded time "
+                     "(gsc merge puts the shards together; docs/running.md)")
+    run.add_argument("--shard-times", action="append", default=[], metavar="FILE", help="an earlier run's results, "
+                     "whose durations balance the shards (repeatable; files that do not exist are left out)")
     val = sub.add_parser("validate", help="check case files and folders of them (default: the shipped corpus); one "
                          "line per problem")
     val.add_argument("files", nargs="*")

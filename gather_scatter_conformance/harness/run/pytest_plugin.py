@@ -58,6 +58,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             help="run every API variant or the first")
     _option(group, "--gsc-resume", "--resume", action="store_true", default=False,
             help="skip the tests already recorded in --gsc-results")
+    _option(group, "--gsc-shard", "--shard", default="", metavar="K/N",
+            help="run the K-th of N shards of equal recorded time (--shard-times; harness/run/shards.py)")
+    _option(group, "--gsc-shard-times", "--shard-times", action="append", default=[], metavar="FILE",
+            help="an earlier run's results, whose records' durations balance the shards (repeatable; without one "
+                 "every cell counts the same)")
     # Not --device: pytest-playwright has it.
     _option(group, "--gsc-device", default="cpu", metavar="cpu|gpu|cpu,gpu",
             help="where to run (default cpu). GPU tests of a framework that sees no GPU here are skipped with the "
@@ -156,13 +161,27 @@ class _State:
         self.is_controller = not hasattr(config, "workerinput")
         self.exitstatus: int | None = None
         self.memory: Any = None
+        from gather_scatter_conformance.harness.run import shards
+
+        try:
+            self.shard = shards.parse(config.getoption("gsc_shard")) if config.getoption("gsc_shard") else None
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
         self.workers = int(getattr(config.option, "numprocesses", None) or 1)  # pytest-xdist's -n, once resolved
         self.done: set[tuple[str, ...]] = set()
+        if self.is_controller:
+            # pytest says so itself when it collects, but pytest-xdist's controller collects nothing: its workers
+            # would find no test (exit 5) after the results were opened.
+            where = config.invocation_params.dir
+            missing = [a for a in config.args if not (where / a.partition("::")[0]).exists()]
+            if missing:
+                raise pytest.UsageError(f"file or directory not found: {missing[0]}")
         if self.files and self.is_controller:
             import sys
 
             try:
-                self.done = self.files.begin(new_manifest(list(sys.argv), self.frameworks), resume)
+                shard = f"{self.shard[0]}/{self.shard[1]}" if self.shard else None
+                self.done = self.files.begin(new_manifest(list(sys.argv), self.frameworks, shard), resume)
             except (RunBusy, NotResultsFile) as exc:
                 self.files = None  # nothing of it is ours to finish
                 raise pytest.UsageError(str(exc)) from None
@@ -433,6 +452,22 @@ def _end_run(state: _State) -> None:
     if kept:
         print(f"gsc: the run stopped before its end; its {kept} record(s) are in {files.partial} (gsc run --resume "
               f"continues it), and {files.target} is as it was", file=sys.stderr)
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    state = config.stash.get(_KEY, None)
+    if state is None or state.shard is None:
+        return
+    from gather_scatter_conformance.harness.run import shards
+
+    k, n = state.shard
+    cells = {i: (i.case.nodeid, i.framework, i.variant, i.device) for i in items if isinstance(i, CaseItem)}
+    where = shards.assign(list(cells.values()), shards.durations(config.getoption("gsc_shard_times")), n)
+    # A malformed case file is reported by the first shard only, so that the shards together report it once.
+    keep = [i for i in items if (where[cells[i]] == k - 1 if i in cells else k == 1)]
+    if len(keep) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in set(keep)])
+        items[:] = keep
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

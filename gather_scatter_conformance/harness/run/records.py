@@ -259,6 +259,28 @@ def _kind_of_text(raw: bytes) -> str:
     return "its first line is not JSON"
 
 
+def _check_shards(manifests: dict[str, Manifest | None]) -> None:
+    """Shards of one sharded run (their manifests' ``shard``, K/N) must all be there, each once and of one N;
+    DamagedResults naming what is missing or doubled otherwise. Files of unsharded runs are not concerned."""
+    sharded = {p: m.shard for p, m in manifests.items() if m is not None and m.shard}
+    if not sharded:
+        return
+    parts = {p: tuple(int(x) for x in s.split("/")) for p, s in sharded.items()}
+    totals = {n for _, n in parts.values()}
+    if len(totals) > 1:
+        raise DamagedResults("shards of runs split differently: " + ", ".join(f"{p} ({s})" for p, s in
+                                                                              sharded.items()))
+    (n,) = totals
+    seen: dict[int, str] = {}
+    for path, (k, _) in parts.items():
+        if k in seen:
+            raise DamagedResults(f"{seen[k]} and {path} are both shard {k}/{n}")
+        seen[k] = path
+    missing = [f"{k}/{n}" for k in range(1, n + 1) if k not in seen]
+    if missing:
+        raise DamagedResults(f"shard(s) {', '.join(missing)} missing: merge every shard of the run")
+
+
 def merge(paths: Iterable[str | os.PathLike[str]], out: str | os.PathLike[str], *, later_wins: bool = False,
           lenient: bool | None = None) -> int:
     """Merge results files (the shards of one run: per framework, per CI job) into ``out``; returns the record count.
@@ -278,6 +300,7 @@ def merge(paths: Iterable[str | os.PathLike[str]], out: str | os.PathLike[str], 
     if len(digests) > 1:
         raise DamagedResults("shards of different case corpora: " + ", ".join(
             f"{p} ({d[:12]})" for d, p in digests.items()) + ": merge the shards of one run")
+    _check_shards(manifests)
     merged: dict[tuple[str, str, str, str], Record] = {}
     source: dict[tuple[str, str, str, str], str] = {}
     for path in paths:
@@ -292,6 +315,11 @@ def merge(paths: Iterable[str | os.PathLike[str]], out: str | os.PathLike[str], 
     systems: dict[str, SystemCount] = {}
     for m in known:
         for name, count in m.systems.items():
+            if m.shard and name in systems:  # the shards of a run share its systems: their counts add up
+                had = systems[name]
+                count = SystemCount(version=count.version or had.version, recorded=had.recorded + count.recorded,
+                                    planned=None if had.planned is None or count.planned is None
+                                    else had.planned + count.planned)
             systems[name] = count
     head = Manifest(run_id="+".join(m.run_id for m in known) or "merged", status="merged",
                     harness_version=known[0].harness_version if known else "", started=min(
@@ -350,6 +378,8 @@ class Manifest(BaseModel):
     """The file name the results this run replaced were moved to, beside it."""
     parts: list[str] = []
     """For a merged file: the run ids merged."""
+    shard: str | None = None
+    """``K/N`` for the K-th of N shards of a run (harness.run.shards): `gsc merge` names a missing one."""
     workers: int | None = None
     """The pytest-xdist workers the run had (1: it ran in one process)."""
     memory_peak_gib: float | None = None
@@ -557,15 +587,16 @@ def corpus_digest(corpus: dict[str, str]) -> str:
     return h.hexdigest()
 
 
-def new_manifest(command: list[str], frameworks: list[str]) -> Manifest:
-    """A manifest for a run starting now."""
+def new_manifest(command: list[str], frameworks: list[str], shard: str | None = None) -> Manifest:
+    """A manifest for a run starting now (``shard``: ``K/N`` when it runs one shard of a run)."""
     import socket
     import uuid
 
     from gather_scatter_conformance.vocab.record import harness_version
 
     return Manifest(run_id=uuid.uuid4().hex[:12], harness_version=harness_version(), command=command,
-                    host=socket.gethostname(), pid=os.getpid(), started=_now(), frameworks=frameworks)
+                    host=socket.gethostname(), pid=os.getpid(), started=_now(), frameworks=frameworks,
+                    shard=shard)
 
 
 def _now() -> str:

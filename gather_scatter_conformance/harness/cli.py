@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import pytest
+
     from gather_scatter_conformance.harness.cases.load import Case
     from gather_scatter_conformance.vocab.record import Record
 
@@ -25,7 +27,7 @@ def _workers(given: str, extra: list[str], results: str) -> list[str]:
     from gather_scatter_conformance.harness.run.records import manifest
 
     if any(a == "-n" or (a.startswith("-n") and not a.startswith("--")) or a.startswith("--numprocesses")
-           for a in extra):
+           or a in ("no:xdist", "-pno:xdist") for a in extra):
         return []
     if given != "auto":
         n = int(given)
@@ -105,15 +107,17 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 class _MalformedCases:
-    """Counts the case-file errors a run collected (each is a failing test naming file, line and field)."""
+    """Counts the case-file errors a run reported (each is a failing test naming file, line and field). From the
+    reports, not the collection: pytest-xdist's controller collects nothing, and its workers' reports reach it."""
 
     def __init__(self) -> None:
         self.count = 0
 
-    def pytest_collection_finish(self, session: object) -> None:
-        from gather_scatter_conformance.harness.run.pytest_plugin import CaseErrorItem
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        from gather_scatter_conformance.harness.run.pytest_plugin import CASE_FILE_ERROR
 
-        self.count = sum(isinstance(i, CaseErrorItem) for i in getattr(session, "items", []))
+        if report.when == "call" and report.failed and str(report.location[2]).startswith(CASE_FILE_ERROR):
+            self.count += 1
 
 
 def _summary(args: argparse.Namespace) -> int:

@@ -609,6 +609,9 @@ class HarnessFault(pytest.fail.Exception):  # type: ignore[name-defined,misc]
     the exception and the traceback that matters, the worker's."""
 
 
+CASE_FILE_ERROR = "case file error: "  # how a malformed case's report begins its location (gsc run counts them)
+
+
 class CaseErrorItem(pytest.Item):
     """A malformed case or file: fails with one line naming file, line and field — no traceback."""
 
@@ -625,7 +628,7 @@ class CaseErrorItem(pytest.Item):
         return str(excinfo.value) if isinstance(excinfo.value, CaseFileError) else super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, (self.error.line or 1) - 1, f"case file error: {self.error.file}"
+        return self.path, (self.error.line or 1) - 1, f"{CASE_FILE_ERROR}{self.error.file}"
 
 
 class CaseItem(pytest.Item):

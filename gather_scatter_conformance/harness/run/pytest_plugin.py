@@ -461,7 +461,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from gather_scatter_conformance.harness.run import shards
 
     k, n = state.shard
-    cells = {i: (i.case.nodeid, i.framework, i.variant, i.device) for i in items if isinstance(i, CaseItem)}
+    cells = {i: i.cell for i in items if isinstance(i, CaseItem)}
     where = shards.assign(list(cells.values()), shards.durations(config.getoption("gsc_shard_times")), n)
     # A malformed case file is reported by the first shard only, so that the shards together report it once.
     keep = [i for i in items if (where[cells[i]] == k - 1 if i in cells else k == 1)]
@@ -643,6 +643,11 @@ class CaseItem(pytest.Item):
         self.record: Record | None = None
         self.cache_key = ""  # harness.run.cache.key, made on first use
 
+    @property
+    def cell(self) -> tuple[str, str, str, str]:
+        """What its record's key will be (Record.key): case, framework, variant, device."""
+        return (self.case.nodeid, self.framework, self.variant, self.device)
+
     def setup(self) -> None:
         """Run the case and record it; the test (runtest) then judges the record. Running it here makes a harness
         fault fail the setup: pytest reports an error, which a deviation (a failed test) never is."""
@@ -650,8 +655,7 @@ class CaseItem(pytest.Item):
         from gather_scatter_conformance.harness.run.runner import Skipped, execute
 
         state = self.config.stash[_KEY]
-        key = (self.case.nodeid, self.framework, self.variant, self.device)
-        if key in state.done:
+        if self.cell in state.done:
             pytest.skip("already recorded (--resume)")
         reason = adapters.get(self.framework).unavailable()
         if reason:  # no device or platform for the framework here: not a result, so nothing is recorded

@@ -265,7 +265,9 @@ def _check_shards(manifests: dict[str, Manifest | None]) -> None:
     sharded = {p: m.shard for p, m in manifests.items() if m is not None and m.shard}
     if not sharded:
         return
-    parts = {p: tuple(int(x) for x in s.split("/")) for p, s in sharded.items()}
+    from gather_scatter_conformance.harness.run.shards import parse
+
+    parts = {p: parse(s) for p, s in sharded.items()}
     totals = {n for _, n in parts.values()}
     if len(totals) > 1:
         raise DamagedResults("shards of runs split differently: " + ", ".join(f"{p} ({s})" for p, s in

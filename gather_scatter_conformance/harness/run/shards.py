@@ -35,11 +35,16 @@ def durations(paths: Iterable[str | os.PathLike[str]]) -> dict[Cell, float]:
     return {rec.key: float(rec.duration_s or 0.0) for rec in read(present)} if present else {}
 
 
+def _unknown(cells: Sequence[Cell], seconds: dict[Cell, float]) -> float:
+    """What a cell no record times weighs: the median of those that are timed (1 s when none is)."""
+    known = [seconds[c] for c in cells if c in seconds]
+    return statistics.median(known) if known else 1.0
+
+
 def assign(cells: Sequence[Cell], seconds: dict[Cell, float], n: int) -> dict[Cell, int]:
     """Each cell's shard (0 to n-1): longest first to the least loaded shard, ties by cell and shard index, so that
     the result depends on nothing but the arguments."""
-    known = [seconds[c] for c in cells if c in seconds]
-    default = statistics.median(known) if known else 1.0
+    default = _unknown(cells, seconds)
     order = sorted(set(cells), key=lambda c: (-seconds.get(c, default), c))
     loads = [(0.0, i) for i in range(n)]
     out: dict[Cell, int] = {}
@@ -52,8 +57,7 @@ def assign(cells: Sequence[Cell], seconds: dict[Cell, float], n: int) -> dict[Ce
 
 def loads(cells: Sequence[Cell], seconds: dict[Cell, float], n: int) -> list[float]:
     """The seconds each of ``n`` shards would take (the sum of its cells' recorded or assumed times)."""
-    known = [seconds[c] for c in cells if c in seconds]
-    default = statistics.median(known) if known else 1.0
+    default = _unknown(cells, seconds)
     out = [0.0] * n
     for cell, shard in assign(cells, seconds, n).items():
         out[shard] += seconds.get(cell, default)

@@ -78,3 +78,14 @@ def test_shards_of_a_real_run_hold_its_cells_once_and_merge_back(tmp_path: Path)
     assert head["records"] == len(keys("whole.jsonl")) == head["systems"]["numpy"]["planned"]
     bad = gsc(*run, "--results", "x.jsonl", "--shard", "4/3")
     assert bad.returncode == 4 and "K/N with 1 <= K <= N" in bad.stderr + bad.stdout
+
+
+def test_a_manifest_whose_shard_is_not_k_of_n_is_refused() -> None:
+    from pydantic import ValidationError
+
+    from gather_scatter_conformance.harness.run.records import Manifest
+
+    assert Manifest(run_id="r", harness_version="0", shard="2/3").shard == "2/3"
+    for hostile in ("x/<b>../y", "0/2", "1/2; rm -rf /", "1/2\n"):
+        with pytest.raises(ValidationError):
+            Manifest(run_id="r", harness_version="0", shard=hostile)

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from gather_scatter_conformance.vocab.record import Record
@@ -265,9 +265,9 @@ def _check_shards(manifests: dict[str, Manifest | None]) -> None:
     sharded = {p: m.shard for p, m in manifests.items() if m is not None and m.shard}
     if not sharded:
         return
-    from gather_scatter_conformance.harness.run.shards import parse
-
-    parts = {p: parse(s) for p, s in sharded.items()}
+    # Split here, not by shards.parse: shards reads results through this module, and the layers allow no cycle.
+    # Manifest.shard's pattern has made it K/N (a file that says otherwise was refused when read).
+    parts = {p: tuple(int(x) for x in s.split("/")) for p, s in sharded.items()}
     totals = {n for _, n in parts.values()}
     if len(totals) > 1:
         raise DamagedResults("shards of runs split differently: " + ", ".join(f"{p} ({s})" for p, s in
@@ -380,7 +380,7 @@ class Manifest(BaseModel):
     """The file name the results this run replaced were moved to, beside it."""
     parts: list[str] = []
     """For a merged file: the run ids merged."""
-    shard: str | None = None
+    shard: str | None = Field(default=None, pattern=r"^[1-9][0-9]{0,5}/[1-9][0-9]{0,5}$")
     """``K/N`` for the K-th of N shards of a run (harness.run.shards): `gsc merge` names a missing one."""
     workers: int | None = None
     """The pytest-xdist workers the run had (1: it ran in one process)."""

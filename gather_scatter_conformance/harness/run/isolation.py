@@ -28,6 +28,7 @@ import execnet
 import numpy as np
 
 from gather_scatter_conformance.harness.run.machine import family, resident
+from gather_scatter_conformance.harness.run.timeouts import FirstTry
 from gather_scatter_conformance.resources import PACKAGE
 from gather_scatter_conformance.vocab.record import INTERRUPTED, TOO_LARGE
 
@@ -216,9 +217,13 @@ class Isolated:
     """An executor whose workers run in separate processes: one per framework (so one framework's crash does not
     cost the others their warm state), each in that framework's interpreter, kept warm across cases."""
 
-    def __init__(self, pythons: dict[str, str] | None = None, timeout: float = 120.0, fork: bool | None = None) -> None:
+    def __init__(self, pythons: dict[str, str] | None = None, timeout: float = 120.0, fork: bool | None = None,
+                 first_timeout: float | None = None) -> None:
         self.pythons = pythons or {}
         self.timeout = timeout
+        # A case's first try may be cut shorter than ``timeout``, by what this executor saw its system's cases take
+        # (harness.run.timeouts); ``first_timeout`` fixes it instead.
+        self.first_try = FirstTry(timeout, fixed=first_timeout)
         # Risky cases in forked children of a template (default where the OS can fork), else in retired workers.
         self.fork = (os.environ.get(FORK_ENV, "1") != "0") if fork is None else fork
         self.fork = self.fork and hasattr(os, "fork")
@@ -265,17 +270,22 @@ class Isolated:
         The case's clock runs from its worker's mark "start" (inputs decoded) to "done" (the value read back):
         sending and decoding inputs, and encoding and sending the result, are the harness's (TRANSFER_TIMEOUT).
         """
-        result = self._charge(framework, variant, payload, *self._run_once(framework, variant, payload))
+        first = self.first_try.limit((framework, variant))
+        result = self._charge(framework, variant, payload, *self._run_once(framework, variant, payload, first))
         if result.get("outcome") == "timeout":
             # A loaded machine can stall a call past the limit (on 2026-11-27, two full runs on two cores met the
-            # OOM killer, and two converter paths "hung" on cases that finish in seconds): a hang is recorded only
-            # when a second try, in a fresh process, times out too.
-            again = self._charge(framework, variant, payload, *self._run_once(framework, variant, payload))
+            # OOM killer, and two converter paths "hung" on cases that finish in seconds), and the first try's
+            # limit may be shorter than the case timeout: a hang is recorded only when a second try, in a fresh
+            # process, has no result within the full case timeout either.
+            again = self._charge(framework, variant, payload,
+                                 *self._run_once(framework, variant, payload, self.timeout))
             if again.get("outcome") == "timeout":
-                result = {**result, "error_message": f"{result.get('error_message', '')}; again on a second try "
-                          "in a fresh process"}
+                within = "" if first == self.timeout else f" within {self.timeout:g} s"
+                result = {**result, "error_message": f"{result.get('error_message', '')}; again{within} on a "
+                          "second try in a fresh process"}
             else:
                 result = again
+        self.first_try.seen((framework, variant), result)
         if result.get("outcome") in ("crash", "timeout") and not result.get("api"):
             # The process that made the call is gone, and the call with it: ask a live worker to prepare it again
             # (without running it), so the record names the call that crashed and its repro can make it.
@@ -332,19 +342,20 @@ class Isolated:
             if worker is not None and worker.ran:
                 del self._workers[key]
                 worker.close()
-        return self._run_once(framework, variant, {**payload, "fresh": True})[0]
+        return self._run_once(framework, variant, {**payload, "fresh": True}, self.timeout)[0]
 
-    def _run_once(self, framework: str, variant: str, payload: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-        """One try; with whether the process that made it ran this case alone (a forked child, or a worker's
-        first case)."""
+    def _run_once(self, framework: str, variant: str, payload: dict[str, Any], timeout: float
+                  ) -> tuple[dict[str, Any], bool]:
+        """One try, given ``timeout`` seconds; with whether the process that made it ran this case alone (a forked
+        child, or a worker's first case)."""
         if payload.get("fresh") and self.fork:
-            result = self._run_forked(framework, variant, payload)
+            result = self._run_forked(framework, variant, payload, timeout)
             if result is not None:
                 return result, True
         key = self.worker_key(framework, variant)
         worker = self._workers.get(key)
         alone = worker is None or not worker.ran
-        result = self._run(key, ("run", (framework, variant, payload)), self.timeout)
+        result = self._run(key, ("run", (framework, variant, payload)), timeout)
         worker = self._workers.get(key)
         # A call that raised checked its indices; one that returned a value on a risky input may have written
         # out of bounds, so only then is the worker retired and its exit status checked.
@@ -357,11 +368,12 @@ class Isolated:
                           "on exit (memory corrupted by the call)"}
         return result, alone
 
-    def _run_forked(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    def _run_forked(self, framework: str, variant: str, payload: dict[str, Any], timeout: float
+                    ) -> dict[str, Any] | None:
         """A risky case in a forked child (see run); None when the worker has no template to fork from."""
         start = time.perf_counter()
-        message = ("fork", (framework, variant, payload, self.timeout))
-        reply = self._run(self.worker_key(framework, variant), message, self.timeout + EXIT_GRACE)
+        message = ("fork", (framework, variant, payload, timeout))
+        reply = self._run(self.worker_key(framework, variant), message, timeout + EXIT_GRACE)
         if "fallback" in reply:
             return None  # no template to fork from
         if "timed_out" not in reply:
@@ -373,7 +385,7 @@ class Isolated:
             return {**_transfer_fault(TRANSFER_TIMEOUT, "forked process"), "duration_s": elapsed}
         if reply.get("timed_out"):
             return {"outcome": "timeout", "duration_s": elapsed,
-                    "error_message": f"no result within {self.timeout:g} s; its process was killed"}
+                    "error_message": f"no result within {timeout:g} s; its process was killed"}
         if result is None:
             what = f"worker died with {name}" if name else f"worker exited with status {code}"
             return {"outcome": "crash", "signal": name, "exit_code": code, "error_message": what,

@@ -75,6 +75,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                  "none: in the pytest process")
     _option(group, "--gsc-case-timeout", "--case-timeout", type=float, default=120.0, metavar="SECONDS",
             help="seconds before a case counts as a hang")
+    _option(group, "--gsc-first-timeout", "--first-timeout", default="auto", metavar="SECONDS|auto",
+            help="seconds a case's first try may run before it is tried again in a fresh process with the full "
+                 "--case-timeout; auto (default): 10 times the slowest case its system and variant has finished "
+                 "in this worker, at least 10 s, once 3 have (harness/run/timeouts.py)")
     _option(group, "--gsc-update-baseline", "--update-baseline", action="store_true", default=False,
             help="probe cases: record observed labels as the new baseline instead of checking them")
     _option(group, "--gsc-repeats", "--repeats", type=int, default=5, metavar="N",
@@ -142,6 +146,7 @@ class _State:
         _check_ort_providers(config, self.frameworks, self.pythons)
         self.isolation = config.getoption("gsc_isolation")
         self.timeout = config.getoption("gsc_case_timeout")
+        self.first_timeout = _first_timeout(config.getoption("gsc_first_timeout"))
         if self.isolation != "none":
             from gather_scatter_conformance.harness.run.isolation import memory_limit
 
@@ -253,8 +258,21 @@ class _State:
             else:
                 from gather_scatter_conformance.harness.run.isolation import Isolated
 
-                self.executor = Isolated(self.pythons, self.timeout)
+                self.executor = Isolated(self.pythons, self.timeout, first_timeout=self.first_timeout)
         return self.executor
+
+
+def _first_timeout(value: str) -> float | None:
+    """``--gsc-first-timeout``: None for auto (learned, harness.run.timeouts), else positive seconds."""
+    if value == "auto":
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise pytest.UsageError(f"--first-timeout: {value!r} is neither 'auto' nor a positive number of seconds")
+    return seconds
 
 
 def _not_installed(name: str) -> str | None:

@@ -1,0 +1,58 @@
+"""How long a case's first try may run before the harness suspects a hang (issue #38, item 2).
+
+A hang used to cost the full case timeout (120 s) twice: the first try, then the second try in a fresh process that
+tells a hang from a stall of a loaded machine; a memory-unsafe cell that hung repeated that once more. The cases of
+one system take similar times (a compile and a call: milliseconds to a few seconds), so once a worker has seen a few
+of a system's cases finish, a first try that runs SCALE times longer than the slowest of them is suspect after that
+long, never less than FLOOR seconds. The second try keeps the full timeout: only a case that has no result within it
+either is recorded as a hang, as before, so a slow case is never called hung sooner than it was; what changes is
+that a fast system's hang is known in seconds.
+
+What a worker has seen lives in its executor (harness.run.isolation.Isolated): each pytest-xdist worker learns from
+the cases it ran, from nothing on a fresh clone, so no file is needed and none can mislead it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+SCALE = 10.0  # the first try may take this many times the slowest finished case of its system and variant
+FLOOR = 10.0  # seconds: never less (a loaded machine stalls a millisecond call for seconds)
+SEEN_ENOUGH = 3  # finished cases of a system and variant before its first try is shortened
+FINISHED = ("ok", "error", "unsupported")  # outcomes whose duration is a call's (a crash or hang says nothing)
+
+
+@dataclass
+class FirstTry:
+    """The first-try limit of each (system, variant), learned from the durations of its finished cases.
+
+    ``full``: the case timeout (the second try's limit, and the first's until SEEN_ENOUGH cases have finished).
+    ``fixed``: a first-try limit given by the user (``--gsc-first-timeout``), used as is (at most ``full``).
+    """
+
+    full: float
+    fixed: float | None = None
+    scale: float = SCALE
+    floor: float = FLOOR
+    enough: int = SEEN_ENOUGH
+    _slowest: dict[Hashable, float] = field(default_factory=dict)
+    _count: dict[Hashable, int] = field(default_factory=dict)
+
+    def seen(self, key: Hashable, result: dict[str, object]) -> None:
+        """Learn from one answer for ``key``: only a finished call's ``duration_s`` counts."""
+        if result.get("outcome") not in FINISHED:
+            return
+        duration = result.get("duration_s")
+        if not isinstance(duration, (int, float)):
+            return
+        self._slowest[key] = max(self._slowest.get(key, 0.0), float(duration))
+        self._count[key] = self._count.get(key, 0) + 1
+
+    def limit(self, key: Hashable) -> float:
+        """Seconds the first try of a case of ``key`` may run: never more than ``full``."""
+        if self.fixed is not None:
+            return min(self.fixed, self.full)
+        if self._count.get(key, 0) < self.enough:
+            return self.full
+        return min(self.full, max(self.floor, self.scale * self._slowest[key]))

@@ -184,6 +184,50 @@ def test_programs_are_cached_by_signature_not_values() -> None:
     assert ADAPTER.cache.misses == 2
 
 
+_REUSE_SCRIPT = """
+import torch
+import torch._export.utils as u
+from gather_scatter_conformance.adapters import executorch_program as et, torch_export
+class M(torch.nn.Module):
+    def forward(self, x, i):
+        return torch.gather(x, 1, i)
+example = (torch.arange(12.0).reshape(4, 3), torch.tensor([[0], [2], [1], [0]]))
+calls = []  # torch materialises each namespace's operators once in every walk of the registry
+materialise = u._materialize_cpp_cia_ops
+u._materialize_cpp_cia_ops = lambda: calls.append(1) or materialise()
+torch_export._installed = True  # the first lowering as torch does it: no reuse
+et.lower(M(), example, "portable")
+plain_start = len(calls)
+plain = et.lower(M(), example, "portable").buffer
+plain_calls = len(calls) - plain_start
+torch_export._installed = False
+torch_export.reuse_op_tables()
+start = len(calls)
+cached = [et.lower(M(), example, "portable").buffer for _ in range(3)]
+cached_calls = len(calls) - start
+lib = torch.library.Library("gsc_test", "DEF")
+lib.define("twice(Tensor x) -> Tensor")
+lib.impl("twice", lambda x: x * 2, "CompositeImplicitAutograd")
+from torch.export.exported_program import _collect_all_valid_cia_ops as collect
+start = len(calls)
+seen = torch.ops.gsc_test.twice.default in collect()
+print(plain == cached[0] == cached[2], plain_calls, cached_calls, seen, len(calls) > start)
+"""
+
+
+def test_the_operator_table_is_walked_once_per_registry_and_programs_are_unchanged() -> None:
+    import subprocess
+    import sys
+
+    # A process of its own: the walk counted from torch's first lowering, without the reuse and then with it.
+    out = subprocess.run([sys.executable, "-c", _REUSE_SCRIPT], capture_output=True, text=True, timeout=300)
+    same, plain_calls, cached_calls, sees_new_op, walked_again = out.stdout.split()[-5:]
+    assert same == "True", out.stderr[-2000:]  # the .pte bytes are the same with the table reused
+    # torch walks the registry three times a lowering; reused, three lowerings walk it once in all
+    assert int(cached_calls) * 3 == int(plain_calls) > 0
+    assert sees_new_op == "True" and walked_again == "True"  # a new operator in the registry: walked again, seen
+
+
 def test_the_repro_source_runs_and_gives_the_same_result() -> None:
     import ml_dtypes
 

@@ -110,6 +110,9 @@ def lower(module: Any, example: tuple[Any, ...], backend: str) -> Lowered:
     import torch
     from executorch.exir import to_edge_transform_and_lower
 
+    from gather_scatter_conformance.adapters.torch_export import reuse_op_tables
+
+    reuse_op_tables()  # half of lowering a one-node program, otherwise (adapters/torch_export.py)
     program = torch.export.export(module, example)
     edge = to_edge_transform_and_lower(program, partitioner=partitioners(backend))
     ops, placement = placement_of(edge.exported_program().graph_module)

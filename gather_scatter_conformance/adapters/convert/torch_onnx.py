@@ -96,6 +96,9 @@ class TorchOnnx(targets.OnnxArtifact, ConversionPath):
         model, names, _ = module(case, variant)
         args = _tensors(example, names)
         if self.dynamo:
+            from gather_scatter_conformance.adapters.torch_export import reuse_op_tables
+
+            reuse_op_tables()  # the exporter's run_decompositions walks every operator table (torch_export.py)
             program = torch.onnx.export(model, args, input_names=list(names), dynamo=True, verbose=False)
             proto = program.model_proto
         else:

@@ -338,3 +338,27 @@ def test_a_string_output_of_litert_is_text_as_the_sources_is() -> None:
     rec = _run(case, "tensorflow~tflite~litert", "gather/function")
     assert rec.conversion["preservation"] == "preserved", rec.conversion["summary"]
     assert rec.observed == ["eps", "alpha"] and rec.verdict == "conforms"
+
+
+def test_one_paddle2onnx_process_serves_the_exports_and_an_abort_costs_one() -> None:
+    """#38: paddle2onnx imports paddle (about 3 s), once a case when each export had a process of its own. One
+    process now serves a worker's exports; the export that aborts it (index_put: "the conversion is aborted",
+    SIGABRT) fails alone, with the abort in its error, and the next export gets a fresh process."""
+    name = "paddle~paddle2onnx~onnxruntime"
+    if adapters.missing(name):
+        pytest.skip(f"{name} needs {', '.join(adapters.missing(name))}")
+    from gather_scatter_conformance.adapters.convert import paddle_onnx
+
+    gather = [_case("cases/gather.yaml::ov-gather8-example-1"), _case("cases/gather_nd.yaml::blog-gathernd-example-2")]
+    assert [_run(c, name).verdict for c in gather] == ["conforms", "conforms"]
+    first = paddle_onnx._EXPORTER.proc
+    assert first is not None and first.poll() is None  # still up, for the next export
+    assert _run(gather[0], name, "index_select").verdict == "conforms"  # not cached: another variant's program
+    assert paddle_onnx._EXPORTER.proc is first
+    aborted = _run(_case("cases/scatter_nd.yaml::onnx-scatternd18-example-1"), name, "index_put")
+    assert aborted.outcome == "error" and aborted.error_message is not None
+    assert aborted.error_message.startswith("RuntimeError: paddle2onnx.export killed by SIGABRT:")
+    assert "aborted" in aborted.error_message
+    assert first.poll() is not None  # that process is gone
+    assert _run(_case("cases/gather_elements.yaml::onnx-gatherelements13-example-1"), name).verdict == "conforms"
+    assert paddle_onnx._EXPORTER.proc is not first

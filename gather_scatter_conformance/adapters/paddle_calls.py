@@ -13,6 +13,7 @@ paddle tensors, one argument per input, attributes bound, traceable by ``paddle.
 
 from __future__ import annotations
 
+import hashlib
 import linecache
 from collections.abc import Callable
 from typing import Any
@@ -176,8 +177,9 @@ def function(paddle: Any, op: str, variant: str, shapes: Shapes, attrs: dict[str
 def define(paddle: Any, expr: str, names: tuple[str, ...]) -> Callable[..., Any]:
     """``def fn(<names>): return <expr>`` with only ``paddle`` in its namespace, its source findable by inspect."""
     src = f"def fn({', '.join(names)}):\n    return {expr}\n"
-    # One file name per source: linecache keeps it for inspect.getsource (paddle.jit.to_static reads it).
-    filename = f"<paddle_calls:{abs(hash(src)):x}>"
+    # One file name per source: linecache keeps it for inspect.getsource (paddle.jit.to_static reads it). A digest,
+    # not hash(): paddle's errors quote the name, and a record must not change with the process's hash seed.
+    filename = f"<paddle_calls:{hashlib.sha256(src.encode()).hexdigest()[:12]}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     namespace: dict[str, Any] = {"paddle": paddle}
     # Safe to exec: the expression is built above from fixed text plus integers, shapes and reduction names that

@@ -9,6 +9,7 @@ for operator: gather") on most gathers instead of upgrading; 13 is the opset of 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -25,19 +26,87 @@ from gather_scatter_conformance.adapters.convert.path import ConversionPath, Con
 OPSET = 13
 
 
+# The exporter's process: paddle2onnx imports paddle (about 3 s here), so one process serves a worker's exports, each
+# with its output in files of its own; it is started again after it dies (an abort is one export's failure).
+_SERVER = """
+import json, os, sys, traceback
+reply = os.fdopen(os.dup(1), "w")
+import paddle2onnx
+for line in sys.stdin:
+    graph, params, out, stdout, stderr, opset = json.loads(line)
+    sys.stdout.flush(); sys.stderr.flush()
+    for fd, path in ((1, stdout), (2, stderr)):
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(target, fd)
+        os.close(target)
+    status = 0
+    try:
+        paddle2onnx.export(graph, params, save_file=out, opset_version=opset, verbose=False)
+    except BaseException:
+        traceback.print_exc()  # what the interpreter would print, had it exited on it (status 1)
+        status = 1
+    sys.stdout.flush(); sys.stderr.flush()
+    reply.write(json.dumps(status) + "\\n")
+    reply.flush()
+"""
+EXPORT_TIMEOUT = 300.0  # seconds for one export
+
+
+class _Exporter:
+    """The paddle2onnx process of this process (a forked child starts its own: the pipes are its parent's)."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[str] | None = None
+        self.owner = 0
+
+    def export(self, graph: str, params: str, out: str) -> None:
+        """Export like ``paddle2onnx.export(graph, params, save_file=out, opset_version=OPSET)`` in a process of
+        its own; RuntimeError saying how it failed, as the process's exit and its ERROR lines say."""
+        import select
+
+        if self.proc is None or self.proc.poll() is not None or self.owner != os.getpid():
+            self.proc = subprocess.Popen([sys.executable, "-c", _SERVER], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            self.owner = os.getpid()
+        proc = self.proc
+        assert proc.stdin is not None and proc.stdout is not None
+        logs = os.path.join(os.path.dirname(out), "export")
+        request = [graph, params, out, logs + ".out", logs + ".err", OPSET]
+        try:
+            proc.stdin.write(json.dumps(request) + "\n")
+            proc.stdin.flush()
+        except OSError:
+            pass  # it died on its way up: its exit status says how
+        ready, _, _ = select.select([proc.stdout], [], [], EXPORT_TIMEOUT)
+        if not ready:
+            proc.kill()
+            proc.wait()
+            raise subprocess.TimeoutExpired(["paddle2onnx.export", graph], EXPORT_TIMEOUT)
+        line = proc.stdout.readline()
+        code = json.loads(line) if line else proc.wait()
+        if code != 0:
+            stdout, stderr = (_read(logs + ext) for ext in (".out", ".err"))
+            how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit {code}"
+            said = [line for line in (stdout + stderr).splitlines() if "ERROR" in line or "Error" in line]
+            raise RuntimeError(f"paddle2onnx.export {how}: {' '.join(said[-2:]) or (stderr or stdout)[-300:]}")
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+_EXPORTER = _Exporter()
+
+
 def _export(graph: str, params: str, out: str) -> None:
     """``paddle2onnx.export`` in a process of its own: on an operator it cannot convert it aborts the process
     (SIGABRT after "[ERROR][Paddle2ONNX] Due to the unsupported operators, the conversion is aborted."), which is
     the converter failing on this case, not the end of the harness's worker."""
-    code = ("import sys, paddle2onnx; paddle2onnx.export(sys.argv[1], sys.argv[2], save_file=sys.argv[3], "
-            f"opset_version={OPSET}, verbose=False)")
-    proc = subprocess.run([sys.executable, "-c", code, graph, params, out], capture_output=True, text=True,
-                          timeout=300)
-    if proc.returncode != 0:
-        how = (f"killed by {signal.Signals(-proc.returncode).name}" if proc.returncode < 0
-               else f"exit {proc.returncode}")
-        said = [line for line in (proc.stdout + proc.stderr).splitlines() if "ERROR" in line or "Error" in line]
-        raise RuntimeError(f"paddle2onnx.export {how}: {' '.join(said[-2:]) or (proc.stderr or proc.stdout)[-300:]}")
+    _EXPORTER.export(graph, params, out)
 
 
 class Paddle2Onnx(targets.OnnxArtifact, ConversionPath):

@@ -20,9 +20,11 @@ from gather_scatter_conformance.vocab import wire
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
 # A fake framework whose behaviour is chosen by the first index: 0 answers, 1 segfaults during the call, 2 hangs,
-# 3 answers and then dies (SIGABRT) when the child frees what the case left behind, as corrupted memory does.
+# 3 answers and then dies (SIGABRT) when the child frees what the case left behind, as corrupted memory does,
+# 4 deadlocks (a second acquire of a lock it holds: asleep on a futex, as TVM's allocator is after a heap
+# corruption), 5 computes for about 3 s of CPU before it answers.
 FAKE = '''
-import os, signal, time
+import os, signal, threading, time
 import numpy as np
 from gather_scatter_conformance.adapters.base import Adapter, Call
 
@@ -45,6 +47,14 @@ class Fake(Adapter):
                 time.sleep(60)
             if kind == 3:
                 type(self).doomed = True
+            if kind == 4:
+                lock = threading.Lock()
+                lock.acquire()
+                lock.acquire()
+            if kind == 5:
+                end = time.process_time() + 3.0
+                while time.process_time() < end:
+                    pass
             return data[:1] * 2
 
         return Call("fake()", run)
@@ -104,6 +114,18 @@ def test_a_hang_is_killed_at_the_timeout(fake: str) -> None:
     assert worker.run_forked(fake, "default", _payload(0), 30)["result"]["outcome"] == "ok"
 
 
+def test_a_deadlock_is_killed_once_still_and_a_long_computation_is_not(fake: str) -> None:
+    # #38: a forked case whose processes sleep, using no CPU, for the still window is a hang then, not at the case
+    # timeout (60 s here); one that computes for longer than the window is left to finish.
+    worker._TEMPLATES[fake].still_window = 1.0
+    start = time.monotonic()
+    answer = worker.run_forked(fake, "default", _payload(4), 60)
+    assert answer["timed_out"] and answer["result"] is None and answer["still"] == 1.0
+    assert time.monotonic() - start < 15
+    busy = worker.run_forked(fake, "default", _payload(5), 60)
+    assert not busy["timed_out"] and busy["result"]["outcome"] == "ok", busy
+
+
 def test_no_template_means_fallback() -> None:
     assert "fallback" in worker.run_forked("no-such-template", "default", _payload(0), 5)
 
@@ -115,6 +137,7 @@ def test_isolated_turns_fork_answers_into_results(monkeypatch: pytest.MonkeyPatc
         "died-on-exit": {"result": {"outcome": "ok", "value": {}}, "returncode": -11, "timed_out": False},
         "died-in-call": {"result": None, "returncode": -8, "timed_out": False},
         "hung": {"result": None, "returncode": None, "timed_out": True},
+        "still": {"result": None, "returncode": None, "timed_out": True, "still": 20.0},
         "error-then-died": {"result": {"outcome": "error", "error_type": "E"}, "returncode": -6, "timed_out": False},
     }
     got = {}
@@ -125,6 +148,9 @@ def test_isolated_turns_fork_answers_into_results(monkeypatch: pytest.MonkeyPatc
     assert "on exit" in got["died-on-exit"]["error_message"] and got["died-on-exit"]["value"] is None
     assert got["died-in-call"]["outcome"] == "crash" and got["died-in-call"]["signal"] == "SIGFPE"
     assert got["hung"]["outcome"] == "timeout" and "7 s" in got["hung"]["error_message"]
+    assert got["still"]["outcome"] == "timeout" and got["still"]["error_message"] == (
+        "no progress for 20 s: its processes slept, using no CPU (a deadlock); killed; on a second try in a fresh "
+        "process: again")
     assert got["error-then-died"]["outcome"] == "error"  # it raised: checked its indices, as before
 
 

@@ -26,10 +26,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from gather_scatter_conformance.harness.run.timeouts import STILL_WINDOW, Stillness
+
 EXIT_GRACE = 30.0  # seconds a child may take to clean up and exit after sending its result
 # Seconds a child may take to decode its inputs before the case starts, or to encode its result after it: the
 # harness's own work, outside the case's timeout (harness.run.worker.run_case's marks), but not forever.
 TRANSFER_TIMEOUT = 600.0
+STILL_POLL = 0.5  # seconds between looks at a running case's processes (harness.run.timeouts.Stillness)
 _MARK = "mark"  # a child's message ("mark", "start" | "done"): where its case's timed part begins and ends
 _HEADER = struct.Struct("!Q")
 
@@ -183,6 +186,7 @@ class Template:
         os.close(req_r)
         os.close(rep_w)
         self.pid, self._requests, self._replies = pid, req_w, rep_r
+        self.still_window = STILL_WINDOW  # seconds a case's processes may sleep, using no CPU, before it is killed
 
     def run(self, args: tuple[Any, ...], timeout: float, notify: Callable[[str], None] | None = None
             ) -> dict[str, Any] | None:
@@ -192,17 +196,20 @@ class Template:
         died before answering, or was killed when no answer had come within ``timeout`` seconds of its case's
         start (timed_out; its mark "start", passed on to ``notify`` as "done" is: decoding the inputs and encoding
         the result are not the case's time, TRANSFER_TIMEOUT bounds them; ``"transfer": True`` when that ran out).
-        returncode None: it answered but hung on its way out, or was killed then.
+        returncode None: it answered but hung on its way out, or was killed then. ``"still": seconds`` when the
+        child was killed before ``timeout`` because it and its descendants slept that long using no CPU
+        (harness.run.timeouts.Stillness: a deadlock).
         """
         try:
             _send(self._requests, args)
             started = _recv(self._replies)
             if started is None:
                 return None
-            transfer = True
+            transfer, still = True, False
             deadline = time.monotonic() + TRANSFER_TIMEOUT
             while True:
-                answer = _recv(self._replies, deadline)
+                answer, still = self._await(deadline, None if transfer else Stillness(self.still_window),
+                                            started["pid"])
                 if answer is None or _MARK not in answer:
                     break
                 transfer = answer[_MARK] != "start"
@@ -227,8 +234,22 @@ class Template:
             # An answer that arrived as the child was killed is still its answer; its exit status is not.
             late = answer["result"] is None
             return {"result": answer["result"], "returncode": None, "timed_out": late,
-                    **({"transfer": True} if late and transfer else {})}
+                    **({"transfer": True} if late and transfer else {}),
+                    **({"still": self.still_window} if late and still else {})}
         return {"result": answer["result"], "returncode": ended["returncode"], "timed_out": False}
+
+    def _await(self, deadline: float, stillness: Stillness | None, pid: int) -> tuple[Any | None, bool]:
+        """The template's next message by ``deadline``: (None, False) past it, and (None, True) as soon as
+        ``stillness`` finds the child ``pid`` and its descendants still (a deadlock: harness.run.timeouts)."""
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                return None, False
+            wait = deadline - now if stillness is None else min(deadline - now, STILL_POLL)
+            if select.select([self._replies], [], [], wait)[0]:
+                return _recv(self._replies), False
+            if stillness is not None and stillness.still(pid, time.monotonic()):
+                return None, True
 
     def close(self) -> None:
         """Stop the template (it exits when its request pipe closes) and reap it."""

@@ -280,9 +280,9 @@ class Isolated:
             again = self._charge(framework, variant, payload,
                                  *self._run_once(framework, variant, payload, self.timeout))
             if again.get("outcome") == "timeout":
-                within = "" if first == self.timeout else f" within {self.timeout:g} s"
-                result = {**result, "error_message": f"{result.get('error_message', '')}; again{within} on a "
-                          "second try in a fresh process"}
+                said, said_again = result.get("error_message", ""), again.get("error_message", "")
+                tail = "again" if said_again == said else said_again
+                result = {**result, "error_message": f"{said}; on a second try in a fresh process: {tail}"}
             else:
                 result = again
         self.first_try.seen((framework, variant), result)
@@ -383,6 +383,10 @@ class Isolated:
         name = signal_name(code)
         if reply.get("timed_out") and reply.get("transfer"):
             return {**_transfer_fault(TRANSFER_TIMEOUT, "forked process"), "duration_s": elapsed}
+        if reply.get("still"):
+            return {"outcome": "timeout", "duration_s": elapsed,
+                    "error_message": f"no progress for {reply['still']:g} s: its processes slept, using no CPU "
+                                     "(a deadlock); killed"}
         if reply.get("timed_out"):
             return {"outcome": "timeout", "duration_s": elapsed,
                     "error_message": f"no result within {timeout:g} s; its process was killed"}

@@ -46,6 +46,29 @@ def resident(pid: int) -> int:
         return 0
 
 
+def activity(pids: list[int]) -> tuple[float, bool]:
+    """(CPU seconds the processes ``pids`` have used so far, whether any of their threads is running, runnable or in
+    an uninterruptible wait (R or D: a disk or swap read)) from /proc; (0.0, False) for what cannot be read."""
+    ticks, busy = 0, False
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rpartition(")")[2].split()
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15, counted from the state
+            if not busy:
+                for task in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{task}/stat") as fh:
+                        if fh.read().rpartition(")")[2].split()[0] in ("R", "D"):
+                            busy = True
+                            break
+        except (OSError, ValueError, IndexError):
+            continue
+    return ticks / _CLOCK_TICKS, busy
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
 def proportional(pid: int) -> int:
     """Process ``pid``'s proportional set size in bytes (its private pages and its share of shared ones), else its
     resident bytes; 0 where neither can be read."""

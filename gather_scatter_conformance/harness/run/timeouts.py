@@ -8,19 +8,31 @@ long, never less than FLOOR seconds. The second try keeps the full timeout: only
 either is recorded as a hang, as before, so a slow case is never called hung sooner than it was; what changes is
 that a fast system's hang is known in seconds.
 
+A case can also hang without using the machine: a call that deadlocked (TVM's allocator after an out-of-range
+write corrupted the heap: two threads asleep on a futex, no CPU) sleeps until it is killed. :class:`Stillness` sees
+that: a forked case whose processes used no CPU and had no thread runnable for STILL_WINDOW seconds is killed then,
+as a hang (harness.run.forkrun.Template.run), and its second try too; a case that computes is never still.
+
 What a worker has seen lives in its executor (harness.run.isolation.Isolated): each pytest-xdist worker learns from
 the cases it ran, from nothing on a fresh clone, so no file is needed and none can mislead it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+
+from gather_scatter_conformance.harness.run.machine import activity, family
 
 SCALE = 10.0  # the first try may take this many times the slowest finished case of its system and variant
 FLOOR = 10.0  # seconds: never less (a loaded machine stalls a millisecond call for seconds)
 SEEN_ENOUGH = 3  # finished cases of a system and variant before its first try is shortened
-FINISHED = ("ok", "error", "unsupported")  # outcomes whose duration is a call's (a crash or hang says nothing)
+FINISHED = ("ok", "error", "unsupported")
+# A deadlock: this long with the case's processes asleep (no thread runnable at any look) and under STILL_CPU
+# seconds of CPU between them. Long enough that a wait on another process's lock (a compile cache's, held by another
+# pytest-xdist worker for seconds) is not taken for one.
+STILL_WINDOW = 20.0
+STILL_CPU = 0.1  # outcomes whose duration is a call's (a crash or hang says nothing)
 
 
 @dataclass
@@ -56,3 +68,24 @@ class FirstTry:
         if self._count.get(key, 0) < self.enough:
             return self.full
         return min(self.full, max(self.floor, self.scale * self._slowest[key]))
+
+
+@dataclass
+class Stillness:
+    """Whether the processes of a case have been still (asleep, using no CPU) for ``window`` seconds: ask
+    :meth:`still` every fraction of a second while waiting for the case."""
+
+    window: float = STILL_WINDOW
+    cpu: float = STILL_CPU
+    processes: Callable[[int], list[int]] = family
+    _since: float | None = None
+    _cpu_then: float = 0.0
+
+    def still(self, pid: int, now: float) -> bool:
+        """True once ``pid`` and its descendants have been still for ``window`` seconds up to ``now``
+        (time.monotonic()); any thread found running, or CPU used past ``cpu``, starts the window again."""
+        used, busy = activity(self.processes(pid))
+        if busy or self._since is None or used - self._cpu_then > self.cpu:
+            self._since, self._cpu_then = now, used
+            return False
+        return now - self._since >= self.window

@@ -21,6 +21,8 @@ Parts (benchmarks/README.md has the method and the latest results):
   suite       the project's tests: make test's recorded time against 25 minutes, make check timed against 3
   records     the strict results reader (every line a checked record) vs json.loads per line, on a committed run;
               a worker under the memory limit vs one without
+  phases      make report's phases, from the results files it wrote (--phase-results): wall time, workers, memory,
+              the frameworks' own call time; summed against 60 minutes
 
 Exit status 0 whatever the ratios are: a benchmark reports; it does not gate.
 """
@@ -39,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.common import Row, print_rows, summary_lines
 
 PARTS = ("overhead", "collection", "reference", "onnx-runner", "history", "report", "site", "plugin", "cache",
-         "records", "suite", "matrix")
+         "records", "suite", "phases", "matrix")
 DEFAULT_PARTS = ("overhead", "collection", "reference", "onnx-runner", "plugin", "cache", "records")
 
 
@@ -86,6 +88,10 @@ def _part(name: str, args: argparse.Namespace) -> list[Row]:
         from benchmarks import suite
 
         return suite.run(reps=1 if args.quick else 3)
+    if name == "phases":
+        from benchmarks import phases
+
+        return phases.run(args.phase_results or None)
     if name == "cache":
         from benchmarks import cache
 
@@ -109,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report-ref", default="19be533", help="report: the git revision to compare the page with")
     parser.add_argument("--site-results", nargs="+", default=[], help="site: results files to build the site from "
                         "(default: results/ of the last make report, else tests/data/runs)")
+    parser.add_argument("--phase-results", nargs="+", default=[], help="phases: the results files of make report's "
+                        "phases (default: results/results.jsonl, results/onnxruntime-openvino.jsonl, "
+                        "results/conversions.jsonl)")
     parser.add_argument("--json", default="", help="also write every row to this JSON file")
     args = parser.parse_args(argv)
     parts = [p.strip() for p in args.only.split(",") if p.strip()] or list(DEFAULT_PARTS)

@@ -36,3 +36,20 @@ def test_every_row_prints() -> None:
     print_rows(rows(), out)
     text = out.getvalue()
     assert text.count("\n") == len(rows()) and "n/a" in text and "1.20x" in text and "4.76 s" in text
+
+
+def test_the_phases_part_reads_each_runs_wall_time_from_its_manifest(tmp_path: Path) -> None:
+    import json
+
+    from benchmarks import phases
+
+    manifest = {"gsc_manifest": {"format": "gsc-results", "run_id": "r1", "harness_version": "0.1.0",
+                                 "started": "2026-11-28T14:05:23+00:00", "ended": "2026-11-28T14:30:16+00:00",
+                                 "status": "complete", "records": 2, "workers": 2, "memory_peak_gib": 17.8}}
+    record = {"case": "f.yaml::c", "framework": "iree", "outcome": "ok", "verdict": "conforms", "duration_s": 0.5}
+    done = tmp_path / "results.jsonl"
+    done.write_text("".join(json.dumps(x) + "\n" for x in (manifest, record, {**record, "case": "f.yaml::d"})))
+    rows = phases.run([str(done), str(tmp_path / "absent.jsonl")])
+    assert [r.name for r in rows] == ["results.jsonl", "make report (phases summed)"]
+    assert rows[0].value == 24 * 60 + 53 and rows[0].extra == {"records": 2, "calls_s": 1.0}
+    assert "2 workers, peak 17.8 GiB" in rows[0].detail and rows[1].holds is True

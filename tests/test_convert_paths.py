@@ -362,3 +362,15 @@ def test_one_paddle2onnx_process_serves_the_exports_and_an_abort_costs_one() -> 
     assert first.poll() is not None  # that process is gone
     assert _run(_case("cases/gather_elements.yaml::onnx-gatherelements13-example-1"), name).verdict == "conforms"
     assert paddle_onnx._EXPORTER.proc is not first
+
+
+def test_a_paths_warm_up_imports_its_converter_before_the_template_forks() -> None:
+    """#38: a risky case runs in a forked child of the path's template, which is forked after warm(): a converter
+    imported there is loaded in every child (coremltools took 16 s to import, once a risky case)."""
+    name = "jax~jax2onnx~onnxruntime"
+    if adapters.missing(name):
+        pytest.skip(f"{name} needs {', '.join(adapters.missing(name))}")
+    code = ("import sys; from gather_scatter_conformance import adapters; "
+            f"print('jax2onnx' in sys.modules); adapters.get({name!r}).warm(); print('jax2onnx' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.stdout.split() == ["False", "True"], out.stderr[-2000:]

@@ -132,6 +132,16 @@ class ConversionPath(Adapter):
         """The converter's version (with that of what it relies on, e.g. ``2.13.0, onnxscript 0.7.2``)."""
         raise NotImplementedError
 
+    def warm(self) -> None:
+        """The versions asked, and the converter's modules imported: the template that forks a child per risky case
+        is forked after this, so each child starts with them loaded (importing coremltools takes 16 s here, a cost
+        every child paid again). Importing starts no framework's thread pool; running would (harness.run.worker)."""
+        import importlib
+
+        self.version()
+        for module in self.converter_requires:
+            importlib.import_module(module)
+
     def versions(self) -> dict[str, str]:
         """``{"source": ..., "converter": ..., "target": ...}``: the source's and target's as their own adapters
         report them, the converter's from :meth:`converter_version`."""

@@ -16,6 +16,16 @@ PACKAGE = Path(__file__).resolve().parent  # this gather_scatter_conformance pac
 DATA = PACKAGE / "data"
 
 
+def cache_dir(env: str, name: str) -> Path | None:
+    """Where one of the harness's caches lives: ``$<env>`` (``off``, ``0``, ``no``, ``false`` or empty: None, no
+    cache), else ``$XDG_CACHE_HOME/gather-scatter-conformance/<name>`` (``~/.cache/...``). docs/cache.md lists them."""
+    configured = os.environ.get(env)
+    if configured is not None:
+        return None if configured.strip().lower() in ("", "0", "off", "no", "false") else Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "gather-scatter-conformance" / name
+
+
 def baselines_dir() -> Path:
     """The directory of ``<framework>.yaml`` baselines: ``$GSC_BASELINES``, else the shipped ones."""
     return Path(os.environ.get("GSC_BASELINES") or DATA / "baselines")

@@ -248,3 +248,36 @@ def test_jitted_callables_are_cached_per_api_and_attributes() -> None:
     n = len(jax_adapter._JITTED)
     _prepare(a, "eager")  # eager calls compile nothing of ours
     assert len(jax_adapter._JITTED) == n
+
+
+_COMPILE = """
+import numpy as np
+from gather_scatter_conformance.adapters import jax as jax_adapter
+from gather_scatter_conformance.adapters.base import CaseData
+from gather_scatter_conformance.vocab.ops import with_defaults
+case = CaseData(op="Gather", inputs={"data": np.arange(6.0).reshape(3, 2), "indices": np.array([2, 0])},
+                attrs=with_defaults("Gather", {"axis": 0}))
+call = jax_adapter.ADAPTER.prepare(case, "take/jit")
+print(np.asarray(call.run()).tolist())
+import jax
+print(jax.config.jax_compilation_cache_dir)
+"""
+
+
+def test_compiles_go_to_the_persistent_cache_given_and_none_when_it_is_off(tmp_path: Path) -> None:
+    """#38: JAX's persistent compilation cache under $GSC_JAX_CACHE, so a risky case's forked child loads what
+    another child compiled instead of compiling it again; off, JAX keeps no cache and the answer is the same."""
+    import os
+    import subprocess
+    import sys
+
+    def run(value: str) -> list[str]:
+        env = {**os.environ, "GSC_JAX_CACHE": value}
+        out = subprocess.run([sys.executable, "-c", _COMPILE], capture_output=True, text=True, timeout=300, env=env)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return out.stdout.split("\n")[:2]
+
+    where = tmp_path / "jax"
+    assert run(str(where)) == ["[[4.0, 5.0], [0.0, 1.0]]", str(where)]
+    assert any(where.iterdir())  # the compiled program was written there
+    assert run("off") == ["[[4.0, 5.0], [0.0, 1.0]]", "None"]

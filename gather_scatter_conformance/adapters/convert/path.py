@@ -61,11 +61,9 @@ class Converted:
 def cache_dir() -> Path | None:
     """Where converted models are kept between runs: ``$GSC_CONVERSION_CACHE``, else
     ``$XDG_CACHE_HOME/gather-scatter-conformance/conversions``; None when set to ``off``."""
-    configured = os.environ.get(CACHE_ENV)
-    if configured is not None:
-        return None if configured.strip().lower() in ("", "0", "off", "no", "false") else Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "gather-scatter-conformance" / "conversions"
+    from gather_scatter_conformance.resources import cache_dir as location
+
+    return location(CACHE_ENV, "conversions")
 
 
 def example_inputs(case: CaseData) -> dict[str, np.ndarray]:

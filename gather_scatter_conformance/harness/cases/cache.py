@@ -33,11 +33,9 @@ _LIBRARIES = ("numpy", "ml_dtypes", "yaml", "pydantic", "pydantic_core")
 
 def directory() -> Path | None:
     """Where entries live, or None when caching is off (``GSC_CASE_CACHE=off``)."""
-    configured = os.environ.get(ENV)
-    if configured is not None:
-        return None if configured.strip().lower() in ("", "0", "off", "no", "false") else Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "gather-scatter-conformance" / "cases"
+    from gather_scatter_conformance.resources import cache_dir
+
+    return cache_dir(ENV, "cases")
 
 
 @cache

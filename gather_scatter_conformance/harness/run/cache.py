@@ -59,7 +59,7 @@ CODE = ("adapters", "vocab", "harness/cases", "harness/reference", "harness/judg
 # Environment variables that change a framework's answer (GSC_* ones are all included but these locations).
 _ENV_NAMES = ("DEV", "KERAS_BACKEND", "TVM_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
               "CUDA_VISIBLE_DEVICES", "JAX_PLATFORMS", "JAX_ENABLE_X64", "TF_ENABLE_ONEDNN_OPTS")
-_NOT_ENV = ("GSC_RESULT_CACHE", "GSC_CONVERSION_CACHE", "GSC_CASE_CACHE", "GSC_ENV_CACHE")
+_NOT_ENV = ("GSC_RESULT_CACHE", "GSC_CONVERSION_CACHE", "GSC_CASE_CACHE", "GSC_ENV_CACHE", "GSC_JAX_CACHE")
 _NEVER_OUTCOMES = ("crash", "timeout", "harness-error")
 _NONDETERMINISTIC_LABELS = ("nondeterministic",)
 
@@ -93,11 +93,9 @@ def directory(given: str | os.PathLike[str] | None = None) -> Path | None:
     else ``$XDG_CACHE_HOME/gather-scatter-conformance/results``."""
     if given:
         return Path(given)
-    configured = os.environ.get(ENV)
-    if configured is not None:
-        return None if configured.strip().lower() in ("", "0", "off", "no", "false") else Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "gather-scatter-conformance" / "results"
+    from gather_scatter_conformance.resources import cache_dir
+
+    return cache_dir(ENV, "results")
 
 
 @functools.cache

@@ -283,3 +283,31 @@ def test_each_path_preserves_torch_and_records_its_delegation(name: str, tmp_pat
     np.testing.assert_array_equal(path.to_numpy(call.run()), [0.0, 11.0])
     backend = et.XNNPACK if "xnnpack" in name else et.PORTABLE
     assert call.facts["providers"] == {"aten.view_copy.default": backend, "aten.index.Tensor": et.PORTABLE}
+
+
+def test_a_lowered_program_is_kept_on_disk_for_the_paths_and_the_next_run(tmp_path: Any,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """#38: the adapter and the torch~torch-export~executorch paths lower the same call the same way; the program
+    is kept under the conversion cache by what shapes it (never the values), so the paths phase and the next run
+    load it instead of lowering again. A damaged entry is lowered anew."""
+    from gather_scatter_conformance.adapters.convert.path import CACHE_ENV
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    case = _case("Gather", {"axis": 0}, data=DATA, indices=[3, 0])
+    first = et_adapter.program(case, "index_select", et.XNNPACK)
+    entries = sorted(p.suffix for p in (tmp_path / "executorch").iterdir())
+    assert entries == [".json", ".pte"]
+
+    def no_lowering(*args: Any) -> Any:
+        raise AssertionError("lowered again")
+
+    monkeypatch.setattr(et, "lower", no_lowering)
+    other_values = _case("Gather", {"axis": 0}, data=DATA * 2, indices=[1, 1])
+    again = et_adapter.program(other_values, "index_select", et.XNNPACK)
+    assert (again.buffer, again.ops, again.placement) == (first.buffer, first.ops, first.placement)
+    assert first.placement  # what the XNNPACK partitioner took is part of the entry
+    with pytest.raises(AssertionError, match="lowered again"):  # another backend is another program
+        et_adapter.program(case, "index_select", et.PORTABLE)
+    next(tmp_path.glob("executorch/*.json")).write_text('{"ops": "not a list"}')
+    with pytest.raises(AssertionError, match="lowered again"):
+        et_adapter.program(case, "index_select", et.XNNPACK)

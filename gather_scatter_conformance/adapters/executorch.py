@@ -15,6 +15,9 @@ from the lowered program and recorded as ``providers`` / ``fallback`` (``delegat
 
 from __future__ import annotations
 
+import hashlib
+import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,7 +26,7 @@ from gather_scatter_conformance.adapters import executorch_program as et
 from gather_scatter_conformance.adapters import source
 from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, delegation
 from gather_scatter_conformance.adapters.cache import LRU
-from gather_scatter_conformance.adapters.convert.path import example_inputs
+from gather_scatter_conformance.adapters.convert.path import cache_dir, example_inputs, write_atomic
 from gather_scatter_conformance.adapters.torch_calls import VARIANTS as TORCH_VARIANTS
 from gather_scatter_conformance.adapters.torch_calls import expression
 from gather_scatter_conformance.vocab import variants
@@ -48,13 +51,63 @@ def torch_call(case: CaseData, torch_variant: str) -> tuple[str, tuple[str, ...]
 
 
 def program(case: CaseData, torch_variant: str, backend: str) -> et.Lowered:
-    """The case's torch call exported and lowered for ``backend`` (traced on in-range example indices)."""
+    """The case's torch call exported and lowered for ``backend`` (traced on in-range example indices), or the same
+    program as an earlier process lowered it: kept on disk by what shapes it (see _stored)."""
     from gather_scatter_conformance.adapters.torch import _lambda, to_tensor
 
     expr, names = torch_call(case, torch_variant)
     example = example_inputs(case)
-    return et.lower(et.module_of(_lambda(expr, names)), tuple(et.standard(to_tensor(example[n])) for n in names),
-                    backend)
+    key = _program_key(expr, names, example, backend)
+    found = _stored(key)
+    if found is not None:
+        return found
+    lowered = et.lower(et.module_of(_lambda(expr, names)),
+                       tuple(et.standard(to_tensor(example[n])) for n in names), backend)
+    _store(key, lowered)
+    return lowered
+
+
+# Lowered programs on disk, beside the converted models (the conversion cache, $GSC_CONVERSION_CACHE): the adapter
+# and the torch~torch-export~executorch paths lower the same call the same way (a program depends on the torch
+# expression, the inputs' names, shapes and dtypes, the backend and the releases, never on values), so the
+# frameworks phase's lowering serves the paths phase, and one run's the next. An entry is the .pte bytes and a JSON
+# of what was read from the lowered program; a torn or foreign entry is a miss.
+_PROGRAM_FORMAT = 1
+
+
+def _program_key(expr: str, names: tuple[str, ...], example: dict[str, np.ndarray], backend: str) -> str:
+    import torch
+
+    shapes = tuple((n, tuple(example[n].shape), str(example[n].dtype)) for n in names)
+    text = repr((_PROGRAM_FORMAT, torch.__version__, et.version(), expr, shapes, backend))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _program_dir() -> Path | None:
+    folder = cache_dir()
+    return None if folder is None else folder / "executorch"
+
+
+def _stored(key: str) -> et.Lowered | None:
+    folder = _program_dir()
+    if folder is None:
+        return None
+    try:
+        meta = json.loads((folder / f"{key}.json").read_text())
+        ops, placement = meta["ops"], meta["placement"]
+        if not (isinstance(ops, list) and all(isinstance(o, str) for o in ops) and isinstance(placement, dict)
+                and all(isinstance(k, str) and isinstance(v, str) for k, v in placement.items())):
+            return None
+        return et.Lowered((folder / f"{key}.pte").read_bytes(), ops, placement)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _store(key: str, lowered: et.Lowered) -> None:
+    folder = _program_dir()
+    if folder is not None:  # the program first, so a JSON that exists names a whole one
+        write_atomic(folder / f"{key}.pte", lowered.buffer)
+        write_atomic(folder / f"{key}.json", json.dumps({"ops": lowered.ops, "placement": lowered.placement}).encode())
 
 
 def repro(expr: str, names: tuple[str, ...], arrays: tuple[np.ndarray, ...], backend: str) -> str:

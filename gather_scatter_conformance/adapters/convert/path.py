@@ -291,12 +291,12 @@ class ConversionPath(Adapter):
             converted = ConversionFailed(_one_line(exc))
         if meta_path is not None:
             if isinstance(converted, ConversionFailed):
-                _write(meta_path, json.dumps({"error": str(converted)}).encode())
+                write_atomic(meta_path, json.dumps({"error": str(converted)}).encode())
             else:
                 blob = self.dump(converted.artifact)
                 if blob is not None:
-                    _write(meta_path.with_suffix(".bin"), blob)
-                    _write(meta_path, json.dumps({"ops": converted.ops, "details": converted.details}).encode())
+                    write_atomic(meta_path.with_suffix(".bin"), blob)
+                    write_atomic(meta_path, json.dumps({"ops": converted.ops, "details": converted.details}).encode())
         return converted
 
 
@@ -308,7 +308,7 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"
 
 
-def _write(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes) -> None:
     """Write atomically (several workers may convert the same thing); an unwritable cache is no error."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

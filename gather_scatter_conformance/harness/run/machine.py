@@ -18,9 +18,13 @@ GIB = 2**30
 # process per framework (a path's: a source, a converter and a target), and the converter-paths phase with two
 # workers held about 16 GiB of this machine's 24 (2026-11-28). The first run measures its own; the next sizes by it.
 DEFAULT_WORKER_GIB = 8.0
-# Of the memory available when the run starts, what its workers may plan on: the rest is the system's and the
-# controller's, and the slack for a worker's peak above its phase's average.
+# Of the memory available when the run starts, what its workers may plan on at the guessed size: the rest is the
+# system's and the controller's, and the slack for a guess that is low.
 USABLE_SHARE = 0.8
+# ... and at a measured size. A measurement is the whole run's peak, controller included, so it needs no slack of
+# its own: 0.8 of it made the converter paths, which peaked at 19.6 GiB on two workers with 22.7 GiB available,
+# run their next run on one (2026-11-28).
+MEASURED_SHARE = 0.95
 
 
 def family(pid: int) -> list[int]:
@@ -117,13 +121,15 @@ class Choice:
 
 def choose_workers(n_cores: int, free_gib: float | None, worker_gib: float | None,
                    measured: bool = False) -> Choice:
-    """As many workers as there are cores, and no more than USABLE_SHARE of ``free_gib`` holds at ``worker_gib``
-    a worker (DEFAULT_WORKER_GIB when unknown); at least one. ``measured``: worker_gib came from a previous run."""
+    """As many workers as there are cores, and no more than a share of ``free_gib`` holds at ``worker_gib`` a
+    worker: MEASURED_SHARE where ``measured`` (worker_gib came from a previous run's peak), else USABLE_SHARE
+    (worker_gib guessed: DEFAULT_WORKER_GIB when unknown); at least one."""
     per = worker_gib if worker_gib and worker_gib > 0 else DEFAULT_WORKER_GIB
-    source = "as the last run of these results measured" if measured and worker_gib else "before any measurement"
+    measured = bool(measured and worker_gib)
+    source = "as the last run of these results measured" if measured else "before any measurement"
     if free_gib is None:
         return Choice(max(1, n_cores), f"{n_cores} cores; available memory unknown")
-    fit = int(free_gib * USABLE_SHARE // per)
+    fit = int(free_gib * (MEASURED_SHARE if measured else USABLE_SHARE) // per)
     workers = max(1, min(n_cores, fit))
     bound = "cores" if n_cores <= fit else "memory"
     return Choice(workers, f"{n_cores} cores, {free_gib:.1f} GiB available, {per:.1f} GiB a worker {source}: "

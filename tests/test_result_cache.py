@@ -202,3 +202,32 @@ def test_the_nightly_keeps_the_result_cache_between_nights() -> None:
     where = tox[0]["env"]["GSC_RESULT_CACHE"]
     assert where.endswith("/" + cached[0]["with"]["path"])
     assert cached[0]["with"]["restore-keys"] and "matrix.env" in cached[0]["with"]["key"]
+
+
+FIRST_TRY_PROBE = """
+import pytest
+
+def pytest_sessionfinish(session):
+    from gather_scatter_conformance.harness.run import pytest_plugin
+
+    executor = session.config.stash[pytest_plugin._KEY].executor
+    print("FIRST-TRY", executor.first_try.limit(("numpy", "take")))
+"""
+
+
+def test_reused_records_teach_the_first_try_limit(work: Path) -> None:
+    """#38: a run whose records come from the cache still learns how long its systems' calls take, so a hang
+    among the cells it measures again is cut at the learned first-try limit, not the full case timeout."""
+    (work / "conftest.py").write_text(FIRST_TRY_PROBE)
+    base = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "-p", "no:xdist", "-c", os.devnull,
+            "--rootdir", str(work), "--confcutdir", str(work), "cases.yaml", "--gsc-framework", "numpy",
+            "--gsc-variants", "default", "--gsc-cache-dir", str(work / "cache")]
+    said = []
+    for results in ("r1.jsonl", "r2.jsonl"):
+        done = subprocess.run([*base, "--gsc-results", results], cwd=work, env=_env(), capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        said.append(done.stdout.partition("FIRST-TRY ")[2].split("\n")[0])
+    assert all(r.get("cached") for r in records_of(work / "r2.jsonl"))
+    # the first run measured three numpy cases; the second measured none and reused three: both learned 10 s
+    assert said == ["10.0", "10.0"]

@@ -727,6 +727,10 @@ class CaseItem(pytest.Item):
         stored = cache.get(state.cache_dir, key) if key else None
         if stored is None or not cache.reusable(stored, self._baseline_label(state, stored)):
             return None
+        executor = state.executor_for(self.config)
+        if hasattr(executor, "first_try"):  # what the call took then: the first-try limit of the cases still run
+            executor.first_try.seen((self.framework, self.variant),
+                                    {"outcome": stored.outcome, "duration_s": stored.duration_s})
         return cache.reused(stored)
 
     def _to_cache(self, state: _State, record: Record) -> None:

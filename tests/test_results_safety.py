@@ -112,7 +112,8 @@ def test_an_interrupted_run_is_not_overwritten_by_a_fresh_one(project: Path) -> 
     assert partial.exists()
 
 
-def _kill_after(cmd: list[str], cwd: Path, partial: Path, records: int, how: int = signal.SIGKILL) -> str:
+def _kill_after(cmd: list[str], cwd: Path, partial: Path, records: int, how: int = signal.SIGKILL,
+                times: int = 1) -> str:
     """Start ``cmd``, send ``how`` to it and its workers once ``partial`` holds ``records`` records, and at least a
     few of its own (a run killed before it wrote anything would not have resumed: the manifest counts resumes).
     Returns what it wrote (stdout and stderr)."""
@@ -127,7 +128,8 @@ def _kill_after(cmd: list[str], cwd: Path, partial: Path, records: int, how: int
             time.sleep(0.02)
         assert proc.poll() is None, "the run ended before it could be killed: give it more cases"
     finally:
-        os.killpg(proc.pid, how)
+        for _ in range(times):
+            os.killpg(proc.pid, how)
         out, _ = proc.communicate(timeout=120)
     return out
 
@@ -167,6 +169,19 @@ def test_sigterm_stops_the_run_with_a_word_and_resume_loses_nothing(project: Pat
     assert done.returncode == 0, done.stderr[-2000:]
     keys = _keys(project / "r.jsonl")
     assert len(keys) == len(set(keys)) and set(keys) == set(_keys(finished))
+
+
+@pytest.mark.slow
+def test_a_second_sigterm_during_the_first_does_not_finish_the_run(project: Path, finished: Path) -> None:
+    # `timeout` forwards the TERM that `kill` also sent: the second landed while pytest handled the first, pytest's
+    # exit status stayed 0, and the interrupted run replaced the results as complete (2026-11-28).
+    assert _gsc("run", "cases", "--framework", "numpy", "--results", "r.jsonl", cwd=project).returncode == 0
+    before = (project / "r.jsonl").read_bytes()
+    cmd = [*GSC, "run", "many", "--framework", "numpy", "--results", "r.jsonl", "--no-cache", "--workers", "1"]
+    err = _kill_after(cmd, project, project / "r.jsonl.partial", 30, signal.SIGTERM, times=2)
+    assert "gsc run --resume continues it" in err and "Traceback" not in err, err[-3000:]
+    assert (project / "r.jsonl").read_bytes() == before  # the earlier results stand
+    assert (project / "r.jsonl.partial").exists()
 
 
 # --- a results file says what it is ---

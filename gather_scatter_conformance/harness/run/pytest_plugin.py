@@ -377,6 +377,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(tryfirst=True)
+def pytest_keyboard_interrupt(excinfo: Any) -> None:
+    """Ctrl-C or a SIGTERM: the run is interrupted, whatever exit status pytest ends up with (see _INTERRUPTED)."""
+    _INTERRUPTED.set()
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     # Here and not in unconfigure: a pytest-xdist worker may be torn down right after its session ends.
     _STOPPING.clear()  # tryfirst: before pytest-xdist tears its workers down, a SIGTERM no longer interrupts
@@ -432,6 +438,10 @@ def pytest_collection(session: pytest.Session) -> Any:
 
 # Set while a SIGTERM interrupts the session (_stop_on_sigterm); cleared once the session is ending.
 _STOPPING = threading.Event()
+# Set once the session was interrupted (a SIGTERM, or Ctrl-C). pytest's own exit status cannot say so for sure: a
+# second signal that lands while pytest handles the first (`timeout` forwarding a TERM that `kill` also sent) leaves
+# its session's exit status at 0, and the interrupted run was then finished as complete (2026-11-28).
+_INTERRUPTED = threading.Event()
 
 
 def _stop_on_sigterm() -> None:
@@ -442,8 +452,10 @@ def _stop_on_sigterm() -> None:
 
     def stop(signum: int, frame: Any) -> None:
         # Once the session is ending (its tests ran), the run finishes as it is: an exception raised in
-        # pytest-xdist's teardown would only print a traceback.
-        if _STOPPING.is_set():
+        # pytest-xdist's teardown would only print a traceback. Raised once: a second signal would land in
+        # pytest's handling of the first.
+        if _STOPPING.is_set() and not _INTERRUPTED.is_set():
+            _INTERRUPTED.set()
             raise KeyboardInterrupt(f"stopped by {signal.Signals(signum).name}")
 
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
@@ -461,7 +473,7 @@ def _end_run(state: _State) -> None:
 
     files = state.files
     peak = state.memory.stop() if state.memory is not None else None
-    if state.exitstatus in (0, 1):
+    if state.exitstatus in (0, 1) and not _INTERRUPTED.is_set():
         systems = {name: SystemCount(planned=n) for name, n in state.planned.items()}
         files.finish(systems, state.corpus, state.case_texts, workers=state.workers,
                      memory_peak_gib=gib(peak) if peak else None)

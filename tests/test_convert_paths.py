@@ -340,7 +340,8 @@ def test_a_string_output_of_litert_is_text_as_the_sources_is() -> None:
     assert rec.observed == ["eps", "alpha"] and rec.verdict == "conforms"
 
 
-def test_one_paddle2onnx_process_serves_the_exports_and_an_abort_costs_one() -> None:
+def test_one_paddle2onnx_process_serves_the_exports_and_an_abort_costs_one(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """#38: paddle2onnx imports paddle (about 3 s), once a case when each export had a process of its own. One
     process now serves a worker's exports; the export that aborts it (index_put: "the conversion is aborted",
     SIGABRT) fails alone, with the abort in its error, and the next export gets a fresh process."""
@@ -349,6 +350,9 @@ def test_one_paddle2onnx_process_serves_the_exports_and_an_abort_costs_one() -> 
         pytest.skip(f"{name} needs {', '.join(adapters.missing(name))}")
     from gather_scatter_conformance.adapters.convert import paddle_onnx
 
+    # Every conversion below is made here: none from the disk cache or the path's memory of an earlier test.
+    monkeypatch.setenv(convert_path.CACHE_ENV, str(tmp_path))
+    adapters.get(name).release()
     gather = [_case("cases/gather.yaml::ov-gather8-example-1"), _case("cases/gather_nd.yaml::blog-gathernd-example-2")]
     assert [_run(c, name).verdict for c in gather] == ["conforms", "conforms"]
     first = paddle_onnx._EXPORTER.proc

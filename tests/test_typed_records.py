@@ -29,6 +29,9 @@ NOT_RECORDS: dict[str, dict[str, str]] = {
     'adapters/convert/torch_executorch.py': {
         'call.facts': "a call's facts for the worker's answer",
     },
+    'adapters/executorch.py': {
+        'meta': "a lowered program's stored metadata (its ops and their placement)",
+    },
     'adapters/tensorflow.py': {
         'details': "tf.config's device details",
     },
@@ -168,6 +171,9 @@ NOT_RECORDS: dict[str, dict[str, str]] = {
     },
     'harness/run/runner.py': {
         'res': "a worker's answer",
+    },
+    'harness/run/timeouts.py': {
+        'result': "a worker's answer",
     },
     'harness/run/worker.py': {
         'payload': "a case's payload to a worker",

@@ -109,6 +109,9 @@ class OnnxTorch(ConversionPath):
     converter_requires = ("onnx2torch",)
     target = "torch"
 
+    def import_converter(self) -> None:
+        import_onnx2torch()  # beside a torchvision stand-in where the real one does not load (module docstring)
+
     def converter_version(self) -> str:
         import importlib.metadata
 

@@ -131,12 +131,17 @@ class ConversionPath(Adapter):
         raise NotImplementedError
 
     def warm(self) -> None:
-        """The versions asked, and the converter's modules imported: the template that forks a child per risky case
-        is forked after this, so each child starts with them loaded (importing coremltools takes 16 s here, a cost
-        every child paid again). Importing starts no framework's thread pool; running would (harness.run.worker)."""
+        """The versions asked, and the converter imported (:meth:`import_converter`): the template that forks a
+        child per risky case is forked after this, so each child starts with it loaded (importing coremltools takes
+        16 s here, a cost every child paid again). Importing starts no framework's thread pool; running would
+        (harness.run.worker)."""
+        self.version()
+        self.import_converter()
+
+    def import_converter(self) -> None:
+        """Import the converter as :meth:`convert` does (by default its modules, ``converter_requires``)."""
         import importlib
 
-        self.version()
         for module in self.converter_requires:
             importlib.import_module(module)
 

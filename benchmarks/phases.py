@@ -26,7 +26,11 @@ def phase(path: Path) -> Row:
     found = manifest(path)
     if found is None or not found.ended:
         return Row("phases", path.name, None, "", None, "s", "no finished run manifest")
-    wall = (datetime.fromisoformat(found.ended) - datetime.fromisoformat(found.started)).total_seconds()
+    try:
+        wall = (datetime.fromisoformat(found.ended) - datetime.fromisoformat(found.started)).total_seconds()
+    except (TypeError, ValueError):  # a results file from elsewhere: its times are data, and may be anything
+        return Row("phases", path.name, None, "", None, "s",
+                   f"its manifest's times do not read: started {found.started[:40]!r}, ended {found.ended[:40]!r}")
     calls: Counter[str] = Counter()
     records = 0
     for rec in read([path]):

@@ -53,3 +53,7 @@ def test_the_phases_part_reads_each_runs_wall_time_from_its_manifest(tmp_path: P
     assert [r.name for r in rows] == ["results.jsonl", "make report (phases summed)"]
     assert rows[0].value == 24 * 60 + 53 and rows[0].extra == {"records": 2, "calls_s": 1.0}
     assert "2 workers, peak 17.8 GiB" in rows[0].detail and rows[1].holds is True
+    manifest["gsc_manifest"]["ended"] = "<script>../x"  # a file from elsewhere: named, not a traceback
+    done.write_text(json.dumps(manifest) + "\n")
+    (row, total) = phases.run([str(done)])
+    assert row.value is None and "times do not read" in row.detail and total.holds is None

@@ -9,6 +9,7 @@ equivalent of ``jnp.take`` but whose out-of-bounds default differs.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -67,6 +68,9 @@ def _jax() -> tuple[Any, Any]:
     the persistent compilation cache (``$GSC_JAX_CACHE``, else ``~/.cache/gather-scatter-conformance/jax``: a cached
     executable is the program XLA compiled for the same computation, flags and device)."""
     global _READY
+    # Every worker and forked child is a JAX client of one GPU, and each would otherwise take 75 % of its memory
+    # when its backend starts: the second fails to allocate. A user's own setting wins.
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     import jax
     import jax.numpy as jnp
 

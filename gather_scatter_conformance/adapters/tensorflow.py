@@ -56,6 +56,8 @@ def tf_module() -> Any:
     global _tf
     if _tf is None:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # C++ INFO/WARNING logs off (before the import)
+        # Each worker would otherwise map nearly all of a GPU's memory when it first touches it: the next one fails.
+        os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
         import tensorflow as tf
 
         try:

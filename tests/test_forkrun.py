@@ -167,3 +167,37 @@ def test_a_risky_case_keeps_the_warm_worker_and_without_fork_retires_it() -> Non
             assert (ex._workers.get(("numpy", ())) is warm) is kept
         finally:
             ex.close()
+
+
+def test_a_risky_gpu_case_never_forks_and_retires_a_worker_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A GPU context does not survive a fork: on an H200 (2026-11-28) every risky torch GPU case forked from the
+    # template, which torch.compile's warm-up had given a CUDA context, failed with "Cannot re-initialize CUDA in
+    # forked subprocess", scored as the system's behaviour. Off the CPU a case runs in a worker of its own, and a
+    # risky one retires it whatever it answered (a device-side assert leaves the context unusable).
+    cpu = {"op": "Take", "attrs": {"axis": None, "mode": "wrap"}, "device": "cpu",
+           "inputs": {"data": wire.encode(np.arange(3.0)), "indices": wire.encode(np.array([4]))}}
+    gpu = {**cpu, "device": "gpu"}
+    ex = Isolated(timeout=60, fork=True)
+    try:
+        assert ex.forks(cpu) and not ex.forks(gpu)
+        gpu_key = ex.worker_key("numpy", "take", "gpu")
+        assert gpu_key != ex.worker_key("numpy", "take", "cpu") == ("numpy", ())
+        assert ex.run("numpy", "take", cpu)["outcome"] == "ok"
+        warm = ex._workers[("numpy", ())]
+        assert ex.run("numpy", "take", gpu)["outcome"] == "skipped"  # numpy has no GPU: NoDevice, in its own worker
+        assert ex._workers[gpu_key] is not warm
+        # A CPU worker sees no CUDA device (torch.compile's warm-up would start a context its forked children
+        # cannot use); the GPU's worker keeps what the user set.
+        said = {k: _remote_env(w, "CUDA_VISIBLE_DEVICES") for k, w in ex._workers.items()}
+        assert said == {("numpy", ()): "", gpu_key: os.environ.get("CUDA_VISIBLE_DEVICES")}
+        monkeypatch.setattr(ex, "_run_forked", lambda *a: pytest.fail("a GPU case was forked"))
+        assert ex.run("numpy", "take", {**gpu, "fresh": True})["outcome"] == "skipped"
+        assert gpu_key not in ex._workers and ex._workers[("numpy", ())] is warm
+    finally:
+        ex.close()
+
+
+def _remote_env(worker: Any, name: str) -> str | None:
+    """The value of environment variable ``name`` in a worker's process."""
+    channel = worker.gateway.remote_exec(f"import os; channel.send(os.environ.get({name!r}))")
+    return channel.receive(timeout=30)

@@ -176,7 +176,9 @@ def tensor_scatter(shapes: Shapes, attrs: dict[str, Any]) -> str:
     position outside the cache (negative, past the end) is torch's answer. An empty batch is the cache itself."""
     axis = tensor_scatter_axis(shapes, int(attrs["axis"]))
     start = "indices[b] + " if "indices" in shapes else ""
-    pos = f"{start}torch.arange(updates.shape[{axis}])"
+    # device= as a KV-cache update writes it: torch.compile ignores the torch.device('cuda') context the GPU runs
+    # use for factory calls (pytorch#151202), and the arange stayed on the CPU (the H200 run of 2026-11-28)
+    pos = f"{start}torch.arange(updates.shape[{axis}], device=updates.device)"
     if attrs["mode"] == "circular":
         pos = f"({pos}) % data.shape[{axis}]"
     rows = f"data[b].index_copy({axis - 1}, {pos}, updates[b])"

@@ -85,6 +85,7 @@ stop_templates()
 """
 STARTUP_TIMEOUT = 600.0  # importing a framework (TensorFlow, torch) takes seconds; it is not part of a case's time
 FORK_ENV = "GSC_ISOLATION_FORK"  # "0": risky cases retire their worker instead of running in a forked child
+DEVICE_ENV = "GSC_WORKER_DEVICE"  # set in a worker that runs one accelerator's cases (worker_key); it never forks
 EXIT_GRACE = 60.0  # beyond the case timeout: a forked child's clean-up and exit, and the fork itself
 # Carrying a case's inputs to its process and decoding them, and encoding and carrying its result back, are the
 # harness's work: outside the case timeout (run_case's marks), bounded by this instead.
@@ -238,21 +239,32 @@ class Isolated:
         return self.pythons.get(framework, sys.executable)
 
     @staticmethod
-    def worker_key(framework: str, variant: str) -> tuple[str, tuple[tuple[str, str], ...]]:
-        """Which worker runs ``framework``'s ``variant``: one per framework and environment it asks for
-        (Adapter.worker_env)."""
+    def worker_key(framework: str, variant: str, device: str = "cpu") -> tuple[str, tuple[tuple[str, str], ...]]:
+        """Which worker runs ``framework``'s ``variant`` on ``device``: one per framework, environment it asks for
+        (Adapter.worker_env) and accelerator (a GPU's cases never share a process with the CPU's)."""
         from gather_scatter_conformance import adapters
 
         try:
             env = adapters.get(framework).worker_env(variant) if variant else {}
         except Exception:  # an adapter that does not load: its worker says so, as a harness fault of the case
             env = {}
+        if device != "cpu":
+            env = {**env, DEVICE_ENV: device}
         return framework, tuple(sorted(env.items()))
+
+    def forks(self, payload: dict[str, Any]) -> bool:
+        """Whether a risky case of ``payload`` runs in a forked child of its worker's template.
+
+        Never off the CPU: a GPU context does not survive a fork, and the warm-up before the template is forked
+        can start one (torch.compile's warm-up does: on an H200 every GPU case forked from it failed with "Cannot
+        re-initialize CUDA in forked subprocess", 2026-11-28). A risky GPU case runs in a worker of its own.
+        """
+        return self.fork and (payload.get("device") or "cpu") == "cpu"
 
     def _worker(self, key: tuple[str, tuple[tuple[str, str], ...]]) -> _Worker:
         worker = self._workers.get(key)
         if worker is None:
-            worker = self._workers[key] = _Worker(self.python_for(key[0]), key[1])
+            worker = self._workers[key] = _Worker(self.python_for(key[0]), key[1] + cpu_only(key[1]))
         return worker
 
     def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -289,8 +301,8 @@ class Isolated:
         if result.get("outcome") in ("crash", "timeout") and not result.get("api"):
             # The process that made the call is gone, and the call with it: ask a live worker to prepare it again
             # (without running it), so the record names the call that crashed and its repro can make it.
-            prepared = self._run(self.worker_key(framework, variant), ("prepare", (framework, variant, payload)),
-                                 self.timeout)
+            prepared = self._run(self.worker_key(framework, variant, payload.get("device") or "cpu"),
+                                 ("prepare", (framework, variant, payload)), self.timeout)
             result = {**result, "api": prepared.get("api", ""), "source": prepared.get("source", "")}
         if not result.get("framework_version") and framework in self._versions:
             # A process that died answered nothing: the crash is still this version's.
@@ -336,8 +348,8 @@ class Isolated:
     def _alone(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
         """The case run again alone in a fresh process: a forked child of the clean template, else a worker that
         has run no case (a warm one that has is stopped first)."""
-        if not self.fork:
-            key = self.worker_key(framework, variant)
+        if not self.forks(payload):
+            key = self.worker_key(framework, variant, payload.get("device") or "cpu")
             worker = self._workers.get(key)
             if worker is not None and worker.ran:
                 del self._workers[key]
@@ -348,18 +360,24 @@ class Isolated:
                   ) -> tuple[dict[str, Any], bool]:
         """One try, given ``timeout`` seconds; with whether the process that made it ran this case alone (a forked
         child, or a worker's first case)."""
-        if payload.get("fresh") and self.fork:
+        if payload.get("fresh") and self.forks(payload):
             result = self._run_forked(framework, variant, payload, timeout)
             if result is not None:
                 return result, True
-        key = self.worker_key(framework, variant)
+        device = payload.get("device") or "cpu"
+        key = self.worker_key(framework, variant, device)
         worker = self._workers.get(key)
         alone = worker is None or not worker.ran
         result = self._run(key, ("run", (framework, variant, payload)), timeout)
         worker = self._workers.get(key)
         # A call that raised checked its indices; one that returned a value on a risky input may have written
-        # out of bounds, so only then is the worker retired and its exit status checked.
-        if payload.get("fresh") and worker is not None and result.get("outcome") == "ok":
+        # out of bounds, so only then is the worker retired and its exit status checked. Off the CPU it is retired
+        # after any risky case: a device-side error (CUDA's "device-side assert triggered") leaves the process's
+        # context unusable, and every later case of that worker would fail with it.
+        if payload.get("fresh") and worker is not None and device != "cpu" and result.get("outcome") != "ok":
+            del self._workers[key]
+            worker.close()
+        elif payload.get("fresh") and worker is not None and result.get("outcome") == "ok":
             del self._workers[key]
             name = signal_name(worker.close())
             if name:
@@ -373,7 +391,8 @@ class Isolated:
         """A risky case in a forked child (see run); None when the worker has no template to fork from."""
         start = time.perf_counter()
         message = ("fork", (framework, variant, payload, timeout))
-        reply = self._run(self.worker_key(framework, variant), message, timeout + EXIT_GRACE)
+        reply = self._run(self.worker_key(framework, variant, payload.get("device") or "cpu"), message,
+                          timeout + EXIT_GRACE)
         if "fallback" in reply:
             return None  # no template to fork from
         if "timed_out" not in reply:
@@ -410,7 +429,8 @@ class Isolated:
             if framework not in worker.warm:
                 # Import the framework before the case's clock starts, so the timeout measures the case alone;
                 # the template for risky cases is forked right then, before the worker runs any case.
-                worker.channel.send(("warm", _blob((framework, self.fork))))
+                forks = self.fork and DEVICE_ENV not in dict(key[1])  # see forks(): no template off the CPU
+                worker.channel.send(("warm", _blob((framework, forks))))
                 info = _unblob(worker.channel.receive(timeout=STARTUP_TIMEOUT))
                 if info.get("outcome") == "harness-error":  # the framework could not be set up in its worker
                     return {**info, "duration_s": 0.0}
@@ -481,6 +501,15 @@ class Isolated:
         for worker in self._workers.values():
             worker.close()
         self._workers.clear()
+
+
+def cpu_only(env: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """What a CPU worker's environment adds to ``env``: no CUDA device visible. Its cases never use one, and a
+    framework that starts a GPU context it does not use breaks the children forked from it: on an H200
+    (2026-11-28) torch 2.11's inductor did so while compiling for the CPU, and 103 risky CPU cases of
+    ``/compile`` variants failed with "Cannot re-initialize CUDA in forked subprocess". A GPU's worker (DEVICE_ENV)
+    adds nothing."""
+    return () if DEVICE_ENV in dict(env) else (("CUDA_VISIBLE_DEVICES", ""),)
 
 
 def _outside(result: dict[str, Any]) -> bool:

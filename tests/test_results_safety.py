@@ -184,6 +184,26 @@ def test_a_second_sigterm_during_the_first_does_not_finish_the_run(project: Path
     assert (project / "r.jsonl.partial").exists()
 
 
+@pytest.mark.slow
+def test_a_second_ctrl_c_during_the_first_prints_a_word_not_a_traceback(project: Path, finished: Path) -> None:
+    # `timeout -s INT` signals the whole process group, as a terminal's Ctrl-C does, and on the H200 run of
+    # 2026-11-28 a second KeyboardInterrupt escaped pytest's handling of the first as a traceback. The second one
+    # lands there for sure from the project's own hook.
+    assert _gsc("run", "cases", "--framework", "numpy", "--results", "r.jsonl", cwd=project).returncode == 0
+    before = (project / "r.jsonl").read_bytes()
+    (project / "conftest.py").write_text(
+        "def pytest_keyboard_interrupt(excinfo):\n    raise KeyboardInterrupt('a second Ctrl-C')\n")
+    try:
+        cmd = [*GSC, "run", "many", "--framework", "numpy", "--results", "r.jsonl", "--no-cache", "--workers", "1"]
+        err = _kill_after(cmd, project, project / "r.jsonl.partial", 30, signal.SIGINT)
+    finally:
+        (project / "conftest.py").unlink()
+    assert "gsc: interrupted; its records so far are in" in err and "--resume continues it" in err, err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    assert (project / "r.jsonl").read_bytes() == before  # the earlier results stand
+    assert (project / "r.jsonl.partial").exists()
+
+
 # --- a results file says what it is ---
 
 

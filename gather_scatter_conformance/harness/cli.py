@@ -91,7 +91,15 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
                       log_name=files.log if files else None)
     argv += ["--tb=short", "-rN", "--disable-warnings", "-o", "console_output_style=classic"] + extra
     malformed = _MalformedCases()
-    code = pytest.main(argv, plugins=[malformed, console])
+    try:
+        code = pytest.main(argv, plugins=[malformed, console])
+    except KeyboardInterrupt:
+        # A second Ctrl-C (or `timeout -s INT`, which signals the whole process group) landed while pytest handled
+        # the first: it escapes pytest as a traceback (the H200 run of 2026-11-28). The results were not replaced.
+        kept = files is not None and files.partial.exists()
+        where = f"; its records so far are in {files.partial} (gsc run --resume continues it)" if kept else ""
+        print(f"gsc: interrupted{where}", file=sys.stderr)
+        return 130
     # Deviations fail their tests (exit 1) but are the run's findings, not a failed run; a malformed case is.
     if code in (0, 1):
         if files and files.target.exists():

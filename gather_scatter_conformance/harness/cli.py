@@ -245,7 +245,7 @@ def _baseline(args: argparse.Namespace) -> int:
         return 1 if failures else 0
     counts = from_records(Path(args.dir), list(read(args.files))) if args.files else {}
     for fw, n in sorted(counts.items()):
-        print(f"{fw}: {n} label(s) -> {Path(args.dir) / (fw + '.yaml')}")
+        print(f"{fw}: {n} label(s) and verdict(s) -> {Path(args.dir) / (fw + '.yaml')}")
     proved: dict[str, dict[str, str]] = {}
     for (case, fw, variant), ev in load_evidence(args.evidence).items():
         if ev.get("verdict") in ("write", "read", "uninitialised"):  # a checker saw the access
@@ -254,6 +254,31 @@ def _baseline(args: argparse.Namespace) -> int:
         mark_unsafe(Path(args.dir), fw, marks)
         print(f"{fw}: {len(marks)} cell(s) memory-unsafe by a checker's evidence -> {Path(args.dir) / (fw + '.yaml')}")
     return 0
+
+
+def _gate(args: argparse.Namespace) -> int:
+    from gather_scatter_conformance.harness.judge.gate import judge
+    from gather_scatter_conformance.harness.report.gate import junit_xml, markdown
+    from gather_scatter_conformance.harness.run.records import read
+
+    root = Path(args.baselines)
+    if not root.is_dir():
+        print(f"gsc gate: no baselines directory {root} (write one with gsc baseline RESULTS --dir {root})",
+              file=sys.stderr)
+        return 2
+    records = list(read(args.files))
+    if not records:
+        print(f"gsc gate: no records in {', '.join(args.files)}: nothing to judge", file=sys.stderr)
+        return 2
+    verdict = judge(records, root, args.ignore)
+    summary = markdown(verdict)
+    for path, text in ((args.junit, junit_xml(verdict)), (args.json, json.dumps(verdict.as_json(), indent=1) + "\n"),
+                       (args.markdown, summary)):
+        if path:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_text(text)
+    print(summary, end="")
+    return verdict.exit_status()
 
 
 def _diff(args: argparse.Namespace) -> int:
@@ -441,7 +466,8 @@ def main(argv: list[str] | None = None) -> int:
     prt.add_argument("--from", dest="source", required=True, help="SYSTEM[:VARIANT], e.g. tensorflow:gather/function")
     prt.add_argument("--to", dest="target", required=True, help="SYSTEM[:VARIANT] or a converter path a~b~c")
     prt.add_argument("--json", action="store_true", help="print the port as the site's JSON (api/schema.json: Port)")
-    bas = sub.add_parser("baseline", help="write baselines/<framework>.yaml from the probe labels in results files")
+    bas = sub.add_parser("baseline", help="write baselines/<framework>.yaml from results files: the probes' labels "
+                         "and the conformance cases' verdicts (what gsc gate checks)")
     bas.add_argument("files", nargs="*", help="results files whose labels to write")
     bas.add_argument("--evidence", nargs="+", default=[], metavar="FILE",
                      help="gsc memcheck output: cells a checker proved memory-unsafe join the baseline's memory_unsafe "
@@ -451,6 +477,19 @@ def main(argv: list[str] | None = None) -> int:
     bas.add_argument("--check", action="store_true", help="write nothing: judge the results files' labels against the "
                      "baselines (--dir where it exists, else the shipped ones) as a run's tests do; one line per "
                      "failure and note, exit 1 on a failure")
+    from gather_scatter_conformance.vocab.gate import BITS
+
+    gat = sub.add_parser("gate", help="judge a run against committed baselines and fail by policy: exit status the sum "
+                         "of " + ", ".join(f"{bit} {kind}" for kind, bit in BITS.items()) + " (docs/gate.md)")
+    gat.add_argument("files", nargs="+", help="results files of the run (JSON Lines)")
+    gat.add_argument("--baselines", default="baselines", metavar="DIR",
+                     help="the baselines gsc baseline wrote and the team committed (default: ./baselines)")
+    gat.add_argument("--ignore", nargs="+", default=[], choices=list(BITS), metavar="KIND",
+                     help="finding kinds that do not fail the gate (listed, not counted): " + ", ".join(BITS))
+    gat.add_argument("--junit", default="", metavar="FILE", help="write a JUnit XML report: a test case per cell")
+    gat.add_argument("--json", default="", metavar="FILE", help="write the verdict as JSON")
+    gat.add_argument("--markdown", default="", metavar="FILE",
+                     help="write the Markdown summary (on GitHub Actions: \"$GITHUB_STEP_SUMMARY\")")
     imp = sub.add_parser("import", help="case files from another project's tests (onnx-node: ONNX's node tests)")
     imp.add_argument("source", choices=["onnx-node"])
     imp.add_argument("--out", default="", help="output directory (default: cases/imported)")
@@ -473,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
     from gather_scatter_conformance.harness.evidence import advisories
 
     advisories.add_arguments(adv)
-    for command in (mer, summ, beh, conv, rep, dif, rpr, iss, prt, bas):
+    for command in (mer, summ, beh, conv, rep, dif, rpr, iss, prt, bas, gat):
         command.add_argument("--lenient", action="store_true", help="skip damaged lines of results files, with a "
                              "count (default: a damaged line is an error naming its file and line)")
     args, extra = parser.parse_known_args(argv)
@@ -492,6 +531,7 @@ def main(argv: list[str] | None = None) -> int:
         "behaviour": _behaviour,
         "conversion": _conversion,
         "baseline": _baseline,
+        "gate": _gate,
         "report": _report,
         "summary": _summary,
         "diff": _diff,

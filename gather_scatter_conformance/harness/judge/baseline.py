@@ -103,8 +103,8 @@ def _edit(root: Path, framework: str, change: Any) -> None:
         data["framework"] = framework
         change(data)
         data.pop("_files", None)
-        ordered = {k: data[k] for k in ("framework", "version", "releases", "labels", "ranges", "memory_unsafe")
-                   if data.get(k)}
+        ordered = {k: data[k] for k in ("framework", "version", "releases", "labels", "ranges", "memory_unsafe",
+                                        "verdicts") if data.get(k)}
         ordered.setdefault("labels", {})
         tmp = path.with_suffix(".tmp")
         if is_path(framework):
@@ -123,17 +123,20 @@ def _edit(root: Path, framework: str, change: Any) -> None:
 
 
 def update(root: Path, framework: str, version: str | None, labels: dict[str, str],
-           dimensions: dict[str, str] | None = None) -> None:
+           dimensions: dict[str, str] | None = None, verdicts: dict[str, str] | None = None) -> None:
     """Merge ``labels``, measured on ``version``, into the framework's baseline file as its pinned labels
     (:func:`merged`); with ``version`` None the pinned version stays (labels of another device, measured on that
     device's build). A key with ``ranges`` gets the label in the range that holds the pinned release too, which is
     the one a run on that release is checked against. ``dimensions`` (key -> the probe's dimension) tells
-    :func:`merged` which keys read through their indices."""
+    :func:`merged` which keys read through their indices. ``verdicts`` (key -> :func:`cell_verdict`) replace those of
+    the same keys in the file's ``verdicts`` section: what each conformance case did, which ``gsc gate`` checks."""
     dims = dimensions or {}
 
     def change(data: dict[str, Any]) -> None:
         if version is not None or not data.get("version"):
             data["version"] = version
+        if verdicts:
+            data["verdicts"] = dict(sorted({**(data.get("verdicts") or {}), **verdicts}.items()))
         old = data["labels"]
         new = {k: merged(old.get(k), v, dims.get(k)) for k, v in labels.items()}
         data["labels"] = dict(sorted({**old, **new}.items()))
@@ -238,6 +241,19 @@ def known_releases(baseline: dict[str, Any]) -> list[Version]:
     """Every release whose labels the baseline knows: its sweeps' releases and the pinned one, oldest first."""
     found = {release_of(str(r)) for r in baseline.get("releases", [])} | {release_of(baseline.get("version"))}
     return sorted(v for v in found if v is not None)
+
+
+def cell_verdict(record: Record) -> str | None:
+    """What a baseline's ``verdicts`` section keeps of a conformance case's record (one with no
+    :func:`record_label`): ``conforms``, ``deviates``, ``n/a`` (the spec leaves it open), ``unsupported``,
+    ``crash:SIGNAL`` or ``timeout``; None for a harness fault, which says nothing of the system."""
+    if record.outcome == "harness-error":
+        return None
+    if record.outcome == "crash":
+        return f"crash:{record.signal or 'exit'}"
+    if record.outcome in ("timeout", "unsupported"):
+        return record.outcome
+    return record.verdict
 
 
 def record_label(record: Record) -> str | None:
@@ -392,8 +408,15 @@ def from_records(root: Path, records: Iterable[Record]) -> dict[str, int]:
     by_fw: dict[str, dict[str, str]] = {}
     dims: dict[str, dict[str, str]] = {}
     versions: dict[str, str] = {}
+    verdicts: dict[str, dict[str, str]] = {}
     for rec in records:
         label = record_label(rec)
+        verdict = None if label or rec.variant == NOT_MAPPED else cell_verdict(rec)
+        if verdict:
+            verdicts.setdefault(rec.framework, {})[item_key(rec.case, rec.variant, rec.device)] = verdict
+            pin = pinned_version(rec)
+            if pin is not None:
+                versions.setdefault(rec.framework, pin)
         # a case whose operator the adapter does not map (variant NOT_MAPPED) is recorded, never checked: no key
         if label and rec.variant != NOT_MAPPED:
             key = item_key(rec.case, rec.variant, rec.device)
@@ -406,6 +429,7 @@ def from_records(root: Path, records: Iterable[Record]) -> dict[str, int]:
             pin = pinned_version(rec)
             if pin is not None:
                 versions[rec.framework] = pin
-    for framework, labels in by_fw.items():
-        update(root, framework, versions.get(framework), labels, dims.get(framework))
-    return {fw: len(labels) for fw, labels in by_fw.items()}
+    for framework in sorted(by_fw.keys() | verdicts.keys()):
+        update(root, framework, versions.get(framework), by_fw.get(framework, {}), dims.get(framework),
+               verdicts.get(framework))
+    return {fw: len(by_fw.get(fw, {})) + len(verdicts.get(fw, {})) for fw in by_fw.keys() | verdicts.keys()}

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     import pytest
 
     from gather_scatter_conformance.harness.cases.load import Case
+    from gather_scatter_conformance.harness.judge.gate import Verdict
     from gather_scatter_conformance.vocab.record import Record
 
 
@@ -128,11 +129,29 @@ class _MalformedCases:
             self.count += 1
 
 
-def _summary(args: argparse.Namespace) -> int:
-    from gather_scatter_conformance.harness.console import summary_text
+def _against_earlier(files: list[str], earlier: list[str], ignore: list[str]) -> Verdict | None:
+    """The gate's verdict on ``files`` judged against the baselines ``earlier`` results would give (gsc diff, gsc
+    summary --previous); None without earlier results."""
+    from gather_scatter_conformance.harness.judge.baseline import in_memory
+    from gather_scatter_conformance.harness.judge.gate import judge
+    from gather_scatter_conformance.harness.run.records import read
 
-    print(summary_text(args.files, args.previous))
-    return 0
+    earlier = [p for p in earlier if Path(p).exists()]
+    if not earlier:
+        return None
+    return judge(read(files), in_memory(read([p for p in earlier if Path(p).stat().st_size])), ignore)
+
+
+def _summary(args: argparse.Namespace) -> int:
+    from gather_scatter_conformance.harness.console import summary_counts, summary_text
+
+    verdict = _against_earlier(args.files, args.previous, args.ignore)
+    if args.json:
+        print(json.dumps({"systems": summary_counts(args.files, args.previous),
+                          "gate": verdict.as_json() if verdict else None}, indent=1))
+    else:
+        print(summary_text(args.files, args.previous))
+    return verdict.exit_status() if verdict else 0
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -285,8 +304,16 @@ def _diff(args: argparse.Namespace) -> int:
     from gather_scatter_conformance.harness.report.rundiff import diff, render
     from gather_scatter_conformance.harness.run.records import read
 
-    print(render(diff(read([args.old]), read([args.new]), examples=args.examples)))
-    return 0
+    changes = diff(read([args.old]), read([args.new]), examples=args.examples)
+    verdict = _against_earlier([args.new], [args.old], args.ignore)
+    if args.json:
+        print(json.dumps({"changes": changes.as_json(), "gate": verdict.as_json() if verdict else None}, indent=1))
+    else:
+        print(render(changes))
+        if verdict is not None:
+            counts = ", ".join(f"{n} {kind}" for kind, n in verdict.counts().items() if n)
+            print(f"gate: exit status {verdict.exit_status()}" + (f" ({counts})" if counts else ""))
+    return verdict.exit_status() if verdict else 0
 
 
 def _finding(args: argparse.Namespace, changed_paths: bool = False) -> tuple[Record, Case] | None:
@@ -381,6 +408,8 @@ def _import(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
+    from gather_scatter_conformance.vocab.gate import BITS
+
     parser = argparse.ArgumentParser(prog="gsc", description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run", help="run cases × frameworks: the shipped corpus, or the case paths given (extra "
@@ -441,6 +470,12 @@ def main(argv: list[str] | None = None) -> int:
     dif.add_argument("old")
     dif.add_argument("new")
     dif.add_argument("--examples", type=int, default=3, help="example records shown per change")
+    for command in (dif, summ):
+        command.add_argument("--json", action="store_true", help="print JSON: the changes (the counts) and the "
+                             "gate's verdict against the earlier run")
+        command.add_argument("--ignore", nargs="+", default=[], choices=list(BITS), metavar="KIND",
+                             help="finding kinds that do not set the exit status, which is otherwise gsc gate's "
+                                  "against the earlier run (docs/gate.md)")
     rpr = sub.add_parser("repro", help="write the standalone repro script of a finding (deviation, crash, label)")
     rpr.add_argument("files", nargs="+", help="results files (JSON Lines)")
     rpr.add_argument("--case", required=True, help="the case: file::id, or its id")
@@ -477,8 +512,6 @@ def main(argv: list[str] | None = None) -> int:
     bas.add_argument("--check", action="store_true", help="write nothing: judge the results files' labels against the "
                      "baselines (--dir where it exists, else the shipped ones) as a run's tests do; one line per "
                      "failure and note, exit 1 on a failure")
-    from gather_scatter_conformance.vocab.gate import BITS
-
     gat = sub.add_parser("gate", help="judge a run against committed baselines and fail by policy: exit status the sum "
                          "of " + ", ".join(f"{bit} {kind}" for kind, bit in BITS.items()) + " (docs/gate.md)")
     gat.add_argument("files", nargs="+", help="results files of the run (JSON Lines)")

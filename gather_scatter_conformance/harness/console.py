@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 import time
-from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -159,35 +158,48 @@ def _class(rec: Record) -> str:
 COLUMNS = ("conforms", "deviates", "memory-unsafe", "crash", "other", "changed")
 
 
-def summary_text(paths: Iterable[str | Path], previous: Iterable[str | Path] = ()) -> str:
-    """Per system (framework, ``@device`` off the CPU, or converter path): its version and how many results
-    conform, deviate, are memory-unsafe, crashed or hung, or are neither (``other``: not expressible, a harness
-    fault); ``changed``: results whose verdict or label differs from the previous run's (files that do not exist
-    are left out; without any, the column is left out)."""
-    from gather_scatter_conformance.harness.run.records import completeness, read
+def _tally(paths: list[str | Path], previous: Iterable[str | Path]
+           ) -> tuple[list[Record], dict[str, dict[str, Any]], bool]:
+    """The records of ``paths``, the counts per system (version and COLUMNS), and whether earlier results exist."""
+    from gather_scatter_conformance.harness.run.records import read
 
-    paths = list(paths)
     records = list(read(paths))
     prev_files = [p for p in previous if Path(p).exists()]
     # An empty previous file is a previous run with nothing in it (a file that is not results is still an error).
     before = {r.key: (r.verdict, r.label)
               for r in read([p for p in prev_files if Path(p).stat().st_size])} if prev_files else None
-    counts: Counter[tuple[str, str]] = Counter()
-    versions: dict[str, str] = {}
-    for rec in records:
-        system = rec.system
-        versions[system] = rec.framework_version
-        counts[(system, _class(rec))] += 1
-        if before is not None and before.get(rec.key, (rec.verdict, rec.label)) != (rec.verdict, rec.label):
-            counts[(system, "changed")] += 1
     cols = COLUMNS if before is not None else COLUMNS[:-1]
-    width = max([len("system"), *map(len, versions)]) + 2
+    systems: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        row = systems.setdefault(rec.system, {"version": "", **dict.fromkeys(cols, 0)})
+        row["version"] = rec.framework_version
+        row[_class(rec)] += 1
+        if before is not None and before.get(rec.key, (rec.verdict, rec.label)) != (rec.verdict, rec.label):
+            row["changed"] += 1
+    return records, dict(sorted(systems.items())), before is not None
+
+
+def summary_counts(paths: Iterable[str | Path], previous: Iterable[str | Path] = ()) -> dict[str, dict[str, Any]]:
+    """What :func:`summary_text` shows, as builtins (``gsc summary --json``): per system its version and counts."""
+    return _tally(list(paths), previous)[1]
+
+
+def summary_text(paths: Iterable[str | Path], previous: Iterable[str | Path] = ()) -> str:
+    """Per system (framework, ``@device`` off the CPU, or converter path): its version and how many results
+    conform, deviate, are memory-unsafe, crashed or hung, or are neither (``other``: not expressible, a harness
+    fault); ``changed``: results whose verdict or label differs from the previous run's (files that do not exist
+    are left out; without any, the column is left out)."""
+    from gather_scatter_conformance.harness.run.records import completeness
+
+    paths = list(paths)
+    records, systems, compared = _tally(paths, previous)
+    cols = COLUMNS if compared else COLUMNS[:-1]
+    width = max([len("system"), *map(len, systems)]) + 2
     lines = [f"{'system':<{width}}{'version':<14}" + "".join(f"{c:>14}" for c in cols)]
-    for system in sorted(versions):
-        lines.append(f"{system:<{width}}{versions[system][:13]:<14}"
-                     + "".join(f"{counts[(system, c)]:>14}" for c in cols))
-    lines.append(f"{len(records)} results of {len(versions)} systems"
-                 + ("" if before is not None else "; no previous run to compare with"))
+    for system, row in systems.items():
+        lines.append(f"{system:<{width}}{row['version'][:13]:<14}" + "".join(f"{row[c]:>14}" for c in cols))
+    lines.append(f"{len(records)} results of {len(systems)} systems"
+                 + ("" if compared else "; no previous run to compare with"))
     lines.append(completeness(paths))
     faults = sum(1 for r in records if r.outcome == "harness-error")
     if faults:

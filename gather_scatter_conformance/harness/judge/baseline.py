@@ -20,6 +20,7 @@ import fcntl
 import os
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -399,37 +400,57 @@ def check_records(root: Path, records: Iterable[Record]) -> tuple[list[str], lis
     return failures, notes
 
 
-def from_records(root: Path, records: Iterable[Record]) -> dict[str, int]:
-    """Write baseline files from result records (every probe record's label, every converter path record's
-    preservation: :func:`record_label`; a cell recorded by several runs gets every label they saw); returns labels
-    per framework. The pinned version is the CPU records': a
-    device's labels (keys ``...@device``) may come from another build, e.g. ONNX Runtime's OpenVINO EP wheel, and
-    join the file without moving its pin."""
-    by_fw: dict[str, dict[str, str]] = {}
-    dims: dict[str, dict[str, str]] = {}
-    versions: dict[str, str] = {}
-    verdicts: dict[str, dict[str, str]] = {}
+@dataclass
+class _Collected:
+    """What baselines keep of a set of records, per framework (see :func:`collect`)."""
+
+    labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    dims: dict[str, dict[str, str]] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    verdicts: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+def collect(records: Iterable[Record]) -> _Collected:
+    """Per framework: every probe record's label and converter path record's preservation (:func:`record_label`; a
+    cell recorded by several runs gets every label they saw), every conformance case's :func:`cell_verdict`, the
+    probes' dimensions, and the pinned version: the CPU records' (a device's labels, keys ``...@device``, may come
+    from another build, e.g. ONNX Runtime's OpenVINO EP wheel, and join without moving the pin)."""
+    out = _Collected()
     for rec in records:
+        if rec.variant == NOT_MAPPED:  # recorded, never checked: no key
+            continue
+        key = item_key(rec.case, rec.variant, rec.device)
         label = record_label(rec)
-        verdict = None if label or rec.variant == NOT_MAPPED else cell_verdict(rec)
+        verdict = None if label else cell_verdict(rec)
         if verdict:
-            verdicts.setdefault(rec.framework, {})[item_key(rec.case, rec.variant, rec.device)] = verdict
-            pin = pinned_version(rec)
-            if pin is not None:
-                versions.setdefault(rec.framework, pin)
-        # a case whose operator the adapter does not map (variant NOT_MAPPED) is recorded, never checked: no key
-        if label and rec.variant != NOT_MAPPED:
-            key = item_key(rec.case, rec.variant, rec.device)
-            labels = by_fw.setdefault(rec.framework, {})
+            out.verdicts.setdefault(rec.framework, {})[key] = verdict
+        if label:
+            labels = out.labels.setdefault(rec.framework, {})
             # The same cell in several runs (results files of repeated runs): every label seen, in the order seen.
             labels[key] = "|".join(p for p in dict.fromkeys([*labels.get(key, "").split("|"), *label.split("|")])
                                    if p)
             if rec.dimension:
-                dims.setdefault(rec.framework, {})[key] = rec.dimension
-            pin = pinned_version(rec)
-            if pin is not None:
-                versions[rec.framework] = pin
-    for framework in sorted(by_fw.keys() | verdicts.keys()):
-        update(root, framework, versions.get(framework), by_fw.get(framework, {}), dims.get(framework),
-               verdicts.get(framework))
-    return {fw: len(by_fw.get(fw, {})) + len(verdicts.get(fw, {})) for fw in by_fw.keys() | verdicts.keys()}
+                out.dims.setdefault(rec.framework, {})[key] = rec.dimension
+        pin = pinned_version(rec)
+        if (label or verdict) and pin:
+            out.versions[rec.framework] = pin
+    return out
+
+
+def from_records(root: Path, records: Iterable[Record]) -> dict[str, int]:
+    """Write baseline files from result records (:func:`collect`); returns the labels and verdicts written per
+    framework."""
+    got = collect(records)
+    frameworks = got.labels.keys() | got.verdicts.keys()
+    for framework in sorted(frameworks):
+        update(root, framework, got.versions.get(framework), got.labels.get(framework, {}), got.dims.get(framework),
+               got.verdicts.get(framework))
+    return {fw: len(got.labels.get(fw, {})) + len(got.verdicts.get(fw, {})) for fw in frameworks}
+
+
+def in_memory(records: Iterable[Record]) -> dict[str, dict[str, Any]]:
+    """The baselines :func:`from_records` would write into an empty directory, as loaded dicts per framework
+    (``gsc diff`` judges a run against an earlier one with them)."""
+    got = collect(records)
+    return {fw: {"framework": fw, "version": got.versions.get(fw), "labels": got.labels.get(fw, {}),
+                 "verdicts": got.verdicts.get(fw, {})} for fw in got.labels.keys() | got.verdicts.keys()}

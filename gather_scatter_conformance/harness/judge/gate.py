@@ -11,7 +11,7 @@ report (``harness.report.gate``) has one failing test case per finding. docs/gat
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -132,9 +132,11 @@ def _judge_verdict(base: dict[str, Any], rec: Record, key: str) -> Finding | Non
     return None
 
 
-def judge(records: Iterable[Record], baselines: Path, ignore: Iterable[str] = ()) -> Verdict:
-    """Judge result records against the baselines in ``baselines`` (one ``<system>.yaml`` each, as ``gsc baseline``
-    writes them). A system without one is a ``no-baseline`` finding. Every record with a baseline key is a checked
+def judge(records: Iterable[Record], baselines: Path | Mapping[str, dict[str, Any]], ignore: Iterable[str] = ()
+          ) -> Verdict:
+    """Judge result records against the baselines in ``baselines``: a directory (one ``<system>.yaml`` each, as
+    ``gsc baseline`` writes them), or loaded baselines by system (``baseline.in_memory`` of an earlier run's
+    records). A system without one is a ``no-baseline`` finding. Every record with a baseline key is a checked
     cell; then each baseline key of a case file and device the run covered, for a system the run ran, that no
     record answered is ``lost-coverage``. ``ignore``: kinds the exit status leaves out. ValueError for an unknown
     kind."""
@@ -151,11 +153,15 @@ def judge(records: Iterable[Record], baselines: Path, ignore: Iterable[str] = ()
         system = rec.framework
         base = loaded.get(system)
         if base is None:
-            base = loaded[system] = load(baselines, system)
+            if isinstance(baselines, Path):
+                base = loaded[system] = load(baselines, system)
+                missing = (f"no baseline for {system} in {baselines}: review the run, then gsc baseline RESULTS "
+                           f"--dir {baselines} and commit it")
+            else:
+                base = loaded[system] = dict(baselines.get(system) or {"labels": {}})
+                missing = f"the earlier run has no records of {system}"
             if not _baselined(base):
-                verdict.findings.append(Finding(
-                    "no-baseline", system, "", f"no baseline for {system} in {baselines}: review the run, then "
-                    f"gsc baseline RESULTS --dir {baselines} and commit it"))
+                verdict.findings.append(Finding("no-baseline", system, "", missing))
         if not _baselined(base):
             continue
         key = item_key(rec.case, rec.variant, rec.device)

@@ -1,6 +1,6 @@
 """Comparing two runs record by record: which outcome, verdict or behaviour label changed, per framework.
 
-``python -m harness diff OLD NEW`` answers "what did this change (or this release) do to the results?" without a
+``gsc diff OLD NEW`` answers "what did this change (or this release) do to the results?" without a
 report: records are matched by case, framework, variant and device (Record.key).
 """
 
@@ -33,6 +33,13 @@ class RunDiff:
     only_old: int = 0
     only_new: int = 0
     same: int = 0
+
+    def as_json(self) -> dict[str, object]:
+        """The diff as builtins (``gsc diff --json``): the counts, and one entry per framework × field × change."""
+        return {"same": self.same, "only_old": self.only_old, "only_new": self.only_new,
+                "changed": [{"framework": fw, "field": f, "old": a, "new": b, "count": n,
+                             "examples": self.examples.get((fw, f, a, b), [])}
+                            for (fw, f, a, b), n in sorted(self.changed.items())]}
 
 
 def diff(old: Iterable[Record], new: Iterable[Record], examples: int = 3) -> RunDiff:

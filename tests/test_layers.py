@@ -34,6 +34,7 @@ RANKS: tuple[tuple[str, ...], ...] = (
     ("harness.importers",),  # making cases from ONNX node tests and bug reports (they run them)
     ("harness.fuzz",),  # making cases by differential fuzzing (written with the importers' writer)
     ("harness.console",),  # the terminal face of gsc run: progress per phase, the failure log, the summary table
+    ("harness.scaffold",),  # gsc new-adapter: the package a runtime team starts from (it knows the adapters)
     ("harness.cli",),  # the commands
     ("__main__",),  # python -m gather_scatter_conformance
 )

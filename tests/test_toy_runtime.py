@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import venv
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -60,21 +61,33 @@ def _copy(source: Path, names: tuple[str, ...], to: Path) -> Path:
     return to
 
 
-@pytest.mark.slow
-def test_the_toy_runtime_is_found_by_its_entry_point_and_its_bug_is_a_deviation(tmp_path: Path) -> None:
-    dist = tmp_path / "dist"
+@pytest.fixture(scope="module")
+def python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv's interpreter with the harness's wheel (built from this checkout) and its dependencies."""
+    tmp = tmp_path_factory.mktemp("venv")
+    dist = tmp / "dist"
     harness = _copy(ROOT, ("pyproject.toml", "README.md", "gather_scatter_conformance", "cases", "baselines", "claims",
-                           "known"), tmp_path / "harness")
+                           "known"), tmp / "harness")
     built = _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", dist, harness)
     assert built.returncode == 0, built.stderr
     wheel = next(dist.glob("gather_scatter_conformance-*.whl"))
-    env = tmp_path / "venv"
+    env = tmp / "venv"
     venv.create(env, with_pip=True, clear=True)
-    python = env / "bin" / "python"
-    toy = _copy(TOY.parent, (TOY.name,), tmp_path) / TOY.name
-    for args in ([wheel], ["--no-deps", toy]):  # the harness with its dependencies; the plug-in on its own
-        installed = _run(python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *args)
-        assert installed.returncode == 0, installed.stderr
+    installed = _run(env / "bin" / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check", wheel)
+    assert installed.returncode == 0, installed.stderr
+    return env / "bin" / "python"
+
+
+def _pip_install(python: Path, *args: str | Path) -> None:
+    """A plug-in on its own (--no-deps): its dependency, the harness, is there."""
+    installed = _run(python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", *args)
+    assert installed.returncode == 0, installed.stderr
+
+
+@pytest.mark.slow
+def test_the_toy_runtime_is_found_by_its_entry_point_and_its_bug_is_a_deviation(python: Path, tmp_path: Path
+                                                                                 ) -> None:
+    _pip_install(python, _copy(TOY.parent, (TOY.name,), tmp_path) / TOY.name)
     project = tmp_path / "project"
     (project / "cases").mkdir(parents=True)
     for name, text in CASES.items():
@@ -97,3 +110,65 @@ def test_the_toy_runtime_is_found_by_its_entry_point_and_its_bug_is_a_deviation(
     assert negative["api"] == "toy_runtime.gather(data, indices, axis=0)"
     unmapped = records["unmapped"]
     assert (unmapped["outcome"], unmapped["verdict"], unmapped["variant"]) == ("unsupported", "n/a", ""), unmapped
+
+
+# What a team writes into the scaffold of `gsc new-adapter clampy`: Gather through NumPy, an index checked against
+# the axis and then clamped to 0 where negative (ONNX counts it from the end): the bug the gate is to hold.
+CLAMPY_VARIANTS = 'VARIANTS: ClassVar[dict[str, tuple[str, ...]]] = {"Gather": ("take",)}'
+CLAMPY_CALL = """\
+        import numpy as np
+
+        if case.attrs.get("batch_dims"):
+            raise Unsupported("clampy.take has no batch_dims")
+        data, indices, axis = case.inputs["data"], case.inputs["indices"], int(case.attrs["axis"])
+        size = data.shape[axis]
+
+        def run() -> np.ndarray:
+            if indices.size and (indices.min() < -size or indices.max() >= size):
+                raise IndexError(f"index out of range for an axis of size {size}")
+            return np.take(data, np.maximum(indices, 0), axis=axis)
+
+        return Call(f"clampy.take(data, indices, axis={axis})", run)
+"""
+WRAP = "np.where(indices < 0, indices + size, indices)"
+
+
+@pytest.mark.slow
+def test_the_gate_path_from_a_scaffold_holds_a_clamp_and_fails_when_it_becomes_a_wrap(python: Path, tmp_path: Path
+                                                                                       ) -> None:
+    # docs/gate.md as a new team walks it, from the wheel alone: scaffold, fill in, install, run, baseline, gate;
+    # then the runtime changes its behaviour and the gate fails naming the cell.
+    gsc = (python, "-m", "gather_scatter_conformance")
+    assert _run(*gsc, "new-adapter", "clampy", "--out", tmp_path).returncode == 0
+    module = tmp_path / "gsc-clampy" / "gsc_clampy" / "adapter.py"
+    text = module.read_text()
+    text = text.replace('VARIANTS: ClassVar[dict[str, tuple[str, ...]]] = {}', CLAMPY_VARIANTS)
+    text = text.replace('        raise Unsupported(f"clampy: {case.op} through {variant!r} is not built yet")\n',
+                        CLAMPY_CALL)
+    module.write_text(text)
+    _pip_install(python, "-e", tmp_path / "gsc-clampy")
+    project = tmp_path / "project"
+    for name in ("cases/probes/gather.yaml", "cases/gather.yaml"):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, project / name)
+
+    def run(results: str) -> None:
+        done = _run(*gsc, "run", "cases", "--framework", "clampy", "--results", results, cwd=project)
+        assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-3000:]
+
+    run("r.jsonl")
+    clamp = "cases/probes/gather.yaml::probe-negative-indices[take]"
+    labels = {r["case"] + "[take]": r.get("label") for r in records_of(project / "r.jsonl")}
+    assert labels[clamp] == "clamp"
+    assert _run(*gsc, "baseline", "r.jsonl", "--dir", "baselines", cwd=project).returncode == 0
+    passed = _run(*gsc, "gate", "r.jsonl", "--baselines", "baselines", cwd=project)
+    assert passed.returncode == 0 and passed.stdout.startswith("## gsc gate: passed"), passed.stdout + passed.stderr
+
+    module.write_text(module.read_text().replace("np.maximum(indices, 0)", WRAP))  # the runtime now wraps
+    run("r2.jsonl")
+    failed = _run(*gsc, "gate", "r2.jsonl", "--baselines", "baselines", "--junit", "gate.xml", cwd=project)
+    assert failed.returncode == 8, failed.stdout + failed.stderr  # label-change (docs/gate.md)
+    junit = ET.parse(project / "gate.xml").getroot()
+    failures = {case.get("name"): f.get("type") for case in junit.iter("testcase") for f in case.iter("failure")}
+    assert failures.get(clamp) == "label-change", failures
+    assert set(failures.values()) == {"label-change"}

@@ -300,6 +300,21 @@ def _gate(args: argparse.Namespace) -> int:
     return verdict.exit_status()
 
 
+def _new_adapter(args: argparse.Namespace) -> int:
+    from gather_scatter_conformance.harness.scaffold import new_adapter
+    from gather_scatter_conformance.vocab.record import harness_version
+
+    try:
+        root = new_adapter(args.name, Path(args.out), harness_version())
+    except ValueError as exc:
+        print(f"gsc new-adapter: {exc}", file=sys.stderr)
+        return 2
+    print(f"{root}: the adapter package of {args.name}, every operator not mapped yet. Next: map them in "
+          f"{root / f'gsc_{args.name}' / 'adapter.py'}, pip install -e {root}, then docs/gate.md (run, review, "
+          "baseline, commit, gate)")
+    return 0
+
+
 def _diff(args: argparse.Namespace) -> int:
     from gather_scatter_conformance.harness.report.rundiff import diff, render
     from gather_scatter_conformance.harness.run.records import read
@@ -523,6 +538,10 @@ def main(argv: list[str] | None = None) -> int:
     gat.add_argument("--json", default="", metavar="FILE", help="write the verdict as JSON")
     gat.add_argument("--markdown", default="", metavar="FILE",
                      help="write the Markdown summary (on GitHub Actions: \"$GITHUB_STEP_SUMMARY\")")
+    new = sub.add_parser("new-adapter", help="write an installable adapter package for your own runtime: gsc-NAME/ "
+                         "with its entry point, every operator not mapped yet, and a test (docs/adapter-api.md)")
+    new.add_argument("name", help="the system's name (--framework NAME): lowercase letters, digits, _")
+    new.add_argument("--out", default=".", help="where to write gsc-NAME/ (default: here)")
     imp = sub.add_parser("import", help="case files from another project's tests (onnx-node: ONNX's node tests)")
     imp.add_argument("source", choices=["onnx-node"])
     imp.add_argument("--out", default="", help="output directory (default: cases/imported)")
@@ -565,6 +584,7 @@ def main(argv: list[str] | None = None) -> int:
         "conversion": _conversion,
         "baseline": _baseline,
         "gate": _gate,
+        "new-adapter": _new_adapter,
         "report": _report,
         "summary": _summary,
         "diff": _diff,

@@ -101,9 +101,10 @@ def test_q1_openvino_negative_gather_indices_beside_onnxruntime_and_tensorflow(b
         assert td.is_displayed() and f"sev-{sev}" in td.get_attribute("class").split()
         assert td.text.startswith(f"{build.severity.symbol(sev)} {build.words(want['label'], 'negative-indices')}")
         seen[fw] = (td.text, sev)
-    # What the issue's walk-through found, still true of these runs: OpenVINO's Gather-1 reads zero, a defined
-    # alternative, beside ONNX Runtime's canonical wrap.
-    assert seen["openvino"][0].startswith("◇ Zero") and seen["openvino"][1] == "alt"
+    # What the issue's walk-through found, still true of these runs: OpenVINO's Gather-1 reads zero for a valid
+    # negative index, a wrong value (ONNX counts it from the end, as OpenVINO's own reference tests for Gather-1
+    # expect; issue #39), beside ONNX Runtime's canonical wrap.
+    assert seen["openvino"][0].startswith("✗ Zero") and seen["openvino"][1] == "wrong"
     assert seen["onnxruntime"][0].startswith("✓ Wrap (supported)") and seen["onnxruntime"][1] == "ok"
     canonical = browser.find_elements(By.CSS_SELECTOR, 'table.beh[data-op="Gather"] tr.canon td')
     assert "Wrap (supported)" in [c.text for c in canonical]

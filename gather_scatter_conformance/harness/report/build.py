@@ -192,7 +192,7 @@ def row_severity(row: dict[str, Any]) -> str:
     label, shown = row["label"], shown_label(row["label"])
     ok = all(conforms(row["op"], row["dimension"], p) for p in shown.split("|")) if shown != label else bool(
         row["conforms"])
-    return severity.of_label(shown, ok)
+    return severity.of_label(shown, ok, row["op"], row["dimension"])
 
 
 def _beh_cell(row: dict[str, Any], b: int, sev: str | None) -> dict[str, Any]:

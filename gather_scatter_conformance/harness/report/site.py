@@ -425,7 +425,7 @@ def label_severity(op: str, dimension: str, label: str) -> str:
     from gather_scatter_conformance.harness.judge.dimensions import conforms
 
     shown = build.shown_label(label)
-    return severity.of_label(shown, all(conforms(op, dimension, p) for p in shown.split("|")))
+    return severity.of_label(shown, all(conforms(op, dimension, p) for p in shown.split("|")), op, dimension)
 
 
 def summary(site: Site, ops: list[str]) -> dict[str, Any]:

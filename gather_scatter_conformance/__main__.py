@@ -1,4 +1,4 @@
-"""``python -m harness``: see harness.cli."""
+"""``python -m gather_scatter_conformance``, the same as the command ``gsc``: see harness.cli."""
 
 from gather_scatter_conformance.harness.cli import main
 

@@ -66,3 +66,17 @@ def test_baseline_writes_into_the_current_directory(tmp_path: Path) -> None:
     done = _gsc(work, "baseline", str(tmp_path / "r.jsonl"))
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert (work / "baselines" / "numpy.yaml").is_file(), done.stdout
+
+
+def test_a_mistyped_framework_gets_a_suggestion_in_one_line(tmp_path: Path) -> None:
+    done = _gsc(tmp_path, "run", "--framework", "onnxrutime,numpy", "--results", str(tmp_path / "r.jsonl"))
+    said = [line for line in done.stderr.splitlines() if "--framework" in line]
+    assert done.returncode != 0 and len(said) == 1, done.stderr[-2000:]
+    assert "unknown 'onnxrutime' (did you mean onnxruntime?)" in said[0] and "~" not in said[0]
+
+
+def test_version() -> None:
+    from gather_scatter_conformance.vocab.record import harness_version
+
+    done = _gsc(ROOT, "--version")
+    assert done.returncode == 0 and done.stdout.strip() == f"gsc {harness_version()}"

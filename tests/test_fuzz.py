@@ -146,7 +146,7 @@ def test_fuzzing_finds_shrinks_and_writes_deterministically(differ: Differ, tmp_
     assert loaded and all(isinstance(c, Case) for c in loaded), loaded
     case = next(c for c in loaded if "onnxruntime:ScatterElements-18" in c.spec.description)
     assert case.spec.finding is not None
-    assert case.spec.finding.by == "python -m harness fuzz --op ScatterElements --n 40 --seed 5"
+    assert case.spec.finding.by == "gsc fuzz --op ScatterElements --n 40 --seed 5"
     assert case.spec.finding.kinds["onnxruntime:ScatterElements-18"] == "raised:RuntimeException"
     assert "\n  # onnxruntime:ScatterElements-18" in text and "data-dtype:float16=ok" in text  # the why comment
     assert case.spec.tags[:2] == ["found", "fuzz"] and case.spec.expected is not None

@@ -57,7 +57,7 @@ def test_found_cases_carry_a_finding_and_a_one_line_description() -> None:
         for case in load_file(path, path.name):
             assert isinstance(case, Case), str(case)
             f = case.spec.finding
-            assert f is not None and f.by.startswith("python -m harness fuzz --op ") and f.kinds, case.id
+            assert f is not None and f.by.startswith("gsc fuzz --op ") and f.kinds, case.id
             assert not set(f.agree) & set(f.apis), case.id
             assert "\n" not in case.spec.description and len(case.spec.description) < 400, case.id
             assert np.all([api in case.spec.description for api in f.kinds]), case.id

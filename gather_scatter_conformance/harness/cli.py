@@ -424,8 +424,10 @@ def _import(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     from gather_scatter_conformance.vocab.gate import BITS
+    from gather_scatter_conformance.vocab.record import harness_version
 
     parser = argparse.ArgumentParser(prog="gsc", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"gsc {harness_version()}")
     sub = parser.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run", help="run cases × frameworks: the shipped corpus, or the case paths given (extra "
                          "arguments, case paths included, go to pytest)")

@@ -144,7 +144,8 @@ class Measured(_Strict):
 
 class BugSpec(_Strict):
     """The upstream bug a regression case pins: where it was reported, which call shows it, and whether it still
-    reproduces on the installed releases (``measured``, written by ``python -m harness.importers.regression``)."""
+    reproduces on the installed releases (``measured``, written by
+    ``python -m gather_scatter_conformance.harness.importers.regression``)."""
 
     issue: str = Field(pattern=r"^[A-Za-z0-9_.-]+#[0-9]+$", description="repository#number, e.g. tensorflow#61865")
     url: str = Field(pattern=r"^https://github\.com/[^/\s]+/[^/\s]+/(issues|pull)/[0-9]+$")
@@ -181,9 +182,9 @@ FindingKind = Annotated[str, Field(pattern=r"^(wrong-value(:nonfinite)?|wrong-sh
 class FindingSpec(_Strict):
     """What differential fuzzing found on a case (``cases/found/``): the command that generated and shrank it, the
     disagreements no baseline label explains (why the case exists), and every API's answer that differed from the
-    reference engine, as ``harness/fuzz/describe.py`` words it. Written by ``python -m harness fuzz``."""
+    reference engine, as ``harness/fuzz/describe.py`` words it. Written by ``gsc fuzz``."""
 
-    by: str = Field(pattern=r"^python -m harness fuzz ", description="the command that found and shrank the case "
+    by: str = Field(pattern=r"^gsc fuzz ", description="the command that found and shrank the case "
                     "(the same seed writes the same case again)")
     kinds: dict[str, FindingKind] = Field(min_length=1, description="framework:variant -> finding kind (wrong-value, "
                                   "wrong-value:nonfinite, wrong-shape, wrong-dtype, value-not-error, raised:<type>, "

@@ -1,4 +1,4 @@
-"""Differential fuzzing (``python -m harness fuzz``): Hypothesis-generated cases on every framework API, triaged
+"""Differential fuzzing (``gsc fuzz``): Hypothesis-generated cases on every framework API, triaged
 against the reference engine and the baselines' behaviour labels; findings are shrunk and written as cases.
 
 Modules: strategies (case generation), differ (running and judging), triage (labelled or finding), shrink,

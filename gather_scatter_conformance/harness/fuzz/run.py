@@ -1,4 +1,4 @@
-"""``python -m harness fuzz``: generate, run, triage, shrink, write, summarise — one operator at a time."""
+"""``gsc fuzz``: generate, run, triage, shrink, write, summarise — one operator at a time."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def fuzz_op(op: str, n: int, seed_value: int, differ: Differ, apis: list[tuple[s
     groups = _shrink_all(res, differ, apis, source, examples_for(n), seed_value, shrink_budget, say)
     res.timings["shrink_s"] = time.perf_counter() - t_shrink
     res.specs = []
-    by = f"python -m harness fuzz --op {op} --n {n} --seed {seed_value}"
+    by = f"gsc fuzz --op {op} --n {n} --seed {seed_value}"
     for full, targets in groups:
         spec = to_spec(full.gen, SOURCE, describe(full, targets), triage.allowed_example(full.case.reference()),
                        finding(full, targets, by))

@@ -25,7 +25,7 @@ from gather_scatter_conformance.vocab import dtypes
 from gather_scatter_conformance.vocab.ops import FILE_NAMES, SCATTER_OPS, with_defaults
 
 HEADER = [
-    "Cases found by differential fuzzing (python -m harness fuzz; docs/fuzzing.md). Each is a shrunk case on which "
+    "Cases found by differential fuzzing (gsc fuzz; docs/fuzzing.md). Each is a shrunk case on which "
     "a framework API disagrees with the reference engine in a way its baseline labels do not explain; its finding "
     "block says which, and what every API answered. Written by harness/fuzz/writer.py; entries are merged by id.",
 ]

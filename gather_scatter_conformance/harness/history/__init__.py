@@ -1,4 +1,4 @@
-"""Behaviour across releases: ``python -m harness history FRAMEWORK --releases SPEC`` runs the behaviour-defining
+"""Behaviour across releases: ``gsc history FRAMEWORK --releases SPEC`` runs the behaviour-defining
 cases (probes and seed cases) against several releases of one framework, each in its own cached environment, and
 keeps one record per release × operator × API variant × dimension in ``history/<framework>.jsonl``.
 

@@ -1,12 +1,12 @@
 """The ``history`` subcommand: sweep releases, print what changed between two, fold the history into a baseline.
 
-    python -m harness history onnxruntime --releases ">=1.16"          # every minor release's newest patch
-    python -m harness history onnxruntime --releases 1.16.3,1.17.3 --cases cases/probes/gather.yaml
-    python -m harness history tensorflow --releases ">=2.12" --drop-envs  # one release's environment on disk at a time
-    python -m harness history --diff onnxruntime 1.16.3 1.17.3          # labels that changed between the two
-    python -m harness history onnxruntime --changes                     # every change, release to release
-    python -m harness history onnxruntime --update-baseline             # releases and ranges into baselines/
-    python -m harness history --merge parts/* --dir history             # the weekly sweep's parts into history/
+    gsc history onnxruntime --releases ">=1.16"          # every minor release's newest patch
+    gsc history onnxruntime --releases 1.16.3,1.17.3 --cases cases/probes/gather.yaml
+    gsc history tensorflow --releases ">=2.12" --drop-envs  # one release's environment on disk at a time
+    gsc history --diff onnxruntime 1.16.3 1.17.3          # labels that changed between the two
+    gsc history onnxruntime --changes                     # every change, release to release
+    gsc history onnxruntime --update-baseline             # releases and ranges into baselines/
+    gsc history --merge parts/* --dir history             # the weekly sweep's parts into history/
 """
 
 from __future__ import annotations

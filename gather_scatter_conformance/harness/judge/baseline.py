@@ -3,7 +3,7 @@
 In the spirit of array-api-tests' xfails files, but exact: a probe test passes when its observed label equals the
 baseline's, and fails when the label changed (or has no baseline yet). ``--update-baseline`` rewrites the file
 from a run. Files live in ``baselines/<framework>.yaml``: ``labels`` as measured on ``version`` (the pinned release),
-and, once release sweeps have been folded in (``python -m harness history FRAMEWORK --update-baseline``),
+and, once release sweeps have been folded in (``gsc history FRAMEWORK --update-baseline``),
 ``releases`` (every release whose labels the file knows) and ``ranges`` (the keys whose label differs between them,
 as ``[{label, until}, {label, since, until}, ..., {label, since}]``). A run on any release is checked against the
 label valid for that release; a change in a release the file does not know fails, naming both releases.
@@ -116,7 +116,7 @@ def _edit(root: Path, framework: str, change: Any) -> None:
             header = (
                 f"# Behaviour labels measured on {framework} {data.get('version')}; a probe test fails when its label "
                 "changes.\n# Regenerate with: python -m pytest cases/probes --framework NAME --update-baseline"
-                + ("; releases and ranges: python -m harness history NAME --update-baseline" if data.get("ranges")
+                + ("; releases and ranges: gsc history NAME --update-baseline" if data.get("ranges")
                    or data.get("releases") else "") + "\n"
             )
         tmp.write_text(header + yaml.dump(_flow(ordered), Dumper=_Dumper, sort_keys=False, width=200))

@@ -1,4 +1,4 @@
-"""The compatibility report page: ``python -m harness report RESULTS... --out DIR [--baseline PREVIOUS...]``.
+"""The compatibility report page: ``gsc report RESULTS... --out DIR [--baseline PREVIOUS...]``.
 
 Writes ``DIR/index.html`` (the landing page: inline CSS and JS, nothing fetched from elsewhere), its evidence beside
 it (``DIR/report-data.js``, loaded on the first drill-down), ``DIR/behaviour.json`` (the behaviour rows of

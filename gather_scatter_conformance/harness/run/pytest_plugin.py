@@ -138,7 +138,14 @@ class _State:
                                         and (adapters.is_available(n) or n in self.pythons)]
         unknown = [f for f in requested if f not in adapters.table()]
         if unknown:
-            raise pytest.UsageError(f"--framework: unknown {', '.join(unknown)}; known: {', '.join(adapters.names())}")
+            import difflib
+
+            guesses = [difflib.get_close_matches(f, adapters.names(), n=2, cutoff=0.6) for f in unknown]
+            said = "; ".join(f"{f!r}" + (f" (did you mean {' or '.join(g)}?)" if g else "")
+                             for f, g in zip(unknown, guesses, strict=True))
+            frameworks = [n for n in adapters.names() if not adapters.is_path(n)]
+            raise pytest.UsageError(f"--framework: unknown {said}; the frameworks: {', '.join(frameworks)}, the "
+                                    "groups 'frameworks' and 'paths', and the converter paths (gsc run --help)")
         absent = [why for why in (_not_installed(f) for f in requested if f not in self.pythons) if why]
         if absent:  # a run of it would record the harness's failure to import it, not the framework's behaviour
             raise pytest.UsageError(f"--framework: {'; '.join(absent)}")

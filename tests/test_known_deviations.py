@@ -2,7 +2,9 @@
 
 A (case, variant) that deviates must be listed, with its reason; a listed one that no longer deviates is stale; an
 entry naming a case or variant that does not exist, or a claim that does not resolve, is an error. The run is in
-this process (MXNet: its own interpreter), so what each framework cannot afford here is in PLANS below.
+this process (MXNet: its own interpreter), so what each framework cannot afford here is in PLANS below. Which
+frameworks are checked comes from the adapter registry: every one, with the default plan where PLANS has none, and
+a framework without a known file must say why in WITHOUT_KNOWN_FILE.
 """
 
 from __future__ import annotations
@@ -61,6 +63,14 @@ TVM_BY_CHANCE = {
 }
 
 
+def every_case() -> list[Case]:
+    """Every valid case of every shipped case file, probes and found cases included."""
+    from gather_scatter_conformance.harness.cases.load import load_file
+
+    return [entry for path in sorted((ROOT / "cases").rglob("*.yaml"))
+            for entry in load_file(path, path.relative_to(ROOT).as_posix()) if isinstance(entry, Case)]
+
+
 def _all(case: Case, variant: str) -> bool:
     return True
 
@@ -74,6 +84,15 @@ class Plan:
     cannot_run: Callable[[Case, str], str | None] = lambda case, variant: None
     isolated: bool = False  # run through the harness's isolation (a warm worker, risky cases in forked children)
 
+
+# Every framework adapter the registry has (converter paths' known files are checked by test_convert_paths).
+FRAMEWORKS = sorted(n for n in adapters.names() if not adapters.is_path(n))
+# A framework with no known/<name>.yaml, and why it needs none.
+WITHOUT_KNOWN_FILE = {
+    "numpy": "the reference for Take's semantics; its other cases are checked as deviating nowhere",
+    "tensorrt": "needs an NVIDIA GPU and TensorRT: never measured on this project's machines",
+    "directml": "needs Windows and a DirectX 12 GPU: never measured on this project's machines",
+}
 
 PLANS: dict[str, Plan] = {
     "onnx-reference": Plan(),  # ONNX's own Python kernels: every case in a second or two
@@ -159,10 +178,17 @@ def _why(record: Record) -> str:
     return f"{record.outcome}: {record.reason} {record.error_message or ''}".strip()[:300]
 
 
-@pytest.mark.parametrize("framework", sorted(PLANS))
+def test_every_framework_has_a_known_file_or_says_why_not() -> None:
+    without = {fw for fw in FRAMEWORKS if not (ROOT / "known" / f"{fw}.yaml").exists()}
+    assert without == set(WITHOUT_KNOWN_FILE), "a framework without known/<name>.yaml, or a reason for one that has it"
+    assert set(PLANS) <= set(FRAMEWORKS), f"plans for no registered framework: {set(PLANS) - set(FRAMEWORKS)}"
+
+
+@pytest.mark.parametrize("framework", sorted(set(FRAMEWORKS) - set(WITHOUT_KNOWN_FILE)))
 def test_known_file_names_existing_cases_variants_and_claims(framework: str) -> None:
     parsed = known.parse_file(ROOT / "known" / f"{framework}.yaml")
-    variants = {c.nodeid: adapters.get(framework).variants(c.op) for c in shipped_cases()}
+    # Every case file, probes and found cases too (known/tfjs.yaml lists some): an entry must name a real one.
+    variants = {c.nodeid: adapters.get(framework).variants(c.op) for c in every_case()}
     missing = [
         f"{nodeid} [{variant}]" + ("" if nodeid in variants else " (no such case)")
         for nodeid, variant in known.load_file(ROOT / "known" / f"{framework}.yaml")
@@ -178,12 +204,16 @@ def test_known_file_names_existing_cases_variants_and_claims(framework: str) -> 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("framework", sorted(PLANS))
+@pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_shipped_cases_deviate_only_where_known(framework: str) -> None:
-    why_not = _available(framework)
+    why_not = _available(framework) or adapters.get(framework).unavailable()
     if why_not:
         pytest.skip(why_not)
-    plan, listed = PLANS[framework], known.entries(framework)
+    shipped = {c.nodeid for c in shipped_cases()}
+    # What this run can confirm: entries of the shipped cases (a probe's entry is its baseline's business, a found
+    # case's its own file's).
+    plan = PLANS.get(framework, Plan())
+    listed = {k: v for k, v in known.entries(framework).items() if k[0] in shipped}
     runs: list[tuple[Case, str]] = []
     unrunnable: list[str] = []
     for case in shipped_cases():

@@ -7,6 +7,9 @@ outside this repository does (docs/adapter-api.md).
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,6 +19,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+import yaml
 from _cases import records_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -172,3 +176,83 @@ def test_the_gate_path_from_a_scaffold_holds_a_clamp_and_fails_when_it_becomes_a
     failures = {case.get("name"): f.get("type") for case in junit.iter("testcase") for f in case.iter("failure")}
     assert failures.get(clamp) == "label-change", failures
     assert set(failures.values()) == {"label-change"}
+
+
+WORKFLOW = ROOT / ".github" / "workflows" / "gate.yml"
+_EXPRESSION = re.compile(r"\$\{\{\s*(inputs|steps)\.([\w-]+)(?:\.outputs\.([\w-]+))?\s*\}\}")
+
+
+def _steps_of_workflow(python: Path, cwd: Path, inputs: dict[str, str]) -> dict[str, subprocess.CompletedProcess[str]]:
+    """Run the gate workflow's job as GitHub would, but here: its scripts in order with bash as GitHub's runner
+    calls it, the job's and steps' env with ``${{ inputs.* }}`` and ``${{ steps.*.outputs.* }}`` filled in, the
+    venv of ``python`` first on PATH, a step that failed skipping the rest but ``if: always()`` ones. The ``uses:``
+    steps (checkout, setup-python, upload-artifact) are GitHub's own: here ``cwd`` is the checkout."""
+    job = yaml.safe_load(WORKFLOW.read_text())["jobs"]["gate"]
+    outputs: dict[str, dict[str, str]] = {}
+
+    def fill(value: object) -> str:
+        def one(m: re.Match[str]) -> str:
+            return inputs[m[2]] if m[1] == "inputs" else outputs.get(m[2], {}).get(m[3] or "", "")
+
+        text = _EXPRESSION.sub(one, str(value))
+        assert "${{" not in text, f"an expression this runner does not know: {value}"
+        return text
+
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHON", "GSC_", "VIRTUAL_ENV"))}
+    base["PATH"] = f"{python.parent}{os.pathsep}{os.environ['PATH']}"
+    base.update({k: fill(v) for k, v in job["env"].items()})
+    done: dict[str, subprocess.CompletedProcess[str]] = {}
+    failed = False
+    for step in job["steps"]:
+        if "run" not in step or (failed and step.get("if") != "always()"):
+            continue
+        written = cwd / "github_output"
+        written.write_text("")
+        env = {**base, **{k: fill(v) for k, v in step.get("env", {}).items()}, "GITHUB_OUTPUT": str(written),
+               "GITHUB_STEP_SUMMARY": str(cwd / "step_summary.md")}
+        result = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=cwd,
+                                env=env, capture_output=True, text=True, timeout=900)
+        done[step["name"]] = result
+        if "id" in step:
+            outputs[step["id"]] = dict(line.split("=", 1) for line in written.read_text().splitlines() if "=" in line)
+        failed = failed or result.returncode != 0
+    return done
+
+
+@pytest.mark.slow
+def test_the_reusable_workflows_steps_gate_the_toy_runtime(python: Path, tmp_path: Path) -> None:
+    # .github/workflows/gate.yml as a caller's repository meets it: its committed case files and baselines, the
+    # harness's wheel (with the report extra) and the toy runtime as the inputs name them.
+    toy = _copy(TOY.parent, (TOY.name,), tmp_path) / TOY.name
+    _pip_install(python, toy)
+    repo = tmp_path / "caller"
+    (repo / "cases").mkdir(parents=True)
+    for name, text in CASES.items():
+        (repo / "cases" / name).write_text(textwrap.dedent(text))
+    for args in (("run", "cases", "--framework", "toy", "--results", "first.jsonl"),
+                 ("baseline", "first.jsonl", "--dir", "conformance/baselines")):
+        made = _run(python, "-m", "gather_scatter_conformance", *args, cwd=repo)
+        assert made.returncode in (0, 1), made.stdout[-2000:] + made.stderr[-2000:]
+    wheel = next((python.parents[2] / "dist").glob("gather_scatter_conformance-*.whl"))
+    inputs = {"system": "toy", "adapter": str(toy), "baselines": "conformance/baselines", "harness": f"{wheel}[report]",
+              "run-args": "cases", "ignore": "", "python-version": "3.11"}
+
+    steps = _steps_of_workflow(python, repo, inputs)
+    said = {name: r.stdout[-1500:] + r.stderr[-1500:] for name, r in steps.items()}
+    assert list(steps) == ["install", "run", "gate", "report", "verdict"], said
+    assert all(r.returncode == 0 for r in steps.values()), said
+    out = repo / "gsc-out"
+    assert ET.parse(out / "gate.xml").getroot().find("testsuite").get("failures") == "0"
+    assert json.loads((out / "gate.json").read_text())["passed"] and (out / "site" / "index.html").exists()
+    assert (repo / "step_summary.md").read_text().startswith("## gsc gate: passed")
+
+    # The baselines now hold a cell the run does not have: the gate fails by its policy (32, lost coverage), after
+    # the report was built for the artifact.
+    path = repo / "conformance" / "baselines" / "toy.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["verdicts"]["cases/gather.yaml::gone[gather]"] = "conforms"
+    path.write_text(yaml.safe_dump(data))
+    (repo / "step_summary.md").unlink()
+    steps = _steps_of_workflow(python, repo, {**inputs, "harness": str(wheel)})
+    assert steps["verdict"].returncode == 32 and steps["report"].returncode == 0, steps["verdict"].stdout
+    assert "failed (exit status 32)" in (repo / "step_summary.md").read_text()

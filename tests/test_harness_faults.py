@@ -233,7 +233,7 @@ def test_a_framework_that_is_not_installed_is_a_usage_error(project: pytest.Pyte
             "pip install 'gather-scatter-conformance[ghost]'") in err
     assert "Traceback" not in err and not (project.path / "r.jsonl").exists()
     unknown = project.runpytest_subprocess("cases", "--framework", "no-such-framework")
-    assert unknown.ret == pytest.ExitCode.USAGE_ERROR and "unknown no-such-framework" in unknown.stderr.str()
+    assert unknown.ret == pytest.ExitCode.USAGE_ERROR and "unknown 'no-such-framework'" in unknown.stderr.str()
 
 
 def test_a_framework_in_its_own_interpreter_is_not_checked_here(project: pytest.Pytester) -> None:

@@ -162,6 +162,7 @@ NOT_RECORDS: dict[str, dict[str, str]] = {
         'again': "a worker's answer",
         'first': "a worker's answer",
         'info': "a worker's answer to warming up",
+        'payload': "a case's payload to a worker",
         'last': "a worker's answer",
         'prepared': "a worker's answer to preparing a call",
         'result': "a worker's answer",

@@ -133,6 +133,11 @@ def test_gsc_port_compares_two_systems_own_apis(built: dict[str, Any]) -> None:
     both = tf.keys() & ov.keys()
     assert {(d["op"], d["dimension"]) for d in port["differences"]} == {k for k in both if tf[k] != ov[k]}
     assert port["compared"] == len(both) > 40  # Gather and Take: tf.gather and Gather-8 serve both
+    assert port["source_api"] == "tf.gather" and port["url"] == ""  # no page is made for such a port
+    from gather_scatter_conformance.harness.report.site import port_api_name
+
+    assert port_api_name("data[np.arange(2)[:, None], indices]", "indexing") == "indexing"  # was "data[np.arange"
+    assert port_api_name("ov.opset7.gather(data, indices, axis=0)  # Gather-7", "x") == "Gather-7"
     bad = subprocess.run([sys.executable, "-m", "gather_scatter_conformance", "port", str(built["results"]),
                           "--from", "tensorflow", "--to", "nosuch"], capture_output=True, text=True)
     assert bad.returncode == 2 and "no cell of nosuch" in bad.stderr and "Traceback" not in bad.stderr

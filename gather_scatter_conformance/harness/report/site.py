@@ -329,6 +329,14 @@ def _api_name(cell: site_model.Cell) -> str:
     return api_name(call) or cell.variant
 
 
+def port_api_name(api: str | None, fallback: str) -> str:
+    """The source API a port is titled by: the callable the call names (``tf.gather``, ``Gather-7``), else
+    ``fallback`` (the variant): an expression (numpy's ``data[np.arange(...), indices]``) names no callable, and a
+    title cut at its first bracket named nothing (issue #39)."""
+    name = api_name(api)
+    return name if name and re.fullmatch(r"[A-Za-z_][\w.]*(-\d+)?", name) else fallback
+
+
 def compare(cells: Iterable[site_model.Cell], source: str, target: str) -> site_model.Port:
     """A port between two systems' own APIs (``framework[:variant]`` each): every operator × dimension both measured
     where their labels differ. A side with several variants of one operator compares each of its labels."""
@@ -349,9 +357,9 @@ def compare(cells: Iterable[site_model.Cell], source: str, target: str) -> site_
                     op=a.op, dimension=a.dimension, question=a.question, source_label=f"{a.variant}: {a.label}",
                     target_label=f"{b.variant}: {b.label}", cases=sorted({c.case for c in a.cases + b.cases}),
                     source_url=a.url, target_url=b.url))
-    name = side_a[0].api if side_a else source
-    return site_model.Port(url=f"port/{slug(source)}/{slug(target)}.html", source=src_fw,
-                           source_api=api_name(name) or source, source_variant=src_var or "*", target=target,
+    name = port_api_name(side_a[0].api if side_a else None, src_var or (side_a[0].variant if side_a else source))
+    # No page exists for a port between two systems' own APIs (the site makes one per converter path): no url.
+    return site_model.Port(url="", source=src_fw, source_api=name, source_variant=src_var or "*", target=target,
                            compared=compared, differences=diffs)
 
 

@@ -147,7 +147,8 @@ class Port(_Model):
     """What changes when a model moves from a source API to a target: a converter path, or another system."""
 
     api_version: int = API_VERSION
-    url: str
+    url: str = Field(description="its page in the site; empty for a port between two systems' own APIs, which has "
+                     "none (gsc port)")
     source: str = Field(description="framework")
     source_api: str = Field(description="the callable, e.g. tf.gather")
     source_variant: str

@@ -92,7 +92,7 @@ browser:
 # pytest exits 5 when it collected no tests; that must not pass as green.
 test: $(VENV)/.installed $(MXVENV)/.installed browser clang
 	$(PY) -m ruff check .
-	$(PY) -m pytest tests -n 2 --record-times build/test-times.json $(PYTEST_ARGS); rc=$$?; \
+	$(PY) -m pytest tests -n 2 --dist loadgroup --record-times build/test-times.json $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 # The developer lane (docs/development.md): ruff and the tests that run no framework and take under 5 s each, in

@@ -191,7 +191,8 @@ def test_a_second_ctrl_c_during_the_first_prints_a_word_not_a_traceback(project:
     # lands there for sure from the project's own hook.
     assert _gsc("run", "cases", "--framework", "numpy", "--results", "r.jsonl", cwd=project).returncode == 0
     before = (project / "r.jsonl").read_bytes()
-    (project / "conftest.py").write_text(
+    (project / "conftest.py").write_text(  # each case slowed, so the signal lands mid-run however fast the machine
+        "import time\n\ndef pytest_runtest_call(item):\n    time.sleep(0.05)\n\n"
         "def pytest_keyboard_interrupt(excinfo):\n    raise KeyboardInterrupt('a second Ctrl-C')\n")
     try:
         cmd = [*GSC, "run", "many", "--framework", "numpy", "--results", "r.jsonl", "--no-cache", "--workers", "1"]

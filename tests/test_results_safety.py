@@ -118,8 +118,11 @@ def _kill_after(cmd: list[str], cwd: Path, partial: Path, records: int, how: int
     few of its own (a run killed before it wrote anything would not have resumed: the manifest counts resumes).
     Returns what it wrote (stdout and stderr)."""
     before = partial.read_bytes().count(b"\n") if partial.exists() else 0
+    # A shell that starts this test in the background leaves SIGINT ignored, and the child would inherit that (make
+    # test run by `nohup ... &`: the Ctrl-C test then finished its run untouched): the child gets the default back.
+    restore = (lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) if how == signal.SIGINT else None
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=restore)
     deadline = time.monotonic() + 240
     try:
         while time.monotonic() < deadline and proc.poll() is None:

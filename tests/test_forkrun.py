@@ -179,8 +179,8 @@ def test_a_risky_gpu_case_never_forks_and_retires_a_worker_of_its_own(monkeypatc
     gpu = {**cpu, "device": "gpu"}
     ex = Isolated(timeout=60, fork=True)
     try:
-        assert ex.forks(cpu) and not ex.forks(gpu)
         gpu_key = ex.worker_key("numpy", "take", "gpu")
+        assert ex.forks(ex.key_of("numpy", "take", cpu)) and not ex.forks(ex.key_of("numpy", "take", gpu))
         assert gpu_key != ex.worker_key("numpy", "take", "cpu") == ("numpy", ())
         assert ex.run("numpy", "take", cpu)["outcome"] == "ok"
         warm = ex._workers[("numpy", ())]

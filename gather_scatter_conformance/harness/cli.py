@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     import pytest
 
     from gather_scatter_conformance.harness.cases.load import Case
@@ -129,9 +131,10 @@ class _MalformedCases:
             self.count += 1
 
 
-def _against_earlier(files: list[str], earlier: list[str], ignore: list[str]) -> Verdict | None:
-    """The gate's verdict on ``files`` judged against the baselines ``earlier`` results would give (gsc diff, gsc
-    summary --previous); None without earlier results."""
+def _against_earlier(records: Iterable[Record], earlier: list[str], ignore: list[str]) -> Verdict | None:
+    """The gate's verdict on ``records`` judged against the baselines the ``earlier`` results would give (gsc summary
+    --previous; files that do not exist are left out, an empty one holds no records); None without
+    earlier results."""
     from gather_scatter_conformance.harness.judge.baseline import in_memory
     from gather_scatter_conformance.harness.judge.gate import judge
     from gather_scatter_conformance.harness.run.records import read
@@ -139,13 +142,14 @@ def _against_earlier(files: list[str], earlier: list[str], ignore: list[str]) ->
     earlier = [p for p in earlier if Path(p).exists()]
     if not earlier:
         return None
-    return judge(read(files), in_memory(read([p for p in earlier if Path(p).stat().st_size])), ignore)
+    return judge(records, in_memory(read([p for p in earlier if Path(p).stat().st_size])), ignore)
 
 
 def _summary(args: argparse.Namespace) -> int:
     from gather_scatter_conformance.harness.console import summary_counts, summary_text
+    from gather_scatter_conformance.harness.run.records import read
 
-    verdict = _against_earlier(args.files, args.previous, args.ignore)
+    verdict = _against_earlier(read(args.files), args.previous, args.ignore)
     if args.json:
         print(json.dumps({"systems": summary_counts(args.files, args.previous),
                           "gate": verdict.as_json() if verdict else None}, indent=1))
@@ -316,19 +320,21 @@ def _new_adapter(args: argparse.Namespace) -> int:
 
 
 def _diff(args: argparse.Namespace) -> int:
+    from gather_scatter_conformance.harness.judge.baseline import in_memory
+    from gather_scatter_conformance.harness.judge.gate import judge
     from gather_scatter_conformance.harness.report.rundiff import diff, render
     from gather_scatter_conformance.harness.run.records import read
 
-    changes = diff(read([args.old]), read([args.new]), examples=args.examples)
-    verdict = _against_earlier([args.new], [args.old], args.ignore)
+    old, new = list(read([args.old])), list(read([args.new]))  # each read once: the diff and the gate use both
+    changes = diff(old, new, examples=args.examples)
+    verdict = judge(new, in_memory(old), args.ignore)
     if args.json:
-        print(json.dumps({"changes": changes.as_json(), "gate": verdict.as_json() if verdict else None}, indent=1))
+        print(json.dumps({"changes": changes.as_json(), "gate": verdict.as_json()}, indent=1))
     else:
         print(render(changes))
-        if verdict is not None:
-            counts = ", ".join(f"{n} {kind}" for kind, n in verdict.counts().items() if n)
-            print(f"gate: exit status {verdict.exit_status()}" + (f" ({counts})" if counts else ""))
-    return verdict.exit_status() if verdict else 0
+        counts = ", ".join(f"{n} {kind}" for kind, n in verdict.counts().items() if n)
+        print(f"gate: exit status {verdict.exit_status()}" + (f" ({counts})" if counts else ""))
+    return verdict.exit_status()
 
 
 def _finding(args: argparse.Namespace, changed_paths: bool = False) -> tuple[Record, Case] | None:

@@ -109,7 +109,7 @@ def _judge_label(base: dict[str, Any], rec: Record, key: str, label: str) -> Fin
         return None
     unsafe_now = is_memory_unsafe(label) or rec.outcome in ("crash", "timeout")
     kind = "new-unsafe" if unsafe_now and not in_class(base, key, known) else "label-change"
-    if rec.outcome in ("unsupported", "harness-error") and known not in (None, rec.outcome):
+    if rec.outcome == "unsupported" and known not in (None, rec.outcome):  # (a harness fault: _judge)
         kind = "lost-coverage"
     return Finding(kind, rec.framework, key, problem)
 

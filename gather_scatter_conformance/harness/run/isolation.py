@@ -252,19 +252,23 @@ class Isolated:
             env = {**env, DEVICE_ENV: device}
         return framework, tuple(sorted(env.items()))
 
-    def forks(self, payload: dict[str, Any]) -> bool:
-        """Whether a risky case of ``payload`` runs in a forked child of its worker's template.
+    def key_of(self, framework: str, variant: str, payload: dict[str, Any]) -> tuple[str, tuple[tuple[str, str], ...]]:
+        """The worker_key of a case's ``payload``: its framework's variant on the payload's device."""
+        return self.worker_key(framework, variant, payload.get("device") or "cpu")
+
+    def forks(self, key: tuple[str, tuple[tuple[str, str], ...]]) -> bool:
+        """Whether the worker ``key`` names has a template, whose forked children run its risky cases.
 
         Never off the CPU: a GPU context does not survive a fork, and the warm-up before the template is forked
         can start one (torch.compile's warm-up does: on an H200 every GPU case forked from it failed with "Cannot
         re-initialize CUDA in forked subprocess", 2026-11-28). A risky GPU case runs in a worker of its own.
         """
-        return self.fork and (payload.get("device") or "cpu") == "cpu"
+        return self.fork and not off_cpu(key)
 
     def _worker(self, key: tuple[str, tuple[tuple[str, str], ...]]) -> _Worker:
         worker = self._workers.get(key)
         if worker is None:
-            worker = self._workers[key] = _Worker(self.python_for(key[0]), key[1] + cpu_only(key[1]))
+            worker = self._workers[key] = _Worker(self.python_for(key[0]), key[1] + cpu_only(key))
         return worker
 
     def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -301,8 +305,8 @@ class Isolated:
         if result.get("outcome") in ("crash", "timeout") and not result.get("api"):
             # The process that made the call is gone, and the call with it: ask a live worker to prepare it again
             # (without running it), so the record names the call that crashed and its repro can make it.
-            prepared = self._run(self.worker_key(framework, variant, payload.get("device") or "cpu"),
-                                 ("prepare", (framework, variant, payload)), self.timeout)
+            prepared = self._run(self.key_of(framework, variant, payload), ("prepare", (framework, variant, payload)),
+                                 self.timeout)
             result = {**result, "api": prepared.get("api", ""), "source": prepared.get("source", "")}
         if not result.get("framework_version") and framework in self._versions:
             # A process that died answered nothing: the crash is still this version's.
@@ -348,8 +352,8 @@ class Isolated:
     def _alone(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
         """The case run again alone in a fresh process: a forked child of the clean template, else a worker that
         has run no case (a warm one that has is stopped first)."""
-        if not self.forks(payload):
-            key = self.worker_key(framework, variant, payload.get("device") or "cpu")
+        key = self.key_of(framework, variant, payload)
+        if not self.forks(key):
             worker = self._workers.get(key)
             if worker is not None and worker.ran:
                 del self._workers[key]
@@ -360,12 +364,11 @@ class Isolated:
                   ) -> tuple[dict[str, Any], bool]:
         """One try, given ``timeout`` seconds; with whether the process that made it ran this case alone (a forked
         child, or a worker's first case)."""
-        if payload.get("fresh") and self.forks(payload):
+        key = self.key_of(framework, variant, payload)
+        if payload.get("fresh") and self.forks(key):
             result = self._run_forked(framework, variant, payload, timeout)
             if result is not None:
                 return result, True
-        device = payload.get("device") or "cpu"
-        key = self.worker_key(framework, variant, device)
         worker = self._workers.get(key)
         alone = worker is None or not worker.ran
         result = self._run(key, ("run", (framework, variant, payload)), timeout)
@@ -374,7 +377,7 @@ class Isolated:
         # out of bounds, so only then is the worker retired and its exit status checked. Off the CPU it is retired
         # after any risky case: a device-side error (CUDA's "device-side assert triggered") leaves the process's
         # context unusable, and every later case of that worker would fail with it.
-        if payload.get("fresh") and worker is not None and device != "cpu" and result.get("outcome") != "ok":
+        if payload.get("fresh") and worker is not None and off_cpu(key) and result.get("outcome") != "ok":
             del self._workers[key]
             worker.close()
         elif payload.get("fresh") and worker is not None and result.get("outcome") == "ok":
@@ -391,8 +394,7 @@ class Isolated:
         """A risky case in a forked child (see run); None when the worker has no template to fork from."""
         start = time.perf_counter()
         message = ("fork", (framework, variant, payload, timeout))
-        reply = self._run(self.worker_key(framework, variant, payload.get("device") or "cpu"), message,
-                          timeout + EXIT_GRACE)
+        reply = self._run(self.key_of(framework, variant, payload), message, timeout + EXIT_GRACE)
         if "fallback" in reply:
             return None  # no template to fork from
         if "timed_out" not in reply:
@@ -429,8 +431,7 @@ class Isolated:
             if framework not in worker.warm:
                 # Import the framework before the case's clock starts, so the timeout measures the case alone;
                 # the template for risky cases is forked right then, before the worker runs any case.
-                forks = self.fork and DEVICE_ENV not in dict(key[1])  # see forks(): no template off the CPU
-                worker.channel.send(("warm", _blob((framework, forks))))
+                worker.channel.send(("warm", _blob((framework, self.forks(key)))))
                 info = _unblob(worker.channel.receive(timeout=STARTUP_TIMEOUT))
                 if info.get("outcome") == "harness-error":  # the framework could not be set up in its worker
                     return {**info, "duration_s": 0.0}
@@ -503,13 +504,19 @@ class Isolated:
         self._workers.clear()
 
 
-def cpu_only(env: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-    """What a CPU worker's environment adds to ``env``: no CUDA device visible. Its cases never use one, and a
-    framework that starts a GPU context it does not use breaks the children forked from it: on an H200
+def cpu_only(key: tuple[str, tuple[tuple[str, str], ...]]) -> tuple[tuple[str, str], ...]:
+    """What the environment of a CPU worker (``key``: worker_key) adds to its own: no CUDA device visible. Its
+    cases never use one, and a framework that starts a GPU context it does not use breaks the children forked from
+    it: on an H200
     (2026-11-28) torch 2.11's inductor did so while compiling for the CPU, and 103 risky CPU cases of
     ``/compile`` variants failed with "Cannot re-initialize CUDA in forked subprocess". A GPU's worker (DEVICE_ENV)
     adds nothing."""
-    return () if DEVICE_ENV in dict(env) else (("CUDA_VISIBLE_DEVICES", ""),)
+    return () if off_cpu(key) else (("CUDA_VISIBLE_DEVICES", ""),)
+
+
+def off_cpu(key: tuple[str, tuple[tuple[str, str], ...]]) -> bool:
+    """Whether the worker ``key`` names runs an accelerator's cases (worker_key set DEVICE_ENV in it)."""
+    return DEVICE_ENV in dict(key[1])
 
 
 def _outside(result: dict[str, Any]) -> bool:

@@ -137,3 +137,16 @@ def test_the_guide_lists_every_kind_with_its_bit_and_meaning() -> None:
             if line.startswith("| `")]
     assert {r[0].strip("| `"): (int(r[1]), r[2].rstrip(" |")) for r in rows} == {
         kind: (bit, MEANING[kind]) for kind, bit in BITS.items()}
+
+
+@pytest.mark.parametrize(("text", "said"), [(b": [unclosed\n", "numpy.yaml:1: not a baseline file"),
+                                            (b"- a list\n", "not a baseline file (not a mapping)"),
+                                            (b"labels: [1]\n", "its labels is not a mapping"),
+                                            (b"\xff\xfe", "not a baseline file")])
+def test_a_damaged_baseline_file_is_one_line_naming_it(run: Path, tmp_path: Path, text: bytes, said: str) -> None:
+    baselines = tmp_path / "b"
+    baselines.mkdir()
+    (baselines / "numpy.yaml").write_bytes(text)
+    done = _gsc("gate", "r.jsonl", "--baselines", baselines, cwd=run)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and said in lines[0] and not done.stdout, done.stderr

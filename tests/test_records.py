@@ -117,6 +117,7 @@ COMMANDS = [
     ["summary", "{f}"], ["behaviour", "{f}"], ["conversion", "{f}"], ["merge", "{f}", "--out", "{out}/m.jsonl"],
     ["diff", "{ok}", "{f}"], ["report", "{f}", "--out", "{out}/report"],
     ["repro", "{f}", "--case", "in-range", "--framework", "numpy"], ["baseline", "{f}", "--dir", "{out}/b"],
+    ["gate", "{f}", "--baselines", "{out}"],
 ]
 
 

@@ -605,11 +605,12 @@ def main(argv: list[str] | None = None) -> int:
         "memcheck": memcheck.main,
         "advisories": advisories.main,
     }
+    from gather_scatter_conformance.harness.judge.baseline import BaselineFileError
     from gather_scatter_conformance.harness.run.records import NotResultsFile
 
     try:
         return commands[args.cmd](args)
-    except NotResultsFile as exc:  # a history file, a YAML file, garbage: say what was expected, in one line
+    except (NotResultsFile, BaselineFileError) as exc:  # not a results (baseline) file: what was expected, one line
         print(f"gsc {args.cmd}: {exc}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as exc:

@@ -57,12 +57,28 @@ def path_for(root: Path, framework: str) -> Path:
     return root / f"{framework}.yaml"
 
 
+class BaselineFileError(ValueError):
+    """A baseline file that is not one (not YAML, not a mapping, a section that is not a mapping): one line naming
+    the file, and the line where YAML says."""
+
+
 def load(root: Path, framework: str) -> dict[str, Any]:
-    """The baseline of a framework: ``{"framework", "version", "labels": {key: label}}`` (empty if none)."""
+    """The baseline of a framework: ``{"framework", "version", "labels": {key: label}}`` (empty if none).
+    BaselineFileError for a file that is not a baseline."""
     path = path_for(root, framework)
     if not path.exists():
         return {"framework": framework, "version": None, "labels": {}}
-    data = yaml.safe_load(path.read_text()) or {}
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise BaselineFileError(f"{path}{where}: not a baseline file ({str(exc).splitlines()[0]})") from None
+    bad = [k for k in ("labels", "verdicts", "ranges", "memory_unsafe") if not isinstance(data, dict)
+           or not isinstance(data.get(k) or {}, dict)]
+    if bad:
+        what = "not a mapping" if not isinstance(data, dict) else f"its {bad[0]} is not a mapping"
+        raise BaselineFileError(f"{path}: not a baseline file ({what})")
     data.setdefault("labels", {})
     return data
 

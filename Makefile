@@ -90,7 +90,7 @@ browser:
 	echo "note: chromium/chromedriver not installed; the browser test will skip"
 
 # pytest exits 5 when it collected no tests; that must not pass as green.
-test: $(VENV)/.installed $(MXVENV)/.installed browser clang
+test: $(VENV)/.installed $(MXVENV)/.installed browser clang tfjs
 	$(PY) -m ruff check .
 	$(PY) -m pytest tests -n 2 --dist loadgroup --record-times build/test-times.json $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; exit $$rc

@@ -41,6 +41,12 @@ def known_dir() -> Path:
     return Path(os.environ.get("GSC_KNOWN") or DATA / "known")
 
 
+def toy_runtime() -> Path:
+    """The complete example adapter package (``examples/toy-runtime`` in a checkout), which the wheel carries for
+    ``gsc new-adapter --example``."""
+    return DATA / "toy-runtime"
+
+
 def schema_path() -> Path:
     """The case-file JSON Schema (``cases/schema.json`` in a checkout)."""
     return DATA / "cases" / "schema.json"

@@ -80,3 +80,33 @@ def test_version() -> None:
 
     done = _gsc(ROOT, "--version")
     assert done.returncode == 0 and done.stdout.strip() == f"gsc {harness_version()}"
+
+
+def test_bash_completion_offers_commands_options_files_and_framework_names(tmp_path: Path) -> None:
+    # gsc completion's script, sourced into a real bash: what a user's tab key gets. Framework names come from
+    # `gsc completion --names` at tab time, so a shim puts this checkout's gsc on PATH.
+    script = _gsc(tmp_path, "completion", "bash")
+    assert script.returncode == 0, script.stderr[-2000:]
+    (tmp_path / "gsc.bash").write_text(script.stdout)
+    shim = tmp_path / "bin" / "gsc"
+    shim.parent.mkdir()
+    shim.write_text(f"#!/bin/sh\nPYTHONPATH={ROOT} exec {sys.executable} -m gather_scatter_conformance \"$@\"\n")
+    shim.chmod(0o755)
+    (tmp_path / "results.jsonl").touch()
+    (tmp_path / "site").mkdir()
+    lines = ["source gsc.bash",
+             'comp() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); _shtab_gsc; '
+             "printf '%s ' \"${COMPREPLY[@]}\"; echo; }",
+             "comp gsc ga", "comp gsc gate --jun", "comp gsc gate res", "comp gsc run --framework onnxr",
+             "comp gsc report results.jsonl --out si", "comp gsc completion z"]
+    env = {**os.environ, "PATH": f"{shim.parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-c", "\n".join(lines)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert [line.split() for line in done.stdout.splitlines()] == [
+        ["gate"], ["--junit"], ["results.jsonl"], ["onnxruntime"], ["site"], ["zsh"]]
+
+
+def test_completion_without_a_shell_is_one_line() -> None:
+    done = _gsc(ROOT, "completion")
+    assert done.returncode == 2 and done.stderr.strip().count("\n") == 0 and "bash" in done.stderr

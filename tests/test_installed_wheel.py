@@ -29,7 +29,6 @@ from _cases import records_of
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
-TOY = ROOT / "examples" / "toy-runtime"
 PINS = ROOT / "constraints" / "pins.txt"
 # What a fresh clone holds beside the sources; never copied into the tree the wheel is built from.
 NOT_SOURCES = shutil.ignore_patterns(".git", ".venv*", ".tox", "build", "*.egg-info", "results", "reports",
@@ -189,6 +188,8 @@ def test_an_unrelated_test_passes_beside_the_plugin(installed: Installed) -> Non
     assert "1 passed" in proc.stdout, _out(proc)
     proc = installed.run(["gsc", "--help"])
     assert proc.returncode == 0 and "validate" in proc.stdout, _out(proc)
+    proc = installed.run(["gsc", "completion", "bash"])  # shtab, a dependency, installed with the wheel
+    assert proc.returncode == 0 and "_shtab_gsc" in proc.stdout, _out(proc)
 
 
 def test_gsc_run_runs_the_shipped_corpus(installed: Installed) -> None:
@@ -263,11 +264,10 @@ def test_the_extras_resolve_beside_another_onnxruntime(installed: Installed) -> 
 
 
 def test_the_toy_runtimes_planted_deviation_is_found(installed: Installed, tmp_path: Path) -> None:
-    if not (TOY / "pyproject.toml").is_file():
-        pytest.skip(f"{TOY.relative_to(ROOT)} is not in this checkout")
-    copy = tmp_path / "toy-runtime"  # built from a copy: a build in place leaves build/ and egg-info behind
-    shutil.copytree(TOY, copy, ignore=NOT_SOURCES)
-    installed.install(str(copy))
+    # The README's path from a pip install: the wheel writes the example package, which installs beside it.
+    proc = installed.run(["gsc", "new-adapter", "--example", "--out", str(tmp_path)])
+    assert proc.returncode == 0, _out(proc)
+    installed.install(str(tmp_path / "toy-runtime"))
     # Its name, as its entry point registers it (the only adapter not of this distribution).
     listing = installed.run(["python", "-c", textwrap.dedent("""\
         from importlib.metadata import entry_points

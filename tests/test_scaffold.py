@@ -42,3 +42,19 @@ def test_nothing_is_overwritten(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert main(["new-adapter", "mine", "--out", str(tmp_path)]) == 2
     assert "exists already" in capsys.readouterr().err
     assert (tmp_path / "gsc-mine" / "pyproject.toml").read_text() == "mine"
+
+
+def test_the_example_is_the_toy_runtime_and_never_overwrites(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # The README's `gsc new-adapter --example && pip install ./toy-runtime` from a pip install: the package data is
+    # examples/toy-runtime itself (tests/test_installed_wheel.py installs it from the wheel and finds its bug).
+    toy = Path(__file__).resolve().parent.parent / "examples" / "toy-runtime"
+    assert main(["new-adapter", "--example", "--out", str(tmp_path)]) == 0
+    assert "pip install " + str(tmp_path / "toy-runtime") in capsys.readouterr().out
+    written = {p.relative_to(tmp_path / "toy-runtime"): p.read_bytes()
+               for p in (tmp_path / "toy-runtime").rglob("*") if p.is_file()}
+    shipped = {p.relative_to(toy): p.read_bytes() for p in toy.rglob("*")
+               if p.is_file() and "__pycache__" not in p.parts and ".egg-info" not in str(p)}
+    assert written == shipped and Path("toy_runtime/adapter.py") in written
+    assert main(["new-adapter", "--example", "--out", str(tmp_path)]) == 2
+    assert "exists already" in capsys.readouterr().err

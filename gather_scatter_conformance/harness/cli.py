@@ -304,18 +304,37 @@ def _gate(args: argparse.Namespace) -> int:
     return verdict.exit_status()
 
 
+def _as_path(folder: Path) -> str:
+    """``folder`` as pip reads a path, not a project name: ``./gsc-x`` for ``gsc-x``."""
+    return str(folder) if folder.is_absolute() or folder.parts[:1] == ("..",) else f"./{folder}"
+
+
 def _new_adapter(args: argparse.Namespace) -> int:
     from gather_scatter_conformance.harness.scaffold import new_adapter
     from gather_scatter_conformance.vocab.record import harness_version
 
+    if args.example:
+        from gather_scatter_conformance.harness.scaffold import write_example
+
+        try:
+            root = write_example(Path(args.out))
+        except ValueError as exc:
+            print(f"gsc new-adapter: {exc}", file=sys.stderr)
+            return 2
+        print(f"{root}: the toy runtime, a complete adapter package whose planted bug clamps negative indices. "
+              f"Next: pip install {_as_path(root)}, then gsc run --framework toy")
+        return 0
+    if not args.name:
+        print("gsc new-adapter: name the system (gsc new-adapter NAME), or --example", file=sys.stderr)
+        return 2
     try:
         root = new_adapter(args.name, Path(args.out), harness_version())
     except ValueError as exc:
         print(f"gsc new-adapter: {exc}", file=sys.stderr)
         return 2
     print(f"{root}: the adapter package of {args.name}, every operator not mapped yet. Next: map them in "
-          f"{root / f'gsc_{args.name}' / 'adapter.py'}, pip install -e {root}, then docs/gate.md (run, review, "
-          "baseline, commit, gate)")
+          f"{root / f'gsc_{args.name}' / 'adapter.py'}, pip install -e {_as_path(root)}, then docs/gate.md (run, "
+          "review, baseline, commit, gate)")
     return 0
 
 
@@ -425,6 +444,59 @@ def _import(args: argparse.Namespace) -> int:
     from gather_scatter_conformance.harness.importers.onnx_node import cli_main
 
     return cli_main(args)
+
+
+# What each argument names, for shell completion (gsc completion): results files and other files, folders, and
+# framework names. Keyed by destination, or by (command, destination) where one destination means two things.
+_FILE_ARGS = {"files", "old", "new", "results", "previous", "shard_times", "evidence", "junit", "json", "markdown",
+              "out"}
+_DIR_ARGS = {"claims", "history", "baselines", "baseline_dir", "dir", ("report", "out"), ("new-adapter", "out"),
+             ("import", "out")}
+_FRAMEWORK_ARGS = {("run", "framework"), ("repro", "framework"), ("issue", "framework")}
+
+
+def _completion_marks(commands: dict[str, argparse.ArgumentParser]) -> None:
+    """Mark each command's arguments with what shtab completes them with (files, folders, framework names, which a
+    completing shell asks ``gsc completion --names`` for, so an adapter installed later is offered too)."""
+    import shtab
+
+    names = shtab.cmd("gsc completion --names 2>/dev/null")
+    for command, parser in commands.items():
+        for action in parser._actions:
+            if action.choices is not None or action.nargs == 0:
+                continue  # argparse's own choices complete already; a flag takes no value
+            key = (command, action.dest)
+            if key in _FRAMEWORK_ARGS:
+                action.complete = names  # type: ignore[attr-defined]
+            elif key in _DIR_ARGS or action.dest in _DIR_ARGS:
+                action.complete = shtab.DIRECTORY  # type: ignore[attr-defined]
+            elif action.dest in _FILE_ARGS:
+                action.complete = shtab.FILE  # type: ignore[attr-defined]
+
+
+def _completion(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Print the completion script for ``args.shell``, or with ``--names`` the names ``--framework`` takes."""
+    if args.names:
+        from gather_scatter_conformance import adapters
+
+        print("\n".join(["frameworks", "paths", *adapters.names()]))
+        return 0
+    if not args.shell:
+        print("gsc completion: name a shell: " + ", ".join(_SHELLS), file=sys.stderr)
+        return 2
+    import shtab
+
+    if args.shell not in shtab.SUPPORTED_SHELLS:  # an older shtab than the one these shells were written from
+        print(f"gsc completion: shtab {shtab.__version__} has no {args.shell} completion (pip install -U shtab)",
+              file=sys.stderr)
+        return 2
+    print(shtab.complete(parser, args.shell))
+    return 0
+
+
+# shtab's shells (shtab.SUPPORTED_SHELLS in shtab 1.13), written here: importing shtab takes 80 ms, which every gsc
+# command would pay to build its parser.
+_SHELLS = ("bash", "zsh", "tcsh", "fish", "powershell")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -548,7 +620,10 @@ def main(argv: list[str] | None = None) -> int:
                      help="write the Markdown summary (on GitHub Actions: \"$GITHUB_STEP_SUMMARY\")")
     new = sub.add_parser("new-adapter", help="write an installable adapter package for your own runtime: gsc-NAME/ "
                          "with its entry point, every operator not mapped yet, and a test (docs/adapter-api.md)")
-    new.add_argument("name", help="the system's name (--framework NAME): lowercase letters, digits, _")
+    new.add_argument("name", nargs="?", default="", help="the system's name (--framework NAME): lowercase letters, "
+                     "digits, _")
+    new.add_argument("--example", action="store_true", help="write the toy runtime instead: a complete adapter "
+                     "package, whose planted bug the harness finds (docs/adapter-api.md)")
     new.add_argument("--out", default=".", help="where to write gsc-NAME/ (default: here)")
     imp = sub.add_parser("import", help="case files from another project's tests (onnx-node: ONNX's node tests)")
     imp.add_argument("source", choices=["onnx-node"])
@@ -572,6 +647,10 @@ def main(argv: list[str] | None = None) -> int:
     from gather_scatter_conformance.harness.evidence import advisories
 
     advisories.add_arguments(adv)
+    cmp = sub.add_parser("completion", help="print a shell completion script: eval \"$(gsc completion bash)\" in "
+                         "~/.bashrc (zsh, tcsh, fish, powershell too; docs/running.md)")
+    cmp.add_argument("shell", nargs="?", choices=_SHELLS)
+    cmp.add_argument("--names", action="store_true", help="print the names --framework takes, one a line")
     for command in (mer, summ, beh, conv, rep, dif, rpr, iss, prt, bas, gat):
         command.add_argument("--lenient", action="store_true", help="skip damaged lines of results files, with a "
                              "count (default: a damaged line is an error naming its file and line)")
@@ -584,6 +663,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.cmd == "run":
         return _run(args, extra)
+    if args.cmd == "completion":
+        if not args.names:
+            _completion_marks(sub.choices)
+        return _completion(parser, args)
     commands = {
         "validate": _validate,
         "schema": _schema,

@@ -125,6 +125,21 @@ FILES = {"pyproject.toml": PYPROJECT, "README.md": README, "gsc_$name/__init__.p
          "gsc_$name/adapter.py": ADAPTER, "tests/test_${name}_conformance.py": TEST}
 
 
+def write_example(out: Path) -> Path:
+    """Copy the shipped example package (examples/toy-runtime: a NumPy runtime whose planted bug clamps negative
+    indices) to ``out/toy-runtime`` and return its folder. ValueError (one line) where that folder exists."""
+    import shutil
+
+    from gather_scatter_conformance import resources
+
+    root = out / "toy-runtime"
+    if root.exists():
+        raise ValueError(f"{root} exists already; nothing was written")
+    shutil.copytree(resources.toy_runtime(), root,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build", "dist"))
+    return root
+
+
 def new_adapter(name: str, out: Path, harness_version: str) -> Path:
     """Write the package ``out/gsc-NAME`` and return its folder. ValueError (one line) for a name that is not a
     lowercase import name, one a shipped adapter has, or a folder that exists: nothing is overwritten."""

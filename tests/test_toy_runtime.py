@@ -73,7 +73,7 @@ def python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("venv")
     dist = tmp / "dist"
     harness = _copy(ROOT, ("pyproject.toml", "README.md", "gather_scatter_conformance", "cases", "baselines", "claims",
-                           "known"), tmp / "harness")
+                           "known", "examples"), tmp / "harness")
     built = _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", dist, harness)
     assert built.returncode == 0, built.stderr
     wheel = next(dist.glob("gather_scatter_conformance-*.whl"))
@@ -169,6 +169,16 @@ def test_the_gate_path_from_a_scaffold_holds_a_clamp_and_fails_when_it_becomes_a
     clamp = "cases/probes/gather.yaml::probe-negative-indices[take]"
     labels = {r["case"] + "[take]": r.get("label") for r in records_of(project / "r.jsonl")}
     assert labels[clamp] == "clamp"
+    # The review: the report (its extra installed now) shows the clamp of valid negative indices as a wrong value,
+    # red, not as a defined alternative.
+    wheel = next((python.parents[2] / "dist").glob("gather_scatter_conformance-*.whl"))
+    extra = _run(python, "-m", "pip", "install", "-q", "--disable-pip-version-check", f"{wheel}[report]")
+    assert extra.returncode == 0, extra.stderr
+    assert _run(*gsc, "report", "r.jsonl", "--out", "site", cwd=project).returncode == 0
+    cells = [c for c in _dicts(json.loads((project / "site" / "api" / "index.json").read_text()))
+             if str(c.get("system", "")).startswith("clampy") and c.get("label") == "clamp"]
+    assert cells and {c["severity"] for c in cells} == {"wrong"}, cells
+    assert 'class="sev-wrong"' in (project / "site" / "index.html").read_text()
     assert _run(*gsc, "baseline", "r.jsonl", "--dir", "baselines", cwd=project).returncode == 0
     passed = _run(*gsc, "gate", "r.jsonl", "--baselines", "baselines", cwd=project)
     assert passed.returncode == 0 and passed.stdout.startswith("## gsc gate: passed"), passed.stdout + passed.stderr
@@ -181,6 +191,15 @@ def test_the_gate_path_from_a_scaffold_holds_a_clamp_and_fails_when_it_becomes_a
     failures = {case.get("name"): f.get("type") for case in junit.iter("testcase") for f in case.iter("failure")}
     assert failures.get(clamp) == "label-change", failures
     assert set(failures.values()) == {"label-change"}
+
+
+def _dicts(value: object) -> list[dict]:
+    """Every mapping inside a JSON value, depth first."""
+    if isinstance(value, dict):
+        return [value, *(d for v in value.values() for d in _dicts(v))]
+    if isinstance(value, list):
+        return [d for v in value for d in _dicts(v)]
+    return []
 
 
 WORKFLOW = ROOT / ".github" / "workflows" / "gate.yml"

@@ -412,6 +412,98 @@ def test_documented_only_columns_are_marked_and_never_shadow_measurements(tmp_pa
     assert "caffe2" not in build.dtype_matrix(rows)["frameworks"]
 
 
+class BehaviourRows(HTMLParser):
+    """The behaviour tables' rows (``tr[data-fw]``), each with the ``<details>`` it sits in (None: shown), the folds'
+    summaries, and the Frameworks filter's checkboxes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[dict[str, Any]] = []
+        self.folds: list[dict[str, Any]] = []
+        self.filter: list[str] = []
+        self._details: list[dict[str, Any]] = []
+        self._summary: list[str] | None = None
+        self._label: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "details":
+            self._details.append({"class": a.get("class") or "", "open": "open" in a, "summary": "", "rows": 0})
+            self.folds.append(self._details[-1])
+        elif tag == "summary":
+            self._summary = []
+        elif tag == "input" and "data-fw" in a:
+            self._label = []
+        elif tag == "tr" and "data-fw" in a:
+            fold = self._details[-1] if self._details else None
+            self.rows.append({"fw": a["data-fw"], "class": (a.get("class") or "").split(), "fold": fold})
+            if fold is not None:
+                fold["rows"] += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "details":
+            self._details.pop()
+        elif tag == "summary" and self._summary is not None:
+            self._details[-1]["summary"] = " ".join("".join(self._summary).split())
+            self._summary = None
+        elif tag == "label" and self._label is not None:
+            self.filter.append("".join(self._label).strip())
+            self._label = None
+
+    def handle_data(self, data: str) -> None:
+        for buf in (self._summary, self._label):
+            if buf is not None:
+                buf.append(data)
+
+
+def _behaviour_rows(html: str) -> BehaviourRows:
+    parser = BehaviourRows()
+    parser.feed(html)
+    parser.close()
+    return parser
+
+
+def test_the_frameworks_filter_lists_only_the_systems_in_the_results(tmp_path: Path) -> None:
+    """Issue #39: a documented-only system (caffe2 here, from its claims) is no choice in the Frameworks filter, and
+    its rows carry no framework class (which the filter would hide); a measured framework's documented-only device
+    column (tensorflow@gpu) keeps its framework's."""
+    out = _generate_with_claims(tmp_path, {"caffe2.yaml": CAFFE2_CLAIMS, "tensorflow.yaml": TF_GPU_CLAIMS})
+    page = _behaviour_rows(out["index.html"].read_text())
+    measured = sorted({r["framework"] for r in sample_records()})
+    assert page.filter == measured == ["numpy", "tensorflow", "torch"]
+    caffe2 = [r for r in page.rows if r["fw"] == "caffe2"]
+    assert caffe2 and not any(re.fullmatch(r"f\d+", c) for r in caffe2 for c in r["class"])
+    tf_gpu = [r for r in page.rows if r["fw"] == "tensorflow" and "doconly" in r["class"]]
+    assert tf_gpu and all(f"f{measured.index('tensorflow')}" in r["class"] for r in tf_gpu)
+
+
+def test_documented_only_rows_are_folded_under_their_table(tmp_path: Path) -> None:
+    """Issue #39: documented-only rows are in the page, but in a closed <details> under their table whose summary
+    counts them; measured rows are never folded."""
+    out = _generate_with_claims(tmp_path, {"caffe2.yaml": CAFFE2_CLAIMS, "tensorflow.yaml": TF_GPU_CLAIMS,
+                                           "blog-2020.yaml": BLOG_ON_CAFFE2})
+    html = out["index.html"].read_text()
+    page = _behaviour_rows(html)
+    doc = [r for r in page.rows if "doconly" in r["class"]]
+    assert {r["fw"] for r in doc} == {"caffe2", "tensorflow"}  # caffe2:Gather, tensorflow:tf.gather@gpu
+    assert len(doc) == 2 and all(r["fold"] is not None and r["fold"]["class"] == "docfold" for r in doc)
+    assert not any(r["fold"]["open"] for r in doc)  # folded by default
+    assert [r for r in page.rows if r["fold"] is None] == [r for r in page.rows if "doconly" not in r["class"]]
+    assert len(page.rows) > len(doc)  # the measured rows are there, unfolded
+    folds = [f for f in page.folds if f["class"] == "docfold"]
+    assert len(folds) == 1 and folds[0]["rows"] == 2  # both are Gather's
+    assert "2 documented-only rows (not measured in these results): show" in folds[0]["summary"]
+    assert re.search(r'id="doc-rows-note">2 documented-only rows \(', html)
+    # The legend and each row's badge stay.
+    assert "documented only, not measured" in html and html.count('<span class="docbadge">documented only</span>') == 2
+
+
+def test_a_report_with_nothing_documented_only_has_no_fold(report: dict[str, Any]) -> None:
+    page = _behaviour_rows(report["html"])
+    assert page.rows and not [f for f in page.folds if f["class"] == "docfold"]
+    assert 'id="doc-rows-note"' not in report["html"]
+
+
 def test_gpu_results_get_their_own_columns_beside_cpu(tmp_path: Path) -> None:
     recs = sample_records()
     gpu = [dict(r, device="gpu", device_name="NVIDIA H100", label="zero") if "label" in r else dict(r, device="gpu")

@@ -14,9 +14,19 @@ import pytest
 from _chromium import start  # first: it skips this module without chromium or selenium
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import Select, WebDriverWait
-from test_report import EVIL, GATHER6, NO_CLAIMS, sample_records, write
+from test_report import (
+    CAFFE2_CLAIMS,
+    EVIL,
+    GATHER6,
+    NO_CLAIMS,
+    TF_GPU_CLAIMS,
+    _generate_with_claims,
+    sample_records,
+    write,
+)
 
 from gather_scatter_conformance.harness.report.page import generate
 
@@ -106,6 +116,31 @@ def test_report_in_chromium(browser, tmp_path: Path) -> None:
     assert (tmp_path / "report.png").stat().st_size > 10_000
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert errors == []
+
+
+def test_documented_only_rows_open_from_their_fold(browser, tmp_path: Path) -> None:
+    """Issue #39: documented-only rows are hidden until their table's fold is opened (by click or keyboard), the
+    Frameworks filter offers only measured systems, and hiding tensorflow hides its documented-only GPU row."""
+    out = _generate_with_claims(tmp_path, {"caffe2.yaml": CAFFE2_CLAIMS, "tensorflow.yaml": TF_GPU_CLAIMS})
+    browser.get(out["index.html"].resolve().as_uri())
+    boxes = browser.find_elements(By.CSS_SELECTOR, "#fwbox label")
+    assert [b.text.strip() for b in boxes] == ["numpy", "tensorflow", "torch"]
+    doc = browser.find_elements(By.CSS_SELECTOR, "table.beh tr.doconly")
+    measured = browser.find_elements(By.CSS_SELECTOR, "table.beh tbody tr[data-fw]:not(.doconly)")
+    assert len(doc) == 2 and measured and all(r.is_displayed() for r in measured)
+    assert not any(r.is_displayed() for r in doc)
+    summary = browser.find_element(By.CSS_SELECTOR, "details.docfold > summary")
+    assert summary.text.strip().startswith("2 documented-only rows (not measured in these results): show")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", summary)
+    summary.send_keys(Keys.ENTER)  # a summary is a button: the keyboard opens it
+    assert all(r.is_displayed() for r in doc) and "hide" in summary.text and "show" not in summary.text
+    tf_gpu = browser.find_element(By.CSS_SELECTOR, 'tr.doconly[data-fw="tensorflow"]')
+    caffe2 = browser.find_element(By.CSS_SELECTOR, 'tr.doconly[data-fw="caffe2"]')
+    browser.find_element(By.XPATH, "//label[normalize-space()='tensorflow']/input").click()
+    assert not tf_gpu.is_displayed() and caffe2.is_displayed()
+    click(browser, summary)
+    assert not any(r.is_displayed() for r in doc)
+    assert [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
 
 
 @pytest.mark.slow

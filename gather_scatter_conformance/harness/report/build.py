@@ -133,7 +133,9 @@ def behaviour_tables(rows: list[dict[str, Any]], col_index: dict[str, int],
 
     Dimensions run across because an operator has at most about 15 of them, so a table fits a 1,600 px screen
     whatever the number of APIs. A framework's variants whose cells all read the same are one row (``variants``
-    lists them); a documented-only column is a row of its own (``doc_only`` says why). Each cell is ``None`` or
+    lists them); a documented-only column is a row of its own (``doc_only`` says why). A table's ``rows`` are the
+    measured ones and its ``doc_rows`` the documented-only ones, which the page folds under the table (a small run
+    would otherwise show more quotations than measurements). Each cell is ``None`` or
     ``{"b": [behaviour row indices], "text", "sev", "sym", "doc", "blog", "title"}``; ``sevs`` is
     :func:`severities` of the rows.
     """
@@ -171,7 +173,9 @@ def behaviour_tables(rows: list[dict[str, Any]], col_index: dict[str, int],
         canonical = [{"dim": d, "question": DIMENSIONS.get(d, ("",))[0],
                       "canonical": words(canonical_label(op, d) or "any single order", d)
                       if d in DIMENSIONS else ""} for d in dims]
-        tables.append({"op": op, "dims": canonical, "rows": list(groups.values())})
+        every = list(groups.values())
+        tables.append({"op": op, "dims": canonical, "rows": [g for g in every if not g["doc_only"]],
+                       "doc_rows": [g for g in every if g["doc_only"]]})
     return tables
 
 

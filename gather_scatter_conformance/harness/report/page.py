@@ -103,7 +103,9 @@ def context(records: list[Record], rows: list[dict[str, Any]],
     doc_cols = build.documented_columns(rows)
     cols = measured_cols + doc_cols
     col_index = {c["col"]: i for i, c in enumerate(cols)}
-    fws = sorted({c["framework"] for c in cols})
+    # The Frameworks filter lists the systems these results measured; a documented-only column's framework is not
+    # one (its rows are folded under each behaviour table, and carry no framework class unless it was measured).
+    fws = sorted({c["framework"] for c in measured_cols})
     agree = agreement(records, df)
     ops = [o for o in build.OPS if o in set(df["op"])]
     changes = build.changes(rows, baseline[1], records, baseline[0]) if baseline else None
@@ -112,6 +114,7 @@ def context(records: list[Record], rows: list[dict[str, Any]],
     scls = {s: f"sev-{v}" for s, v in severity.STATUS.items()}  # a result status's severity class
     delegated = delegation.table([*records, *(conversions or [])])
     conv = conversion.section(conversions or [], cases, cell_urls)
+    behaviour = build.behaviour_tables(rows, col_index, sevs)
     data = drilldown.blob(records, [c["col"] for c in cols], rows, agree, cases, sevs=sevs)
     data["conv"] = conv["details"] if conv else []  # the Conversion cells' drill-downs
     return {
@@ -130,7 +133,8 @@ def context(records: list[Record], rows: list[dict[str, Any]],
         "measured_fws": len({c["framework"] for c in measured_cols}),
         "doc_cols": {c["framework"] + ("" if "@" not in c["variant"] else "@" + c["variant"].split("@")[1]):
                      c["doc_only"] for c in doc_cols},
-        "behaviour": build.behaviour_tables(rows, col_index, sevs),
+        "behaviour": behaviour,
+        "doc_rows": sum(len(t["doc_rows"]) for t in behaviour),
         "matrices": build.matrices(df, col_index),
         "counts": build.counts(df),
         "dtypes": build.dtype_matrix(rows),

@@ -1,16 +1,16 @@
 """The conformance gate's verdict for a CI system: a JUnit XML report, and a Markdown summary for a step summary.
 
 Both are functions of :class:`harness.judge.gate.Verdict`. Every text from a results file (system names, cell keys,
-messages) is escaped here: XML by ElementTree, Markdown by :func:`_md`.
+messages) is escaped here: XML by ElementTree, Markdown by vocab.safe.md.
 """
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
 from gather_scatter_conformance.vocab.gate import BITS, KINDS, MEANING
+from gather_scatter_conformance.vocab.safe import md
 
 if TYPE_CHECKING:
     from gather_scatter_conformance.harness.judge.gate import Verdict
@@ -43,14 +43,6 @@ def junit_xml(verdict: Verdict) -> str:
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~])")
-
-
-def _md(text: str) -> str:
-    """``text`` as literal Markdown inline text: special characters backslash-escaped, one line."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
-
-
 def markdown(verdict: Verdict) -> str:
     """The verdict as a Markdown summary: passed or failed with the exit status, a table of kinds with counts and
     bits, and the first SHOWN failing findings."""
@@ -68,7 +60,7 @@ def markdown(verdict: Verdict) -> str:
     if failing:
         lines += ["", "| kind | system | cell | what changed |", "|---|---|---|---|"]
         for f in failing[:SHOWN]:
-            lines.append(f"| `{f.kind}` | {_md(f.system)} | {_md(f.key) or '(all)'} | {_md(f.message)} |")
+            lines.append(f"| `{f.kind}` | {md(f.system)} | {md(f.key) or '(all)'} | {md(f.message)} |")
         if len(failing) > SHOWN:
             lines.append(f"\n{len(failing) - SHOWN} more in the JUnit report and the JSON summary.")
     return "\n".join(lines) + "\n"

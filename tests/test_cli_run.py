@@ -82,6 +82,16 @@ def test_version() -> None:
     assert done.returncode == 0 and done.stdout.strip() == f"gsc {harness_version()}"
 
 
+def test_help_writes_the_gate_path_in_the_order_of_docs_gate() -> None:
+    said = _gsc(ROOT, "--help").stdout.partition("your own runtime in your CI")[2]
+    steps = ["gsc new-adapter NAME", "pip install -e ./gsc-NAME", "gsc run --framework NAME", "gsc report",
+             "gsc baseline", "gsc gate"]
+    at = [said.find(step) for step in steps]
+    assert -1 not in at and at == sorted(at), said
+    guide = (ROOT / "docs" / "gate.md").read_text()
+    assert all(step.split()[1] in guide for step in steps if step.startswith("gsc"))
+
+
 def test_bash_completion_offers_commands_options_files_and_framework_names(tmp_path: Path) -> None:
     # gsc completion's script, sourced into a real bash: what a user's tab key gets. Framework names come from
     # `gsc completion --names` at tab time, so a shim puts this checkout's gsc on PATH.

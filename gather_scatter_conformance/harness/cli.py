@@ -494,6 +494,19 @@ def _completion(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
     return 0
 
 
+# The path of a runtime team, written here and in docs/gate.md (tests/test_toy_runtime.py walks it).
+_GATE_PATH = """\
+your own runtime in your CI (docs/gate.md):
+  gsc new-adapter NAME                              1. scaffold: ./gsc-NAME, every operator not mapped yet
+  pip install -e ./gsc-NAME                         2. map the operators in gsc_NAME/adapter.py, install
+  gsc run --framework NAME --results r.jsonl        3. first run: the shipped corpus
+  gsc report r.jsonl --out site                     4. review: departures from ONNX in red ([report] extra)
+  gsc baseline r.jsonl --dir baselines              5. baseline what you accept, and commit baselines/
+  gsc gate r.jsonl --baselines baselines --junit gate.xml
+                                                    6. gate each change: exit 0, or the bits of what changed
+"""
+
+
 # shtab's shells (shtab.SUPPORTED_SHELLS in shtab 1.13), written here: importing shtab takes 80 ms, which every gsc
 # command would pay to build its parser.
 _SHELLS = ("bash", "zsh", "tcsh", "fish", "powershell")
@@ -504,7 +517,8 @@ def main(argv: list[str] | None = None) -> int:
     from gather_scatter_conformance.vocab.gate import BITS
     from gather_scatter_conformance.vocab.record import harness_version
 
-    parser = argparse.ArgumentParser(prog="gsc", description=__doc__)
+    parser = argparse.ArgumentParser(prog="gsc", description=__doc__, epilog=_GATE_PATH,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"gsc {harness_version()}")
     sub = parser.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run", help="run cases × frameworks: the shipped corpus, or the case paths given (extra "

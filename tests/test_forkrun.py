@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 # A fake framework whose behaviour is chosen by the first index: 0 answers, 1 segfaults during the call, 2 hangs,
 # 3 answers and then dies (SIGABRT) when the child frees what the case left behind, as corrupted memory does,
 # 4 deadlocks (a second acquire of a lock it holds: asleep on a futex, as TVM's allocator is after a heap
-# corruption), 5 computes for about 3 s of CPU before it answers.
+# corruption), 5 computes for about 3 s of CPU before it answers, 6 answers and then its release raises.
 FAKE = '''
 import os, signal, threading, time
 import numpy as np
@@ -32,6 +32,7 @@ class Fake(Adapter):
     name = "fake"
     module = "numpy"
     doomed = False
+    broken = False
 
     def version(self):
         return "1.0"
@@ -51,6 +52,8 @@ class Fake(Adapter):
                 lock = threading.Lock()
                 lock.acquire()
                 lock.acquire()
+            if kind == 6:
+                type(self).broken = True
             if kind == 5:
                 end = time.process_time() + 3.0
                 while time.process_time() < end:
@@ -62,6 +65,8 @@ class Fake(Adapter):
     def release(self):
         if type(self).doomed:
             os.kill(os.getpid(), signal.SIGABRT)
+        if type(self).broken:
+            raise ValueError("the harness side of the child failed")
 
 ADAPTER = Fake()
 '''
@@ -103,6 +108,16 @@ def test_a_death_after_answering_keeps_the_answer_and_reports_the_signal(fake: s
     answer = worker.run_forked(fake, "default", _payload(3), 30)
     assert answer["result"]["outcome"] == "ok" and answer["returncode"] == -6
     # The template never ran the case: its own copy of the adapter is unharmed.
+    assert worker.run_forked(fake, "default", _payload(0), 30)["returncode"] == 0
+
+
+def test_a_child_that_answered_reports_the_status_it_exits_with(fake: str) -> None:
+    # A child that got through its clean-up says the status it passes to os._exit, and the template answers with it
+    # without waiting for the kernel to tear the child down; a failure of the child's own clean-up is status 70.
+    for _ in range(3):
+        assert worker.run_forked(fake, "default", _payload(0), 30)["returncode"] == 0
+    answer = worker.run_forked(fake, "default", _payload(6), 30)
+    assert answer["result"]["outcome"] == "ok" and answer["returncode"] == 70 and not answer["timed_out"]
     assert worker.run_forked(fake, "default", _payload(0), 30)["returncode"] == 0
 
 

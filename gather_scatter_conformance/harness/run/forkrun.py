@@ -7,8 +7,11 @@ still, but TensorFlow and JAX deadlock in a child forked after they started thei
 has only imported them forks safely (checked for every adapter here). The child runs the case, sends the result,
 then frees what the case allocated (adapter caches, garbage) and trims the heap, which is where memory corrupted
 by an out-of-bounds write shows (glibc aborts, or the free segfaults), and exits. Its wait status is the case's
-own: a child that returned a value and then died was killed by what the case did. The warm worker never runs
-the case, so it never needs replacing.
+own: a child that returned a value and then died was killed by what the case did. A child that got through its
+clean-up says so, with the status it passes to ``os._exit``, as its last message: nothing of its own runs after
+it, so that status is its wait status, and the template answers without waiting for the kernel to tear the
+child's address space down (it reaps the child later); a child that dies on its way out sends no such message,
+and its wait status is read. The warm worker never runs the case, so it never needs replacing.
 
 Everything here runs inside a worker process (any interpreter of the project's environments, POSIX only).
 """
@@ -34,6 +37,7 @@ EXIT_GRACE = 30.0  # seconds a child may take to clean up and exit after sending
 TRANSFER_TIMEOUT = 600.0
 STILL_POLL = 0.5  # seconds between looks at a running case's processes (harness.run.timeouts.Stillness)
 _MARK = "mark"  # a child's message ("mark", "start" | "done"): where its case's timed part begins and ends
+_EXITING = "exiting"  # a child's last message ("exiting", status), sent just before os._exit(status)
 _HEADER = struct.Struct("!Q")
 
 
@@ -93,7 +97,8 @@ Release = Callable[[str], None]  # release(adapter_name): drop what the adapter 
 
 
 def _child(args: tuple[Any, ...], out: int, run_case: RunCase, release: Release) -> None:
-    """Run one case, send its result, then free everything the case allocated and exit (never returns)."""
+    """Run one case, send its result, then free everything the case allocated, say so with the status it exits
+    with, and exit (never returns)."""
     status = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -105,13 +110,17 @@ def _child(args: tuple[Any, ...], out: int, run_case: RunCase, release: Release)
             _send(out, result)
         except Exception as exc:  # a result pickle cannot carry
             _send(out, {"outcome": "error", "error_type": "WorkerError", "error_message": f"unsendable: {exc!r}"})
-        os.close(out)
         del result
         release(args[0])
         gc.collect()
         _trim_heap()
     except BaseException:
         status = 70  # the harness side of the child failed; the parent reports it, the case keeps its result
+    try:
+        # Nothing of the child's own runs after this but _exit: its status is now this one (see _serve).
+        _send(out, (_EXITING, status))
+    except BaseException:
+        pass
     os._exit(status)
 
 
@@ -134,9 +143,13 @@ def _serve(requests: int, replies: int, run_case: RunCase, release: Release) -> 
     # Everything that exists now is the framework's, not a case's: frozen, it is left out of the children's
     # collections (which then walk only what the case made) and their pages are not copied just to be walked.
     gc.freeze()
+    exiting: list[int] = []  # children that said their last word and are leaving: reaped when they are gone
     while True:
+        exiting = [pid for pid in exiting if not os.waitpid(pid, os.WNOHANG)[0]]
         args = _recv(requests)
         if args is None:  # the worker closed its end (it stopped or died): so does the template
+            for pid in exiting:
+                os.waitpid(pid, 0)
             return
         rd, wr = os.pipe()
         pid = os.fork()
@@ -151,10 +164,24 @@ def _serve(requests: int, replies: int, run_case: RunCase, release: Release) -> 
         while isinstance(result, tuple) and result[:1] == (_MARK,):  # the case starts or ends: the worker times it
             _send(replies, {_MARK: result[1]})
             result = _recv(rd)
-        os.close(rd)
         # No result: the child died (or was killed for a timeout) during the case; its status says how.
         _send(replies, {"result": result})
-        _send(replies, {"returncode": _wait(pid, EXIT_GRACE if result is not None else 5.0)})
+        if result is None:
+            os.close(rd)
+            _send(replies, {"returncode": _wait(pid, 5.0)})
+            continue
+        # A child that answered frees what the case left (where corrupted memory shows), then says the status it
+        # exits with: nothing of its own runs after that, so that is its wait status, and the kernel's tearing
+        # down of its address space (about 15 ms of a torch template's child, issue #38) need not be waited for.
+        # A child that dies on its way out says nothing: its wait status is then read as before.
+        deadline = time.monotonic() + EXIT_GRACE
+        last = _recv(rd, deadline)
+        os.close(rd)
+        if isinstance(last, tuple) and last[:1] == (_EXITING,):
+            exiting.append(pid)
+            _send(replies, {"returncode": last[1]})
+        else:
+            _send(replies, {"returncode": _wait(pid, max(deadline - time.monotonic(), 0.0))})
 
 
 class Template:

@@ -310,31 +310,25 @@ def _as_path(folder: Path) -> str:
 
 
 def _new_adapter(args: argparse.Namespace) -> int:
-    from gather_scatter_conformance.harness.scaffold import new_adapter
+    from gather_scatter_conformance.harness.scaffold import new_adapter, write_example
     from gather_scatter_conformance.vocab.record import harness_version
 
-    if args.example:
-        from gather_scatter_conformance.harness.scaffold import write_example
-
-        try:
-            root = write_example(Path(args.out))
-        except ValueError as exc:
-            print(f"gsc new-adapter: {exc}", file=sys.stderr)
-            return 2
-        print(f"{root}: the toy runtime, a complete adapter package whose planted bug clamps negative indices. "
-              f"Next: pip install {_as_path(root)}, then gsc run --framework toy")
-        return 0
-    if not args.name:
+    if not args.name and not args.example:
         print("gsc new-adapter: name the system (gsc new-adapter NAME), or --example", file=sys.stderr)
         return 2
     try:
-        root = new_adapter(args.name, Path(args.out), harness_version())
+        root = write_example(Path(args.out)) if args.example else new_adapter(args.name, Path(args.out),
+                                                                              harness_version())
     except ValueError as exc:
         print(f"gsc new-adapter: {exc}", file=sys.stderr)
         return 2
-    print(f"{root}: the adapter package of {args.name}, every operator not mapped yet. Next: map them in "
-          f"{root / f'gsc_{args.name}' / 'adapter.py'}, pip install -e {_as_path(root)}, then docs/gate.md (run, "
-          "review, baseline, commit, gate)")
+    if args.example:
+        print(f"{root}: the toy runtime, a complete adapter package whose planted bug clamps negative indices. "
+              f"Next: pip install {_as_path(root)}, then gsc run --framework toy")
+    else:
+        print(f"{root}: the adapter package of {args.name}, every operator not mapped yet. Next: map them in "
+              f"{root / f'gsc_{args.name}' / 'adapter.py'}, pip install -e {_as_path(root)}, then docs/gate.md (run, "
+              "review, baseline, commit, gate)")
     return 0
 
 

@@ -130,7 +130,7 @@ def context(records: list[Record], rows: list[dict[str, Any]],
         "fw_index": {f: i for i, f in enumerate(fws)},
         "cols": cols,
         "measured_cols": len(measured_cols),
-        "measured_fws": len({c["framework"] for c in measured_cols}),
+        "measured_fws": len(fws),
         "doc_cols": {c["framework"] + ("" if "@" not in c["variant"] else "@" + c["variant"].split("@")[1]):
                      c["doc_only"] for c in doc_cols},
         "behaviour": behaviour,

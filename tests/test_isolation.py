@@ -114,6 +114,32 @@ def test_a_short_first_try_is_a_hang_only_when_the_full_timeout_passes_too(tmp_p
     assert records["b-fast"]["outcome"] == "ok"
 
 
+@pytest.mark.slow
+def test_a_hang_the_result_cache_witnessed_needs_no_second_try(tmp_path: Path) -> None:
+    pytest.importorskip("onnx")
+    # #38: a second run paid each hang's second full-timeout try again. A cell whose cache entry is a hang (both
+    # tries, a case timeout at least this run's) is still measured, and a first try that hangs again is the hang.
+    project = _project(tmp_path, {"scatter_elements.yaml": SLOW_AND_FAST})
+
+    def run(results: str, case_timeout: str) -> dict[str, dict]:
+        _pytest(project, "--framework", "onnx-reference", "--first-timeout", "0.1", "--case-timeout", case_timeout,
+                "--gsc-cache-dir", str(tmp_path / "cache"), "--results", results)
+        return {r["case_id"]: r for r in _records(project / results)}
+
+    first = run("r1.jsonl", "0.3")["a-slow"]
+    assert first["error_message"].endswith("on a second try in a fresh process: no result within 0.3 s; worker killed")
+    again = run("r2.jsonl", "0.3")
+    assert again["a-slow"]["outcome"] == "timeout" and not again["a-slow"].get("cached")
+    assert again["a-slow"]["distribution"] == {"timeout": 2}  # both runs of the cell: a first try each
+    assert again["a-slow"]["error_message"] == (
+        f"no result within 0.1 s; worker killed; it hung on both tries at {first['time']} too (its result-cache "
+        "entry), so no second try")
+    assert again["b-fast"].get("cached")
+    # A longer case timeout than the entry's: the entry witnessed nothing about it, so the second try runs.
+    longer = run("r3.jsonl", "120")["a-slow"]
+    assert longer["outcome"] == "ok" and longer["verdict"] == "conforms"
+
+
 def test_a_bad_first_timeout_is_a_usage_error(tmp_path: Path) -> None:
     project = _project(tmp_path, {"gather.yaml": _many_cases(1)})
     result = _pytest(project, "--framework", "numpy", "--first-timeout", "soon")

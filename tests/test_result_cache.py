@@ -178,6 +178,7 @@ def test_reusable_rule() -> None:
     assert not cache.reusable(_record(label="zero"), "wrap|zero")
     assert not cache.reusable(_record(label="zero"), "garbage")  # memory-unsafe in its baseline
     assert not cache.reusable(_record(device="gpu"), None)
+    assert cache.reusable(_record(device="openvino"), None)  # ONNX Runtime's OpenVINO EP runs on OpenVINO's CPU
 
 
 def test_directory_follows_the_conversion_caches_rule(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -27,6 +27,13 @@ The key (:func:`key`) hashes everything a record depends on:
 
 What is never reused is :func:`reusable`'s business. A reused record gets ``cached: true`` and keeps its original
 ``time`` and ``duration_s``.
+
+A hang is never reused either, but it is kept (:func:`keeps`): a cell whose entry is a hang (no result within the
+full case timeout, on a first try and on a second one in a fresh process) is measured again, and a first try that
+hangs again is then recorded as a hang without the second full-timeout try, where the entry's case timeout was at
+least this run's (:func:`hung_before`,
+harness.run.isolation.Isolated.run). The second try tells a hang from a stall of a loaded machine; the entry is
+that second witness, made by the same code, packages, platform and case. Each hang then costs its first try only.
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gather_scatter_conformance.harness.judge.repeats import suspect
 from gather_scatter_conformance.vocab.dimensions import is_memory_unsafe
@@ -61,6 +68,12 @@ _ENV_NAMES = ("DEV", "KERAS_BACKEND", "TVM_NUM_THREADS", "OMP_NUM_THREADS", "MKL
               "CUDA_VISIBLE_DEVICES", "JAX_PLATFORMS", "JAX_ENABLE_X64", "TF_ENABLE_ONEDNN_OPTS")
 _NOT_ENV = ("GSC_RESULT_CACHE", "GSC_CONVERSION_CACHE", "GSC_CASE_CACHE", "GSC_ENV_CACHE", "GSC_JAX_CACHE")
 _NEVER_OUTCOMES = ("crash", "timeout", "harness-error")
+# Devices that run on this machine's CPU, so the key (platform, packages, environment) says what answered: "cpu",
+# and ONNX Runtime's OpenVINO execution provider ("openvino"), which the adapter starts without a device_type, so it
+# runs on OpenVINO's CPU plugin ("By default, Intel CPU is used to run inference":
+# https://onnxruntime.ai/docs/api/python/ReadMeOV.html). A GPU's record is not reused: the key cannot see which GPU
+# answered.
+HOST_DEVICES = ("cpu", "openvino")
 _NONDETERMINISTIC_LABELS = ("nondeterministic",)
 
 
@@ -72,13 +85,13 @@ def reusable(record: Record, baseline_label: str | None) -> bool:
     or the harness's failure); a memory-unsafe label (``vocab.dimensions.is_memory_unsafe``: garbage, alias,
     crash:...: what lies in memory decides it) or a nondeterministic one; a record whose repeated runs disagreed
     (``distinct_outputs`` > 1) or that was repeated at all (it has a ``distribution``: its first run was suspect,
-    harness.judge.repeats); a record off the CPU (the key
+    harness.judge.repeats); a record off the CPU (:data:`HOST_DEVICES`: the key
     cannot see which accelerator answered); and any cell whose ``baseline_label`` (the label its baseline gives
     it, ``harness.judge.baseline.label_at``; None where there is none) flipped (holds ``|``) or is memory-unsafe.
     """
     if record.outcome in _NEVER_OUTCOMES or record.outcome not in ("ok", "error", "unsupported"):
         return False
-    if record.device != "cpu":
+    if record.device not in HOST_DEVICES:
         return False
     label = record.label
     if is_memory_unsafe(label) or (label or "") in _NONDETERMINISTIC_LABELS or "|" in (label or ""):
@@ -86,6 +99,32 @@ def reusable(record: Record, baseline_label: str | None) -> bool:
     if (record.distinct_outputs or 1) > 1 or record.distribution:
         return False
     return not suspect(baseline_label)
+
+
+def keeps(record: Record, baseline_label: str | None) -> bool:
+    """True when ``record`` is stored for its cell: a reusable one (:func:`reusable`), or a hang (outcome timeout:
+    both tries hung) that the next run's first try may confirm alone (:func:`hung_before`)."""
+    return reusable(record, baseline_label) or _hang(record.outcome, record.distribution)
+
+
+def _hang(outcome: object, distribution: object) -> bool:
+    """True for the record of a cell that hung on every run it had (a repeated cell's ``distribution``: each a
+    hang)."""
+    return outcome == "timeout" and (not distribution or (isinstance(distribution, dict)
+                                                          and set(distribution) == {"timeout"}))
+
+
+def hung_before(where: Path | None, entry_key: str, timeout_s: float) -> str | None:
+    """When the entry under ``entry_key`` is a hang recorded with a case timeout of at least ``timeout_s`` (so
+    it had no result within this run's limit either), the time it was recorded; else None."""
+    value = _entry(where, entry_key)
+    record = value.get("record") if value else None
+    limit = value.get("timeout_s") if value else None
+    if not isinstance(record, dict) or not _hang(record.get("outcome"), record.get("distribution")):
+        return None
+    if not isinstance(limit, (int, float)) or isinstance(limit, bool) or limit < timeout_s:
+        return None
+    return str(record.get("time") or "an earlier run")
 
 
 def directory(given: str | os.PathLike[str] | None = None) -> Path | None:
@@ -215,16 +254,8 @@ def get(where: Path | None, entry_key: str) -> Record | None:
     """The record stored under ``entry_key``, or None on a miss (including an unreadable or corrupt entry, or one
     that is not a valid record: read as a results line is, vocab.record). The caller decides with :func:`reusable`
     whether to use it."""
-    if where is None:
-        return None
-    try:
-        with open(_path(where, entry_key), encoding="utf-8") as fh:
-            value = json.load(fh)
-    except (OSError, ValueError):
-        return None
-    if not isinstance(value, dict) or value.get("format") != FORMAT or value.get("key") != entry_key:
-        return None
-    record = value.get("record")
+    value = _entry(where, entry_key)
+    record = value.get("record") if value else None
     if not isinstance(record, dict):
         return None
     from pydantic import ValidationError
@@ -235,8 +266,23 @@ def get(where: Path | None, entry_key: str) -> Record | None:
         return None
 
 
-def put(where: Path | None, entry_key: str, record: Record) -> None:
-    """Store ``record`` under ``entry_key`` atomically; a directory that cannot be written is ignored."""
+def _entry(where: Path | None, entry_key: str) -> dict[str, Any] | None:
+    """The entry stored under ``entry_key`` as read (its format and key checked), or None."""
+    if where is None:
+        return None
+    try:
+        with open(_path(where, entry_key), encoding="utf-8") as fh:
+            value = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(value, dict) or value.get("format") != FORMAT or value.get("key") != entry_key:
+        return None
+    return value
+
+
+def put(where: Path | None, entry_key: str, record: Record, timeout_s: float | None = None) -> None:
+    """Store ``record`` under ``entry_key`` atomically, with the case timeout it ran under (``timeout_s``: what
+    a hang's entry must say, :func:`hung_before`); a directory that cannot be written is ignored."""
     if where is None:
         return
     target = _path(where, entry_key)
@@ -245,8 +291,8 @@ def put(where: Path | None, entry_key: str, record: Record) -> None:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"format": FORMAT, "key": entry_key, "record": record.dump()}, fh, default=str,
-                          allow_nan=True)
+                json.dump({"format": FORMAT, "key": entry_key, "record": record.dump(), "timeout_s": timeout_s}, fh,
+                          default=str, allow_nan=True)
             os.replace(tmp, target)
         except BaseException:
             with contextlib.suppress(OSError):

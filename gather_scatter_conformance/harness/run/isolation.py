@@ -32,6 +32,10 @@ from gather_scatter_conformance.harness.run.timeouts import FirstTry
 from gather_scatter_conformance.resources import PACKAGE
 from gather_scatter_conformance.vocab.record import INTERRUPTED, TOO_LARGE
 
+# The job key by which a cell that hung on both tries when last measured (harness.run.cache.hung_before: the time)
+# reaches Isolated.run, which takes it out of the job before a worker sees it.
+HUNG_BEFORE = "hung_before"
+
 # Messages travel as one pickled blob each way: execnet's own serializer walks every object in Python, which costs
 # more than the case itself for small cases. Both ends are this project's interpreters (Python >= 3.10), so
 # protocol 5 is understood by both.
@@ -273,8 +277,8 @@ class Isolated:
 
     def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
         """Run one case in the framework's worker; a dead or stuck worker becomes a crash or timeout result (a
-        timeout only when a second try in a fresh process times out too; a crash only when the case caused it:
-        see _charge).
+        timeout only when a second try in a fresh process times out too, or when the job's ``HUNG_BEFORE`` says
+        the cell hung on both tries when last measured; a crash only when the case caused it: see _charge).
 
         A risky case (``payload["fresh"]``) runs in a forked child of the worker's template: a child that dies
         during the case is a crash, one that returns a value and dies on its way out corrupted memory (a crash
@@ -286,9 +290,17 @@ class Isolated:
         The case's clock runs from its worker's mark "start" (inputs decoded) to "done" (the value read back):
         sending and decoding inputs, and encoding and sending the result, are the harness's (TRANSFER_TIMEOUT).
         """
+        hung_before = payload.get(HUNG_BEFORE)
+        if hung_before:
+            payload = {k: v for k, v in payload.items() if k != HUNG_BEFORE}
         first = self.first_try.limit((framework, variant))
         result = self._charge(framework, variant, payload, *self._run_once(framework, variant, payload, first))
-        if result.get("outcome") == "timeout":
+        if result.get("outcome") == "timeout" and hung_before:
+            # The same cell hung on both tries when it was last measured (its result-cache entry: same code,
+            # packages, platform and case): that is the second witness a second try would be.
+            result = {**result, "error_message": f"{result.get('error_message', '')}; it hung on both tries "
+                      f"at {hung_before} too (its result-cache entry), so no second try"}
+        elif result.get("outcome") == "timeout":
             # A loaded machine can stall a call past the limit (on 2026-11-27, two full runs on two cores met the
             # OOM killer, and two converter paths "hung" on cases that finish in seconds), and the first try's
             # limit may be shorter than the case timeout: a hang is recorded only when a second try, in a fresh

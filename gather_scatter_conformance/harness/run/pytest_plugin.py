@@ -679,6 +679,7 @@ class CaseItem(pytest.Item):
         self.device = device
         self.record: Record | None = None
         self.cache_key = ""  # harness.run.cache.key, made on first use
+        self.hung_before: str | None = None  # when its result-cache entry is a hang: that hang's time
 
     @property
     def cell(self) -> tuple[str, str, str, str]:
@@ -701,7 +702,7 @@ class CaseItem(pytest.Item):
         if record is None:
             suspect = state.repeats > 1 and state.suspect(self.case.nodeid, self.framework, self.variant, self.device)
             record = execute(self.case, self.framework, self.variant, state.executor_for(self.config), self.device,
-                             repeats=state.repeats, suspect=suspect)
+                             repeats=state.repeats, suspect=suspect, hung_before=self.hung_before)
             if isinstance(record, Skipped):
                 pytest.skip(f"{self.device}: {record.reason}")
             self._to_cache(state, record)
@@ -739,11 +740,14 @@ class CaseItem(pytest.Item):
         return baseline.label_at(state.baseline(self.framework), key, record.framework_version)
 
     def _from_cache(self, state: _State) -> Record | None:
-        """The record the result cache holds for this item, marked cached, where it may be reused; else None."""
+        """The record the result cache holds for this item, marked cached, where it may be reused; else None (and
+        where the entry is a hang, ``hung_before`` says when: harness.run.cache.hung_before)."""
         from gather_scatter_conformance.harness.run import cache
 
         key = self._cache_key(state)
         stored = cache.get(state.cache_dir, key) if key else None
+        if stored is not None and stored.outcome == "timeout":
+            self.hung_before = cache.hung_before(state.cache_dir, key, state.timeout)
         if stored is None or not cache.reusable(stored, self._baseline_label(state, stored)):
             return None
         executor = state.executor_for(self.config)
@@ -753,12 +757,12 @@ class CaseItem(pytest.Item):
         return cache.reused(stored)
 
     def _to_cache(self, state: _State, record: Record) -> None:
-        """Keep a measured record in the result cache where it may be reused."""
+        """Keep a measured record in the result cache where it may be reused, or confirm a hang (cache.keeps)."""
         from gather_scatter_conformance.harness.run import cache
 
         key = self._cache_key(state)
-        if key and cache.reusable(record, self._baseline_label(state, record)):
-            cache.put(state.cache_dir, key, record)
+        if key and cache.keeps(record, self._baseline_label(state, record)):
+            cache.put(state.cache_dir, key, record, state.timeout)
 
     def runtest(self) -> None:
         """Judge the record by the project's expectations (harness.judge.outcome): a known deviation is an expected

@@ -15,7 +15,7 @@ from gather_scatter_conformance import adapters
 from gather_scatter_conformance.harness.cases.load import Case
 from gather_scatter_conformance.harness.judge import known
 from gather_scatter_conformance.harness.judge.verdict import expected_field, is_finding, judge
-from gather_scatter_conformance.harness.run.isolation import is_risky
+from gather_scatter_conformance.harness.run.isolation import HUNG_BEFORE, is_risky
 from gather_scatter_conformance.vocab import wire
 from gather_scatter_conformance.vocab.record import (
     HARNESS_ERROR,
@@ -39,7 +39,8 @@ class InProcess:
     def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
         from gather_scatter_conformance.harness.run.worker import run_case
 
-        return run_case(framework, variant, payload)
+        # No timeouts here, so no second try to spare (HUNG_BEFORE).
+        return run_case(framework, variant, {k: v for k, v in payload.items() if k != HUNG_BEFORE})
 
 
 def payload(case: Case, device: str = "cpu") -> dict[str, Any]:
@@ -81,12 +82,16 @@ def _run_path(executor: Executor, framework: str, variant: str, job: dict[str, A
 
 
 
-def _answer(case: Case, framework: str, variant: str, executor: Executor, device: str, fresh: bool = False
-            ) -> dict[str, Any]:
-    """One worker answer for ``case`` (in a forked child of its own when ``fresh``)."""
+def _answer(case: Case, framework: str, variant: str, executor: Executor, device: str, fresh: bool = False,
+            hung_before: str | None = None) -> dict[str, Any]:
+    """One worker answer for ``case`` (in a forked child of its own when ``fresh``). ``hung_before``: when the
+    cell hung on both tries before (harness.run.cache.hung_before), a hang on this first try is recorded as one
+    without a second try (the executor reads it from the job, and sends it to no worker)."""
     job = payload(case, device)
     if fresh:
         job = {**job, "fresh": True}
+    if hung_before:
+        job = {**job, HUNG_BEFORE: hung_before}
     if adapters.is_path(framework):
         return _run_path(executor, framework, variant, job)
     return executor.run(framework, variant, job)
@@ -101,7 +106,7 @@ class Skipped:
 
 
 def execute(case: Case, framework: str, variant: str, executor: Executor, device: str = "cpu", repeats: int = 1,
-            suspect: bool = False) -> Record | Skipped:
+            suspect: bool = False, hung_before: str | None = None) -> Record | Skipped:
     """Run ``case`` on ``framework``/``variant`` on ``device`` through ``executor``; return the full result
     :class:`~gather_scatter_conformance.vocab.record.Record`.
 
@@ -110,13 +115,16 @@ def execute(case: Case, framework: str, variant: str, executor: Executor, device
     fresh process, and its record holds the distribution (harness.judge.repeats); a cell that has hung twice stops
     there.
 
+    ``hung_before``: the time this cell hung on every try in an earlier run (harness.run.cache.hung_before); each
+    of its runs here that hangs on its first try needs no second.
+
     Where the device is absent here it returns :class:`Skipped`: not a result.
     The worker's value is decoded once, here, for the verdict, the label and a converter path's account.
     """
     from gather_scatter_conformance.harness.judge import repeats as rep
 
     expected = case.reference()
-    res = _answer(case, framework, variant, executor, device)
+    res = _answer(case, framework, variant, executor, device, hung_before=hung_before)
     if res["outcome"] == "skipped":
         return Skipped(res.get("reason", ""), device)
     try:
@@ -126,7 +134,7 @@ def execute(case: Case, framework: str, variant: str, executor: Executor, device
             for _ in range(repeats - 1):
                 if rep.hung_enough(runs):  # each hang costs the whole case timeout
                     break
-                again = _answer(case, framework, variant, executor, device, fresh=True)
+                again = _answer(case, framework, variant, executor, device, fresh=True, hung_before=hung_before)
                 runs.append((_record(case, framework, variant, again, expected), rep.value_digest(again)))
             record = rep.combine(runs)
         return record

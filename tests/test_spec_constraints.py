@@ -64,8 +64,9 @@ def test_index_types_follow_the_newest_opsets(op: str, index: str, inside: bool)
 
 @pytest.mark.parametrize(
     ("reduction", "data", "inside"),
-    [("add", "float16", True), ("add", "bool", False), ("max", "bool", True), ("max", "complex64", False),
-     ("mul", "complex64", True), ("min", "string", False), ("none", "string", True)],
+    [("add", "float16", True), ("add", "bool", True), ("mul", "bool", True), ("add", "string", True),
+     ("mul", "string", False), ("max", "bool", True), ("max", "complex64", False), ("mul", "complex64", True),
+     ("min", "string", False), ("none", "string", True)],
 )
 def test_reductions_are_defined_where_the_reference_engine_computes_them(reduction: str, data: str,
                                                                          inside: bool) -> None:
@@ -79,6 +80,34 @@ def test_reductions_are_defined_where_the_reference_engine_computes_them(reducti
     except InvalidInput:
         computed = False
     assert computed is inside
+
+
+SCATTER_ND_BOOL_ADD = """\
+- id: ndbool
+  source: test
+  inputs:
+    data: {value: [false, false], dtype: bool}
+    indices: {value: [[1], [1]], dtype: int64}
+    updates: {value: [true, false], dtype: bool}
+  attrs: {reduction: add}
+"""
+
+
+def test_a_bool_reduction_is_open_and_onnx_references_reading_conforms(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # #40: `+` on bool is not defined by ONNX's text; onnx.reference, ONNX Runtime and OpenVINO compute logical or.
+    # That value and a refusal conform; the same values in int32 (tinygrad) deviate by type, another value by value.
+    case = _case(tmp_path, monkeypatch, "ScatterND", SCATTER_ND_BOOL_ADD)
+    expected = case.reference()
+    assert expected.tolist() == [False, True]
+    fields = verdict.judge(case, _ok(np.array([False, True])), expected)
+    assert fields["verdict"] == "conforms" and fields["spec"] == "inside", fields
+    assert "onnx.reference: logical or" in fields["reason"]
+    assert verdict.judge(case, _error(), expected)["verdict"] == "conforms"
+    as_int = verdict.judge(case, _ok(np.array([0, 1], np.int32)), expected)
+    assert (as_int["verdict"], as_int["deviation"]) == ("deviates", "output-dtype"), as_int
+    xor = verdict.judge(case, _ok(np.array([False, False])), expected)  # true + true + false as addition mod 2
+    assert (xor["verdict"], xor["deviation"]) == ("deviates", "value"), xor
 
 
 def test_refusing_an_input_outside_the_spec_conforms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -162,10 +162,16 @@ def _judge_open(case: Case, res: Result, question: str) -> dict[str, Any] | None
     observed = res.observed
     fields = {"observed": stored(observed), "observed_dtype": _dtype_name(observed.dtype),
               "observed_shape": list(observed.shape)}
-    for policy, output in _policy_outputs(case):
+    outputs = _policy_outputs(case)
+    for policy, output in outputs:
         if observed.dtype == output.dtype and compare(observed, output).equal:
             return {**fields, "verdict": "conforms",
                     "reason": f"the spec leaves this open ({question}); the value is {policy}'s"}
+    for policy, output in outputs:  # a policy's values in another type: the type is what deviates
+        if compare(observed, output).equal:
+            return {**fields, "verdict": "deviates", "deviation": "output-dtype",
+                    "reason": f"the spec leaves this open ({question}); the values are {policy}'s, but dtype "
+                              f"{fields['observed_dtype']} != expected {_dtype_name(output.dtype)}"}
     return {**fields, "verdict": "deviates", "deviation": "value",
             "reason": f"the spec leaves this open ({question}), but no policy gives this value"}
 

@@ -93,8 +93,9 @@ def compute(
 
 def undecided(op: str, inputs: Mapping[str, Any], attrs: Mapping[str, Any] | None = None) -> str | None:
     """What ``op``'s specification leaves open on this input, in one phrase, or None where it decides the outcome
-    (the canonical policy then fills the gap, and the judge never makes a verdict of it). Operators whose text
-    decides every input (the six of the family) answer None."""
+    (the canonical policy then fills the gap, and the judge never makes a verdict of it). ScatterElements and
+    ScatterND leave open a reduction their text does not define for the data's type (bool add, harness.reference.
+    constraints), TensorScatter negative and overflowing write indices; the other four decide every input."""
     check = getattr(_module(op), "undecided", None)
     if check is None:
         return None

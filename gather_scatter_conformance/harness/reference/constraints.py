@@ -11,8 +11,13 @@ Sources (onnx/onnx docs/Operators.md, the opsets the engine implements):
 - TensorScatter-24: ``write_indices`` is ``tensor(int64)`` only.
 - All seven: ``T`` is every tensor type, so every data type a case can declare is inside.
 - ScatterElements-18 / ScatterND-18 ``reduction``: the spec's pseudo-code combines with ``+``, ``*``, ``max``,
-  ``min``; these are not defined for strings, ``+``/``*`` not for bool and ``max``/``min`` not for complex numbers
-  (there is no order). The engine raises InvalidInput there, so a refusal conforms and a value deviates.
+  ``min``. ``max``/``min`` need an order: bool has one (false < true), strings and complex numbers have none, so
+  these are outside. ``*`` on strings is outside. ``+``/``*`` on bool and ``+`` on strings are inside but the text
+  does not say what they mean: onnx.reference computes logical or, logical and and concatenation; ONNX Runtime
+  computes the same, and OpenVINO too on bool (its ScatterElementsUpdate-12 and ScatterNDUpdate-15 specifications
+  say sum = OR and prod = AND on bool). The engine computes that reading, and the judge treats these inputs as open
+  (:func:`open_reduction`: a refusal or that value conforms). The engine raises InvalidInput where a reduction is
+  outside, so a refusal conforms and a value deviates.
 - Take is not an ONNX operator: it is Gather with NumPy's index modes (``np.take``), and ONNX runtimes express it
   as Gather, so it has Gather-13's constraints. NumPy taking int8 or uint64 indices is an extension.
 """
@@ -52,11 +57,27 @@ CONSTRAINTS: dict[str, TypeConstraints] = {
 # reduction -> the data types it is not defined for (every other declared type is allowed).
 REDUCTION_UNDEFINED: dict[str, tuple[str, ...]] = {
     "none": (),
-    "add": ("string", "bool"),
-    "mul": ("string", "bool"),
+    "add": (),
+    "mul": ("string",),
     "max": ("string", *dtypes.COMPLEX_DTYPES),
     "min": ("string", *dtypes.COMPLEX_DTYPES),
 }
+
+
+# reduction -> the data types the spec admits but whose combining the text does not define (see the docstring).
+REDUCTION_OPEN: dict[str, dict[str, str]] = {
+    "add": {"bool": "logical or", "string": "concatenation"},
+    "mul": {"bool": "logical and"},
+}
+
+
+def open_reduction(reduction: str, dtype_name: str) -> str | None:
+    """What ONNX's text leaves open when ``reduction`` combines ``dtype_name`` data, in one phrase naming the
+    reading onnx.reference, ONNX Runtime and OpenVINO share (the engine's); None where the text decides it."""
+    reading = REDUCTION_OPEN.get(reduction, {}).get(dtype_name)
+    if reading is None:
+        return None
+    return f"reduction={reduction} on {dtype_name} data (the text leaves it open; onnx.reference: {reading})"
 
 
 def reduction_defined(reduction: str, dtype_name: str) -> bool:

@@ -11,7 +11,12 @@ from gather_scatter_conformance.harness.reference.allowed import AllowedOutputs
 from gather_scatter_conformance.harness.reference.gather_elements import check_elementwise_shapes
 from gather_scatter_conformance.harness.reference.indices import normalize_axis, resolve
 from gather_scatter_conformance.harness.reference.policy import InvalidInput, Policy
-from gather_scatter_conformance.harness.reference.scatter_nd import check_reduction, check_updates, scatter_rows
+from gather_scatter_conformance.harness.reference.scatter_nd import (  # noqa: F401 (undecided: this operator's too)
+    check_reduction,
+    check_updates,
+    scatter_rows,
+    undecided,
+)
 
 
 def scatter_elements(

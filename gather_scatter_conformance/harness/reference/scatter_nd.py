@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from gather_scatter_conformance.harness.reference.allowed import AllowedOutputs, any_of
-from gather_scatter_conformance.harness.reference.constraints import reduction_defined
+from gather_scatter_conformance.harness.reference.constraints import open_reduction, reduction_defined
 from gather_scatter_conformance.harness.reference.gather_nd import flat_rows
 from gather_scatter_conformance.harness.reference.indices import prod, resolve
 from gather_scatter_conformance.harness.reference.policy import InvalidInput, Policy, PolicyNotApplicable
@@ -20,12 +20,25 @@ _UFUNCS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minim
 
 def check_reduction(reduction: str, dtype: np.dtype) -> None:
     """Raise InvalidInput if ``reduction`` is unknown or not defined for ``dtype`` (harness.reference.constraints:
-    strings allow only 'none', bool no add/mul, complex no max/min)."""
+    strings allow none and add, complex no max/min)."""
     if reduction not in REDUCTIONS:
         raise InvalidInput(f"reduction={reduction!r} is not one of {', '.join(REDUCTIONS)}")
     name = dtypes.name_of(dtype)
     if not reduction_defined(reduction, name):
         raise InvalidInput(f"reduction={reduction!r} is not defined for {name} data")
+
+
+def undecided(arrays: Mapping[str, np.ndarray], attrs: Mapping[str, Any]) -> str | None:
+    """What the text leaves open on this input (harness.reference.undecided): a reduction whose combining it does not
+    define for the data's type (constraints.open_reduction); ScatterElements shares it."""
+    data = arrays.get("data")
+    if data is None:
+        return None
+    try:
+        name = dtypes.name_of(np.asarray(data).dtype)
+    except ValueError:
+        return None
+    return open_reduction(str(attrs.get("reduction", "none")), name)
 
 
 def check_updates(data: np.ndarray, updates: np.ndarray, expected_shape: tuple[int, ...]) -> None:

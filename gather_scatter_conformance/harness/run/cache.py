@@ -107,24 +107,23 @@ def keeps(record: Record, baseline_label: str | None) -> bool:
     return reusable(record, baseline_label) or _hang(record.outcome, record.distribution)
 
 
-def _hang(outcome: object, distribution: object) -> bool:
+def _hang(outcome: str, distribution: dict[str, int] | None) -> bool:
     """True for the record of a cell that hung on every run it had (a repeated cell's ``distribution``: each a
     hang)."""
-    return outcome == "timeout" and (not distribution or (isinstance(distribution, dict)
-                                                          and set(distribution) == {"timeout"}))
+    return outcome == "timeout" and (not distribution or set(distribution) == {"timeout"})
 
 
 def hung_before(where: Path | None, entry_key: str, timeout_s: float) -> str | None:
     """When the entry under ``entry_key`` is a hang recorded with a case timeout of at least ``timeout_s`` (so
     it had no result within this run's limit either), the time it was recorded; else None."""
     value = _entry(where, entry_key)
-    record = value.get("record") if value else None
+    record = _record(value)
     limit = value.get("timeout_s") if value else None
-    if not isinstance(record, dict) or not _hang(record.get("outcome"), record.get("distribution")):
+    if record is None or not _hang(record.outcome, record.distribution):
         return None
     if not isinstance(limit, (int, float)) or isinstance(limit, bool) or limit < timeout_s:
         return None
-    return str(record.get("time") or "an earlier run")
+    return record.time or "an earlier run"
 
 
 def directory(given: str | os.PathLike[str] | None = None) -> Path | None:
@@ -254,14 +253,18 @@ def get(where: Path | None, entry_key: str) -> Record | None:
     """The record stored under ``entry_key``, or None on a miss (including an unreadable or corrupt entry, or one
     that is not a valid record: read as a results line is, vocab.record). The caller decides with :func:`reusable`
     whether to use it."""
-    value = _entry(where, entry_key)
-    record = value.get("record") if value else None
-    if not isinstance(record, dict):
+    return _record(_entry(where, entry_key))
+
+
+def _record(entry: dict[str, Any] | None) -> Record | None:
+    """The record an entry holds, read as a results line is (vocab.record); None where it is not a valid one."""
+    stored = entry.get("record") if entry else None
+    if not isinstance(stored, dict):
         return None
     from pydantic import ValidationError
 
     try:
-        return Record.read(record)
+        return Record.read(stored)
     except ValidationError:
         return None
 

@@ -232,3 +232,21 @@ def test_reused_records_teach_the_first_try_limit(work: Path) -> None:
     assert all(r.get("cached") for r in records_of(work / "r2.jsonl"))
     # the first run measured three numpy cases; the second measured none and reused three: both learned 10 s
     assert said == ["10.0", "10.0"]
+
+
+def test_a_hang_entry_witnesses_only_as_a_number_at_least_this_runs_timeout(tmp_path: Path) -> None:
+    # #38: an entry is data from another run; a timeout that is no number (a string, a bool, missing) or a shorter
+    # one witnesses nothing, and only a hang on every run is a hang.
+    hang = _record(outcome="timeout", verdict="deviates", time="2026-11-29T01:03:42+00:00",
+                   distribution={"timeout": 2})
+    cache.put(tmp_path, "k" * 64, hang, 120.0)
+    stored, limit = cache.read(tmp_path, "k" * 64)
+    assert cache.hung_before(stored, limit, 120.0) == "2026-11-29T01:03:42+00:00"
+    assert cache.hung_before(stored, limit, 300.0) is None
+    for bad in ("120", True, None):
+        entry = tmp_path / ("k" * 64)[:2] / f"{'k' * 64}.json"
+        value = json.loads(entry.read_text())
+        entry.write_text(json.dumps({**value, "timeout_s": bad}))
+        assert cache.hung_before(*cache.read(tmp_path, "k" * 64), 1.0) is None, bad
+    mixed = hang.model_copy(update={"distribution": {"timeout": 1, "crash:SIGABRT": 1}})
+    assert cache.hung_before(mixed, 120.0, 1.0) is None

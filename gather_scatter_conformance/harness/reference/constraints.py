@@ -71,13 +71,14 @@ REDUCTION_OPEN: dict[str, dict[str, str]] = {
 }
 
 
-def open_reduction(reduction: str, dtype_name: str) -> str | None:
-    """What ONNX's text leaves open when ``reduction`` combines ``dtype_name`` data, in one phrase naming the
+def open_reduction(reduction: str, dtype: np.dtype) -> str | None:
+    """What ONNX's text leaves open when ``reduction`` combines data of ``dtype``, in one phrase naming the
     reading onnx.reference, ONNX Runtime and OpenVINO share (the engine's); None where the text decides it."""
-    reading = REDUCTION_OPEN.get(reduction, {}).get(dtype_name)
+    name = _name(dtype)
+    reading = REDUCTION_OPEN.get(reduction, {}).get(name)
     if reading is None:
         return None
-    return f"reduction={reduction} on {dtype_name} data (the text leaves it open; onnx.reference: {reading})"
+    return f"reduction={reduction} on {name} data (the text leaves it open; onnx.reference: {reading})"
 
 
 def reduction_defined(reduction: str, dtype_name: str) -> bool:

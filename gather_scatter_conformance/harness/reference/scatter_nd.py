@@ -32,13 +32,7 @@ def undecided(arrays: Mapping[str, np.ndarray], attrs: Mapping[str, Any]) -> str
     """What the text leaves open on this input (harness.reference.undecided): a reduction whose combining it does not
     define for the data's type (constraints.open_reduction); ScatterElements shares it."""
     data = arrays.get("data")
-    if data is None:
-        return None
-    try:
-        name = dtypes.name_of(np.asarray(data).dtype)
-    except ValueError:
-        return None
-    return open_reduction(str(attrs.get("reduction", "none")), name)
+    return None if data is None else open_reduction(str(attrs.get("reduction", "none")), np.asarray(data).dtype)
 
 
 def check_updates(data: np.ndarray, updates: np.ndarray, expected_shape: tuple[int, ...]) -> None:

@@ -113,17 +113,15 @@ def _hang(outcome: str, distribution: dict[str, int] | None) -> bool:
     return outcome == "timeout" and (not distribution or set(distribution) == {"timeout"})
 
 
-def hung_before(where: Path | None, entry_key: str, timeout_s: float) -> str | None:
-    """When the entry under ``entry_key`` is a hang recorded with a case timeout of at least ``timeout_s`` (so
-    it had no result within this run's limit either), the time it was recorded; else None."""
-    value = _entry(where, entry_key)
-    record = _record(value)
-    limit = value.get("timeout_s") if value else None
-    if record is None or not _hang(record.outcome, record.distribution):
+def hung_before(stored: Record | None, stored_timeout_s: float | None, timeout_s: float) -> str | None:
+    """When ``stored`` (an entry's record, :func:`read`) is a hang recorded with a case timeout
+    (``stored_timeout_s``) of at least ``timeout_s`` (so it had no result within this run's limit either), the time
+    it was recorded; else None."""
+    if stored is None or not _hang(stored.outcome, stored.distribution):
         return None
-    if not isinstance(limit, (int, float)) or isinstance(limit, bool) or limit < timeout_s:
+    if stored_timeout_s is None or stored_timeout_s < timeout_s:
         return None
-    return record.time or "an earlier run"
+    return stored.time or "an earlier run"
 
 
 def directory(given: str | os.PathLike[str] | None = None) -> Path | None:
@@ -253,7 +251,17 @@ def get(where: Path | None, entry_key: str) -> Record | None:
     """The record stored under ``entry_key``, or None on a miss (including an unreadable or corrupt entry, or one
     that is not a valid record: read as a results line is, vocab.record). The caller decides with :func:`reusable`
     whether to use it."""
-    return _record(_entry(where, entry_key))
+    return read(where, entry_key)[0]
+
+
+def read(where: Path | None, entry_key: str) -> tuple[Record | None, float | None]:
+    """The record stored under ``entry_key`` (as :func:`get` gives it) and the case timeout it ran under (None
+    where the entry does not say it as a number), from one read of the entry."""
+    value = _entry(where, entry_key)
+    limit = value.get("timeout_s") if value else None
+    if not isinstance(limit, (int, float)) or isinstance(limit, bool):
+        limit = None
+    return _record(value), limit
 
 
 def _record(entry: dict[str, Any] | None) -> Record | None:

@@ -745,9 +745,8 @@ class CaseItem(pytest.Item):
         from gather_scatter_conformance.harness.run import cache
 
         key = self._cache_key(state)
-        stored = cache.get(state.cache_dir, key) if key else None
-        if stored is not None and stored.outcome == "timeout":
-            self.hung_before = cache.hung_before(state.cache_dir, key, state.timeout)
+        stored, stored_timeout = cache.read(state.cache_dir, key) if key else (None, None)
+        self.hung_before = cache.hung_before(stored, stored_timeout, state.timeout)
         if stored is None or not cache.reusable(stored, self._baseline_label(state, stored)):
             return None
         executor = state.executor_for(self.config)

@@ -288,3 +288,19 @@ def test_merging_the_weekly_sweeps_parts_replaces_their_releases_and_keeps_the_r
     empty = subprocess.run([*GSC, "history", "--merge", str(tmp_path / "nothing"), "--dir", str(history)],
                            cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert empty.returncode == 2 and "no <framework>.jsonl" in empty.stderr
+
+
+def test_case_labels_of_a_list_follow_the_list() -> None:
+    # A report asks case_labels of one framework's history once per finding, so a list's answer is kept; a record
+    # added to that list must still show.
+    def probe(release: str, label: str) -> dict[str, object]:
+        return {"status": "ok", "dimension": "negative-indices", "variant": "Gather-13", "release": release,
+                "labels": {"cases/probes/gather.yaml::neg": label}}
+
+    history = [probe("1.16.3", "error")]
+    key = "cases/probes/gather.yaml::neg[Gather-13]"
+    assert store.case_labels(history) == {key: {"1.16.3": "error"}}
+    assert store.case_labels(history) is store.case_labels(history)
+    history.append(probe("1.17.3", "wrap"))
+    assert store.case_labels(history) == store.case_labels(iter(history)) == {key: {"1.16.3": "error",
+                                                                                  "1.17.3": "wrap"}}

@@ -3,6 +3,7 @@ repro scripts assert what was observed: a value where the spec raises, the class
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.judge.verdict import judge
+from gather_scatter_conformance.harness.run import repro
 from gather_scatter_conformance.harness.run.repro import failure_message, script
 from gather_scatter_conformance.harness.run.runner import InProcess, Skipped, execute
 from gather_scatter_conformance.vocab import wire
@@ -189,3 +191,53 @@ def test_a_memory_damage_crash_gets_several_children(tmp_path: Path, monkeypatch
     assert (ran.returncode == 0) == reproduces, ran.stdout + ran.stderr
     assert says in ran.stdout + ran.stderr
     assert (tmp_path / "repro.n").read_text() == str(crashes_on or 4)  # it stopped at the first crash
+
+
+def _asked(case: Case, framework: str, variant: str, device: str) -> tuple[str | None, str | None]:
+    """call_source's answer for ``case`` on ``framework``/``variant``/``device``: (source, None) or (None, why not)."""
+    record = _cell(case, framework, variant, device)
+    try:
+        return repro.call_source(case, record), None
+    except LookupError as exc:
+        return None, str(exc)
+
+
+def _cell(case: Case, framework: str, variant: str, device: str) -> Record:
+    return Record.read({"case": case.nodeid, "framework": framework, "variant": variant, "device": device,
+                        "outcome": "ok", "verdict": "conforms"})
+
+
+# One that writes, one that cannot (a device no process here runs), one that has no adapter.
+_CELLS = (("numpy", "take", "cpu"), ("numpy", "take", "openvino"), ("no-such-framework", "v", "cpu"))
+
+
+def test_call_sources_written_ahead_are_those_written_in_line(tmp_path: Path) -> None:
+    # A report writes its repro scripts' calls in forked processes while it builds its tables (each framework
+    # imported once, there); what a script says must not depend on where its call was written.
+    alone = [_asked(_case(tmp_path), *cell) for cell in _CELLS]
+    assert alone[0][0] and "np.take" in alone[0][0] and "provider" in str(alone[1][1])
+    assert alone[2][1] == "no adapter of that name here"
+    case = _case(tmp_path)
+    records = [_cell(case, *cell) for cell in _CELLS]
+    with repro.prefetch_sources([(case, r) for r in records], workers=1):
+        assert all(isinstance(held, repro._Ahead) for held in case.memo[repro._SOURCES].values())
+        ahead = [_asked(case, *cell) for cell in _CELLS]
+    assert ahead == alone
+
+
+def test_a_process_that_dies_writing_ahead_leaves_its_sources_to_call_source(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    parent, describe = os.getpid(), repro._describe
+
+    def dies_in_a_child(*args: object) -> tuple[str | None, str | None]:
+        if os.getpid() != parent:
+            os._exit(3)  # as a framework that crashes on import would
+        return describe(*args)  # type: ignore[arg-type]
+
+    alone = [_asked(_case(tmp_path), *cell) for cell in _CELLS]
+    monkeypatch.setattr(repro, "_describe", dies_in_a_child)
+    case = _case(tmp_path)
+    records = [_cell(case, *cell) for cell in _CELLS]
+    with repro.prefetch_sources([(case, r) for r in records], workers=1):
+        ahead = [_asked(case, *cell) for cell in _CELLS]
+    assert ahead == alone

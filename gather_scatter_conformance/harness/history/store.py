@@ -130,7 +130,23 @@ def failures(records: Iterable[dict[str, Any]]) -> dict[str, str]:
 
 
 def case_labels(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, str]]:
-    """Baseline key (``file::id[variant]``, ``@device`` off the CPU) -> {release: label}, from the probe records."""
+    """Baseline key (``file::id[variant]``, ``@device`` off the CPU) -> {release: label}, from the probe records.
+    Computed once per list (while its length stays), since a report asks it of one framework's history for each of
+    its findings; the answer is shared: do not change it."""
+    if not isinstance(records, list):
+        return _case_labels(records)
+    held = _CASE_LABELS.get(id(records))
+    if held is None or held[0] is not records or held[1] != len(records):
+        if len(_CASE_LABELS) >= 64:
+            _CASE_LABELS.clear()
+        held = _CASE_LABELS[id(records)] = (records, len(records), _case_labels(records))
+    return held[2]
+
+
+_CASE_LABELS: dict[int, tuple[list[dict[str, Any]], int, dict[str, dict[str, str]]]] = {}
+
+
+def _case_labels(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for rec in records:
         if rec.get("status") != "ok" or rec["dimension"] == SEED_DIMENSION:

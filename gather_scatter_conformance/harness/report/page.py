@@ -199,8 +199,24 @@ def generate(results: Sequence[str | Path], out: str | Path, baseline: Sequence[
     memory-unsafe findings. ``with_site``: also the site (harness.report.site): a page and a JSON file per cell,
     operator, system, converter path and port, and ``api/``.
     """
-    out = Path(out)
+    from gather_scatter_conformance.harness.judge.verdict import is_finding
+    from gather_scatter_conformance.harness.run.records import case_snapshot
+    from gather_scatter_conformance.harness.run.repro import prefetch_sources
+
     every = _records(results)  # read (and checked) whole before anything is written
+    # The cases as the runs saw them (their manifests' snapshot), so that the same results give the same pages in
+    # any directory; results without one (an older harness's) look them up on disk.
+    cases = Cases(snapshot=case_snapshot(results))
+    # Every repro script's call is written by its framework's adapter, which imports the framework: ahead, beside
+    # the tables and pages below (about half of a full report's time when done in line).
+    scripted = [(case, r) for r in every if (r.native or is_finding(r)) and (case := cases.get(r.case)) is not None]
+    with prefetch_sources(scripted):
+        return _generate(every, cases, results, Path(out), baseline, claims_dir, history_dir, evidence, with_site)
+
+
+def _generate(every: list[Record], cases: Cases, results: Sequence[str | Path], out: Path,
+              baseline: Sequence[str | Path], claims_dir: Path | None, history_dir: Path | None,
+              evidence: Sequence[str | Path], with_site: bool) -> dict[str, Path]:
     # Converter paths have their own section; the frameworks' tables, matrices and agreement are of native APIs.
     conversions = [r for r in every if conversion.is_conversion(r)]
     records = [r for r in every if not conversion.is_conversion(r)]
@@ -217,11 +233,6 @@ def generate(results: Sequence[str | Path], out: str | Path, baseline: Sequence[
     ctx_evidence = unsafe.load_evidence(list(evidence))
     every_row = rows + [r for r in _behaviour(conversions, claims_dir) if r.get("preservation") is not None]
     generated, built = now(), None
-    from gather_scatter_conformance.harness.run.records import case_snapshot
-
-    # The cases as the runs saw them (their manifests' snapshot), so that the same results give the same pages in
-    # any directory; results without one (an older harness's) look them up on disk.
-    cases = Cases(snapshot=case_snapshot(results))
     if with_site:
         from gather_scatter_conformance.harness.report import site
 

@@ -17,8 +17,11 @@ line saying so.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
+import os
 import textwrap
+from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -241,23 +244,122 @@ def script(case: Case, record: Record, accept: str | None = None, source: str | 
 def call_source(case: Case, record: Record) -> str:
     """The record's call as statements (``Call.source``), written here by its adapter from the case, the record's
     framework, variant and device: never the record's own text. Raises LookupError where this machine cannot write
-    it (no such adapter, its framework not installed here, a variant it does not have), saying why."""
+    it (no such adapter, its framework not installed here, a variant it does not have), saying why. Written once per
+    case, framework, variant and device in a process (kept on the case), or ahead by :func:`prefetch_sources`."""
+    memo = case.memo.setdefault(_SOURCES, {})
+    key = _source_key(record)
+    held = memo.get(key)
+    if isinstance(held, _Ahead):
+        held = held.get()
+    if held is None:
+        held = _describe(case, *key)
+    memo[key] = held
+    source, why = held
+    if why is not None:
+        raise LookupError(why)
+    return str(source)
+
+
+_SOURCES = "call_sources"  # Case.memo: (framework, variant, device) -> (source, None) or (None, why not)
+
+
+def _source_key(record: Record) -> tuple[str, str, str]:
+    return str(record.framework), str(record.variant or ""), str(record.device or "cpu")
+
+
+def _describe(case: Case, framework: str, variant: str, device: str) -> tuple[str | None, str | None]:
+    """(the call's statements, None), or (None, why this machine cannot write them)."""
     from gather_scatter_conformance import adapters
     from gather_scatter_conformance.adapters.base import DEVICES, CaseData
 
-    device = str(record.device or "cpu")
     if device not in DEVICES:  # an execution provider's device (onnxruntime@openvino): set up by the run, not here
-        raise LookupError(f"its device {device!r} is an execution provider this process does not run")
+        return None, f"its device {device!r} is an execution provider this process does not run"
     try:
-        adapter = adapters.get(str(record.framework))
+        adapter = adapters.get(framework)
         _, source = adapter.describe(CaseData(op=case.op, inputs=case.inputs(), attrs=case.attrs,
                                               opset=case.spec.opset, omit=tuple(case.spec.omit), device=device),
-                                     str(record.variant or ""))
+                                     variant)
     except KeyError:
-        raise LookupError("no adapter of that name here") from None
+        return None, "no adapter of that name here"
     except Exception as exc:
-        raise LookupError(" ".join(f"{type(exc).__name__}: {exc}".split())[:300]) from None
-    return source
+        return None, " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+    return source, None
+
+
+class _Ahead:
+    """A call source being written in a forked process (:func:`prefetch_sources`): its task's future and its place
+    in the task's answers."""
+
+    def __init__(self, future: Any, index: int, case: Case, key: tuple[str, str, str]) -> None:
+        self.future, self.index, self.case, self.key = future, index, case, key
+
+    def get(self) -> tuple[str | None, str | None]:
+        """The answer as :func:`_describe` gives it; written here where the process failed (a crash, a pool that
+        broke), so a prefetch never changes what a script says."""
+        try:
+            source, why = self.future.result()[self.index]
+        except Exception:
+            return _describe(self.case, *self.key)
+        return (None if source is None else str(source)), (None if why is None else str(why))
+
+    def settled(self) -> tuple[str | None, str | None] | None:
+        """The answer where its process gave one, else None (not done, cancelled or failed)."""
+        future = self.future
+        if not future.done() or future.cancelled() or future.exception() is not None:
+            return None
+        return self.get()
+
+
+_TASKS: list[list[tuple[Case, tuple[str, str, str]]]] = []  # what forked processes write: inherited, not pickled
+
+
+def _write_task(index: int) -> list[tuple[str | None, str | None]]:
+    return [_describe(case, *key) for case, key in _TASKS[index]]
+
+
+@contextlib.contextmanager
+def prefetch_sources(pairs: Iterable[tuple[Case, Record]], workers: int | None = None) -> Iterator[None]:
+    """Within the block, the call sources of ``pairs`` are written ahead by forked processes beside this one, while
+    the caller does other work; :func:`call_source` waits for its own. Writing one imports the framework (TensorFlow
+    alone takes about 9 s here), so each framework's sources are one task, its import paid once. ``workers``:
+    processes (default: one fewer than the cores, at least one). Without ``fork`` (not Linux) nothing is ahead. The
+    answers are the same as :func:`call_source` writes alone; a process that fails leaves its sources to it. Nothing
+    is left running after the block."""
+    import multiprocessing
+    from collections import defaultdict
+    from concurrent.futures import ProcessPoolExecutor
+
+    groups: dict[str, list[tuple[Case, tuple[str, str, str]]]] = defaultdict(list)
+    for case, record in pairs:
+        memo = case.memo.setdefault(_SOURCES, {})
+        key = _source_key(record)
+        if key not in memo:
+            memo[key] = None
+            groups[key[0]].append((case, key))
+    try:
+        context = multiprocessing.get_context("fork")
+    except ValueError:
+        context = None
+    if not groups or context is None:
+        yield
+        return
+    count = workers or max(1, (os.cpu_count() or 1) - 1)
+    _TASKS[:] = list(groups.values())
+    pool = ProcessPoolExecutor(max_workers=min(count, len(_TASKS)), mp_context=context)
+    try:
+        for index, task in enumerate(_TASKS):
+            future = pool.submit(_write_task, index)
+            for place, (case, key) in enumerate(task):
+                case.memo[_SOURCES][key] = _Ahead(future, place, case, key)
+        yield
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        for task in _TASKS:  # what the block did not ask for is kept where written, never left on a closed pool
+            for case, key in task:
+                held = case.memo[_SOURCES].get(key)
+                if isinstance(held, _Ahead):
+                    case.memo[_SOURCES][key] = held.settled()
+        _TASKS.clear()
 
 
 def baseline_label(record: Record, root: Path | None = None) -> str | None:

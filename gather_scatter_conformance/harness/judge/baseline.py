@@ -57,6 +57,11 @@ def path_for(root: Path, framework: str) -> Path:
     return root / f"{framework}.yaml"
 
 
+# libyaml's safe loader where PyYAML was built with it: the same documents, eleven times faster here (a report
+# and each run's workers load every system's baseline: 1.43 s against 0.13 s for the 37 shipped ones).
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 class BaselineFileError(ValueError):
     """A baseline file that is not one (not YAML, not a mapping, a section that is not a mapping): one line naming
     the file, and the line where YAML says."""
@@ -69,7 +74,7 @@ def load(root: Path, framework: str) -> dict[str, Any]:
     if not path.exists():
         return {"framework": framework, "version": None, "labels": {}}
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = yaml.load(path.read_text(), Loader=_LOADER) or {}
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""

@@ -241,3 +241,26 @@ def test_a_process_that_dies_writing_ahead_leaves_its_sources_to_call_source(tmp
     with repro.prefetch_sources([(case, r) for r in records], workers=1):
         ahead = [_asked(case, *cell) for cell in _CELLS]
     assert ahead == alone
+
+
+def test_a_process_that_dies_loses_its_own_task_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # paddle's import ended the one process that wrote every framework's calls after TVM's, and with it every task
+    # behind it: a full report then wrote 1,571 calls in line. Now the next task gets a fresh process.
+    parent, describe = os.getpid(), repro._describe
+
+    def marked_in_a_child(case: Case, framework: str, variant: str, device: str) -> tuple[str | None, str | None]:
+        if os.getpid() == parent:
+            return describe(case, framework, variant, device)
+        if framework == "no-such-framework":
+            os._exit(3)
+        source, why = describe(case, framework, variant, device)
+        return (source and source + "  # ahead"), why
+
+    alone = [_asked(_case(tmp_path), *cell) for cell in _CELLS]
+    monkeypatch.setattr(repro, "_describe", marked_in_a_child)
+    case = _case(tmp_path)
+    records = [_cell(case, *cell) for cell in reversed(_CELLS)]  # the task that dies first
+    with repro.prefetch_sources([(case, r) for r in records], workers=1):
+        ahead = [_asked(case, *cell) for cell in _CELLS]
+    assert ahead[0] == (f"{alone[0][0]}  # ahead", None)
+    assert ahead[1:] == alone[1:]

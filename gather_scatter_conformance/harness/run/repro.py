@@ -294,8 +294,8 @@ class _Ahead:
         self.future, self.index, self.case, self.key = future, index, case, key
 
     def get(self) -> tuple[str | None, str | None]:
-        """The answer as :func:`_describe` gives it; written here where the process failed (a crash, a pool that
-        broke), so a prefetch never changes what a script says."""
+        """The answer as :func:`_describe` gives it; written here where its process died or its task was cancelled,
+        so a prefetch never changes what a script says."""
         try:
             source, why = self.future.result()[self.index]
         except Exception:
@@ -317,17 +317,69 @@ def _write_task(index: int) -> list[tuple[str | None, str | None]]:
     return [_describe(case, *key) for case, key in _TASKS[index]]
 
 
+class _Drivers:
+    """``count`` threads, each taking the next task and waiting for it in a forked process of its own. The process
+    lives on to the driver's next task, so an import is shared by the tasks that follow it there; one that dies
+    (paddle, imported after TVM in one process, ends it) loses its own task only, and the driver forks a fresh
+    process for the next."""
+
+    def __init__(self, tasks: int, count: int, context: Any) -> None:
+        import queue
+        import threading
+        from concurrent.futures import Future
+
+        self.context = context
+        self.futures: list[Future[list[tuple[str | None, str | None]]]] = [Future() for _ in range(tasks)]
+        self.waiting: queue.SimpleQueue[int] = queue.SimpleQueue()
+        for index in range(tasks):
+            self.waiting.put(index)
+        self.threads = [threading.Thread(target=self._drive, name="gsc-prefetch", daemon=True)
+                        for _ in range(min(count, tasks))]
+        for thread in self.threads:
+            thread.start()
+
+    def _drive(self) -> None:
+        import queue
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = None
+        while True:
+            try:
+                index = self.waiting.get_nowait()
+            except queue.Empty:
+                break
+            future = self.futures[index]
+            if not future.set_running_or_notify_cancel():  # cancelled: the block ended
+                continue
+            try:
+                pool = pool or ProcessPoolExecutor(max_workers=1, mp_context=self.context)
+                future.set_result(pool.submit(_write_task, index).result())
+            except BaseException as exc:  # its process died (BrokenProcessPool) or the task failed: a fresh one
+                future.set_exception(exc)
+                if pool is not None:
+                    pool.shutdown(wait=False, cancel_futures=True)
+                pool = None
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+    def stop(self) -> None:
+        """Cancel the tasks no driver has begun; wait for those begun."""
+        for future in self.futures:
+            future.cancel()
+        for thread in self.threads:
+            thread.join()
+
+
 @contextlib.contextmanager
 def prefetch_sources(pairs: Iterable[tuple[Case, Record]], workers: int | None = None) -> Iterator[None]:
     """Within the block, the call sources of ``pairs`` are written ahead by forked processes beside this one, while
     the caller does other work; :func:`call_source` waits for its own. Writing one imports the framework (TensorFlow
-    alone takes about 9 s here), so each framework's sources are one task, its import paid once. ``workers``:
-    processes (default: one fewer than the cores, at least one). Without ``fork`` (not Linux) nothing is ahead. The
-    answers are the same as :func:`call_source` writes alone; a process that fails leaves its sources to it. Nothing
-    is left running after the block."""
+    alone takes about 9 s here), so each framework's sources are one task, and a process takes task after task, its
+    imports paid once (:class:`_Drivers`). ``workers``: processes at once (default: one fewer than the cores, at
+    least one). Without ``fork`` (not Linux) nothing is ahead. The answers are the same as :func:`call_source`
+    writes alone; a process that dies leaves its task's sources to it. Nothing is left running after the block."""
     import multiprocessing
     from collections import defaultdict
-    from concurrent.futures import ProcessPoolExecutor
 
     groups: dict[str, list[tuple[Case, tuple[str, str, str]]]] = defaultdict(list)
     for case, record in pairs:
@@ -343,17 +395,15 @@ def prefetch_sources(pairs: Iterable[tuple[Case, Record]], workers: int | None =
     if not groups or context is None:
         yield
         return
-    count = workers or max(1, (os.cpu_count() or 1) - 1)
     _TASKS[:] = list(groups.values())
-    pool = ProcessPoolExecutor(max_workers=min(count, len(_TASKS)), mp_context=context)
+    drivers = _Drivers(len(_TASKS), workers or max(1, (os.cpu_count() or 1) - 1), context)
+    for index, task in enumerate(_TASKS):
+        for place, (case, key) in enumerate(task):
+            case.memo[_SOURCES][key] = _Ahead(drivers.futures[index], place, case, key)
     try:
-        for index, task in enumerate(_TASKS):
-            future = pool.submit(_write_task, index)
-            for place, (case, key) in enumerate(task):
-                case.memo[_SOURCES][key] = _Ahead(future, place, case, key)
         yield
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        drivers.stop()
         for task in _TASKS:  # what the block did not ask for is kept where written, never left on a closed pool
             for case, key in task:
                 held = case.memo[_SOURCES].get(key)

@@ -244,8 +244,9 @@ def test_a_process_that_dies_writing_ahead_leaves_its_sources_to_call_source(tmp
 
 
 def test_a_process_that_dies_loses_its_own_task_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # paddle's import ended the one process that wrote every framework's calls after TVM's, and with it every task
-    # behind it: a full report then wrote 1,571 calls in line. Now the next task gets a fresh process.
+    # paddle's import segfaults in a process that imported TensorFlow: it ended the one process that wrote every
+    # framework's calls, and every task behind it: a full report then wrote 1,571 calls in line. Now the next task
+    # gets a fresh process.
     parent, describe = os.getpid(), repro._describe
 
     def marked_in_a_child(case: Case, framework: str, variant: str, device: str) -> tuple[str | None, str | None]:

@@ -320,8 +320,8 @@ def _write_task(index: int) -> list[tuple[str | None, str | None]]:
 class _Drivers:
     """``count`` threads, each taking the next task and waiting for it in a forked process of its own. The process
     lives on to the driver's next task, so an import is shared by the tasks that follow it there; one that dies
-    (paddle, imported after TVM in one process, ends it) loses its own task only, and the driver forks a fresh
-    process for the next."""
+    (paddle 3.3.1 imported after TensorFlow 2.21 in one process segfaults) loses its own task only, and the
+    driver forks a fresh process for the next."""
 
     def __init__(self, tasks: int, count: int, context: Any) -> None:
         import queue

@@ -19,7 +19,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import os
 import textwrap
 from collections.abc import Iterable, Iterator
 from functools import cache
@@ -396,7 +395,9 @@ def prefetch_sources(pairs: Iterable[tuple[Case, Record]], workers: int | None =
         yield
         return
     _TASKS[:] = list(groups.values())
-    drivers = _Drivers(len(_TASKS), workers or max(1, (os.cpu_count() or 1) - 1), context)
+    from gather_scatter_conformance.harness.run.machine import cores
+
+    drivers = _Drivers(len(_TASKS), workers or max(1, cores() - 1), context)
     for index, task in enumerate(_TASKS):
         for place, (case, key) in enumerate(task):
             case.memo[_SOURCES][key] = _Ahead(drivers.futures[index], place, case, key)

@@ -187,6 +187,42 @@ def test_compiled_modules_are_cached_by_signature() -> None:
     assert ADAPTER.cache.misses == 2
 
 
+@pytest.mark.parametrize("kind", [HLO, ONNX])
+def test_a_compiled_module_is_kept_on_disk_for_the_other_worker_the_repeats_and_the_next_run(
+        kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#38: a repeat of a memory-unsafe cell runs in a child forked from a template that never compiled, and each
+    pytest-xdist worker has its own LRU, so each compiled the module again (0.3-1 s). The .vmfb is kept under the
+    conversion cache by what shapes it (never the values) and loaded instead; another signature compiles, and a
+    damaged entry is compiled anew."""
+    from gather_scatter_conformance.adapters.convert.path import CACHE_ENV
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    ADAPTER.release()
+    case = _case("GatherND", data=DATA, indices=[[0, 1]])
+    first, facts = _run(case, kind)
+    np.testing.assert_array_equal(first, [DATA[0, 1]])
+    (entry,) = (tmp_path / "iree").iterdir()
+
+    def no_compile(*args: Any) -> Any:
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(iree_adapter, "compile_text", no_compile)
+    ADAPTER.release()  # a fresh process's adapter: an empty LRU
+    other_values = _case("GatherND", data=DATA + 1, indices=[[1, 2]])
+    again, again_facts = _run(other_values, kind)
+    np.testing.assert_array_equal(again, [DATA[1, 2] + 1])
+    assert again_facts == facts and facts["ops"]  # the dispatches are read from the loaded module
+    with pytest.raises(AssertionError, match="compiled again"):  # another signature is another module
+        _run(_case("GatherND", data=DATA, indices=[[0, 1], [1, 1]]), kind)
+    blob = bytearray(entry.read_bytes())
+    blob[-1] ^= 0xFF
+    entry.write_bytes(bytes(blob))
+    ADAPTER.release()
+    with pytest.raises(AssertionError, match="compiled again"):
+        _run(case, kind)
+    ADAPTER.release()
+
+
 def test_repro_sources_run_and_give_the_same_result() -> None:
     # Non-negative indices: a negative stablehlo.scatter index writes outside the output (see above).
     for kind in (HLO, ONNX):

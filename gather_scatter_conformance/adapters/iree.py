@@ -13,7 +13,7 @@ Both compile with IREE's defaults plus ``--iree-llvmcpu-target-cpu=generic`` (wi
 generic CPU was assumed): so float64 is demoted to float32 (``--iree-input-demote-f64-to-f32`` is on by default) and
 a float64 input is refused at the call, as a user with default flags sees it. Compiled modules (the .vmfb bytes and
 what was read from them) are cached by variant and module text or model bytes, i.e. by operator, attributes, shapes
-and dtypes, in one LRU.
+and dtypes, in one LRU, and the .vmfb on disk beside the converted models (see _stored_vmfb).
 
 Delegation is read from the compiled module, never assumed: the names of the dispatches its executables export
 (``main_dispatch_0_elementwise_4_i64xi32``) and the executable format each runs as (``embedded-elf-x86_64``, the
@@ -23,8 +23,11 @@ llvm-cpu backend's). ``Call.facts``: ``ops`` (the dispatch names, in the module'
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +37,7 @@ import numpy as np
 from gather_scatter_conformance.adapters import iree_stablehlo, onnx_graph
 from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, delegation
 from gather_scatter_conformance.adapters.cache import LRU
+from gather_scatter_conformance.adapters.convert.path import cache_dir, write_atomic
 
 TARGET = "llvm-cpu"
 DEVICE = "local-sync"
@@ -54,6 +58,7 @@ _DISPATCH = re.compile(rb"([A-Za-z_][A-Za-z0-9_]*_dispatch_[0-9]+(?:_[A-Za-z0-9_
 _FORMAT = re.compile(rb"(embedded-elf-[a-z0-9_]+|system-(?:elf|dll|dylib)-[a-z0-9_]+|vmvx-bytecode-fb|static)")
 
 
+@functools.cache
 def version() -> str:
     """The installed iree-base-compiler's and iree-base-runtime's versions (``3.13.0``, or ``compiler X, runtime
     Y`` when they differ)."""
@@ -116,6 +121,51 @@ def compile_module(text: str, input_type: str) -> Compiled:
     """Compile ``text`` and read its dispatches."""
     vmfb = compile_text(text, input_type)
     return Compiled(vmfb, dispatches(vmfb))
+
+
+# Compiled modules on disk, beside the converted models (the conversion cache, $GSC_CONVERSION_CACHE): a module
+# depends on the variant, the module text or ONNX model (operator, attributes, shapes, dtypes, never values), the
+# flags and the release, so the two pytest-xdist workers, the forked child of each repeat of a memory-unsafe cell
+# (which starts from a template that never compiled) and the next run load the .vmfb instead of compiling again
+# (0.3-1 s a compile). An entry is the SHA-256 of the .vmfb, then the .vmfb: a torn or damaged entry is a miss.
+_VMFB_FORMAT = 1
+_DIGEST = hashlib.sha256().digest_size
+
+
+def vmfb_key(variant: str, source: str | bytes) -> str:
+    """The disk cache's name for the module of ``variant`` compiled from ``source`` (MLIR text or model bytes)."""
+    h = hashlib.sha256(repr((_VMFB_FORMAT, version(), TARGET, COMPILE_FLAGS, variant)).encode())
+    h.update(source.encode() if isinstance(source, str) else source)
+    return h.hexdigest()[:32]
+
+
+def _vmfb_path(key: str) -> Path | None:
+    folder = cache_dir()
+    return None if folder is None else folder / "iree" / f"{key}.vmfb"
+
+
+def _stored_vmfb(key: str) -> bytes | None:
+    """The .vmfb kept under ``key``; None where there is none, or it does not match its digest."""
+    path = _vmfb_path(key)
+    try:
+        blob = path.read_bytes() if path is not None else b""
+    except OSError:
+        return None
+    digest, vmfb = blob[:_DIGEST], blob[_DIGEST:]
+    return vmfb if vmfb and hashlib.sha256(vmfb).digest() == digest else None
+
+
+def compiled_once(key: str, make: Callable[[], Compiled]) -> Compiled:
+    """The module kept on disk under ``key`` (:func:`vmfb_key`), else ``make()``'s, kept there (an unwritable
+    cache is no error; a failed compile keeps nothing)."""
+    vmfb = _stored_vmfb(key)
+    if vmfb is not None:
+        return Compiled(vmfb, dispatches(vmfb))
+    compiled = make()
+    path = _vmfb_path(key)
+    if path is not None:
+        write_atomic(path, hashlib.sha256(compiled.vmfb).digest() + compiled.vmfb)
+    return compiled
 
 
 def entry_function(names: list[str]) -> str:
@@ -207,7 +257,7 @@ class IreeAdapter(Adapter):
             key: tuple[Any, ...] = (variant, model.SerializeToString())
 
             def make() -> Compiled:
-                return compile_module(import_onnx(model), "onnx")
+                return compiled_once(vmfb_key(variant, key[1]), lambda: compile_module(import_onnx(model), "onnx"))
 
             api = f"iree-import-onnx(model: {node}) -> iree.compiler.compile_str(input_type='onnx')"
             source = [onnx_graph.model_source(model), import_source(), compile_source("mlir", "onnx")]
@@ -216,7 +266,7 @@ class IreeAdapter(Adapter):
             key = (variant, text)
 
             def make() -> Compiled:
-                return compile_module(text, "stablehlo")
+                return compiled_once(vmfb_key(variant, text), lambda: compile_module(text, "stablehlo"))
 
             api = f"{_op_line(text, variant)} -> iree.compiler.compile_str(input_type='stablehlo')"
             source = [f"mlir = '''\n{text}\n'''", compile_source("mlir", "stablehlo")]

@@ -144,11 +144,10 @@ def _vmfb_path(key: str) -> Path | None:
     return None if folder is None else folder / "iree" / f"{key}.vmfb"
 
 
-def _stored_vmfb(key: str) -> bytes | None:
-    """The .vmfb kept under ``key``; None where there is none, or it does not match its digest."""
-    path = _vmfb_path(key)
+def _stored_vmfb(path: Path) -> bytes | None:
+    """The .vmfb kept at ``path``; None where there is none, or it does not match its digest."""
     try:
-        blob = path.read_bytes() if path is not None else b""
+        blob = path.read_bytes()
     except OSError:
         return None
     digest, vmfb = blob[:_DIGEST], blob[_DIGEST:]
@@ -158,11 +157,11 @@ def _stored_vmfb(key: str) -> bytes | None:
 def compiled_once(key: str, make: Callable[[], Compiled]) -> Compiled:
     """The module kept on disk under ``key`` (:func:`vmfb_key`), else ``make()``'s, kept there (an unwritable
     cache is no error; a failed compile keeps nothing)."""
-    vmfb = _stored_vmfb(key)
+    path = _vmfb_path(key)
+    vmfb = _stored_vmfb(path) if path is not None else None
     if vmfb is not None:
         return Compiled(vmfb, dispatches(vmfb))
     compiled = make()
-    path = _vmfb_path(key)
     if path is not None:
         write_atomic(path, hashlib.sha256(compiled.vmfb).digest() + compiled.vmfb)
     return compiled
@@ -254,10 +253,11 @@ class IreeAdapter(Adapter):
         facts: dict[str, Any] = {}
         if variant == IMPORT_ONNX:
             model, _, node = onnx_graph.build(case)  # Unsupported where ONNX cannot say the case
-            key: tuple[Any, ...] = (variant, model.SerializeToString())
+            model_bytes = model.SerializeToString()
+            key: tuple[Any, ...] = (variant, model_bytes)
 
             def make() -> Compiled:
-                return compiled_once(vmfb_key(variant, key[1]), lambda: compile_module(import_onnx(model), "onnx"))
+                return compiled_once(vmfb_key(variant, model_bytes), lambda: compile_module(import_onnx(model), "onnx"))
 
             api = f"iree-import-onnx(model: {node}) -> iree.compiler.compile_str(input_type='onnx')"
             source = [onnx_graph.model_source(model), import_source(), compile_source("mlir", "onnx")]

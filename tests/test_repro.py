@@ -243,6 +243,50 @@ def test_a_process_that_dies_writing_ahead_leaves_its_sources_to_call_source(tmp
     assert ahead == alone
 
 
+def test_a_process_stuck_on_an_import_that_another_thread_held_at_the_fork_is_ended(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A full report hung (2026-11-29): the process writing sources ahead was forked while the report's main thread
+    # was importing a module, and waited forever on that module's lock the first time it imported it. Here a thread
+    # is inside a module's import when the fork happens, and the child imports the same module.
+    import sys
+    import threading
+
+    (tmp_path / "gsc_gate.py").write_text("import threading\nINSIDE, LEAVE = threading.Event(), threading.Event()\n")
+    (tmp_path / "gsc_held_import.py").write_text("import gsc_gate\ngsc_gate.INSIDE.set()\ngsc_gate.LEAVE.wait()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import gsc_gate  # type: ignore[import-not-found]
+
+    parent, describe = os.getpid(), repro._describe
+
+    def imports_first_in_a_child(*args: object) -> tuple[str | None, str | None]:
+        if os.getpid() != parent:
+            import gsc_held_import  # type: ignore[import-not-found]  # noqa: F401
+        return describe(*args)  # type: ignore[arg-type]
+
+    alone = [_asked(_case(tmp_path), *cell) for cell in _CELLS]
+    monkeypatch.setattr(repro, "_describe", imports_first_in_a_child)
+    monkeypatch.setattr(repro, "STALL_S", 2.0)
+    importing = threading.Thread(target=__import__, args=("gsc_held_import",), daemon=True)
+    importing.start()
+    assert gsc_gate.INSIDE.wait(30)
+    case = _case(tmp_path)
+    records = [_cell(case, *cell) for cell in _CELLS]
+    got: list[object] = []
+
+    def report() -> None:
+        with repro.prefetch_sources([(case, r) for r in records], workers=1):
+            got.extend(_asked(case, *cell) for cell in _CELLS)
+
+    reporting = threading.Thread(target=report, daemon=True)
+    reporting.start()
+    reporting.join(60)
+    gsc_gate.LEAVE.set()
+    importing.join(30)
+    sys.modules.pop("gsc_held_import", None)
+    assert not reporting.is_alive(), "the block waits on a process that is stuck on an import lock"
+    assert got == alone
+
+
 def test_a_process_that_dies_loses_its_own_task_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # paddle's import segfaults in a process that imported TensorFlow: it ended the one process that wrote every
     # framework's calls, and every task behind it: a full report then wrote 1,571 calls in line. Now the next task

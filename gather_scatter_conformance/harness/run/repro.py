@@ -310,6 +310,12 @@ class _Ahead:
 
 
 _TASKS: list[list[tuple[Case, tuple[str, str, str]]]] = []  # what forked processes write: inherited, not pickled
+# A forked process that has used no CPU for this long is stuck, and is ended (its task's sources are then written in
+# line). A fork copies one thread: a module another thread of the report was importing at that moment stays locked
+# in the child, which then waits on it forever the first time it imports that module. Seen on a full report
+# (2026-11-29): the child waited in import_ensure_initialized with 0.01 s of CPU, and the report with it. A process
+# that imports or writes keeps using CPU; one that waits on a lock uses none.
+STALL_S = 30.0
 
 
 def _write_task(index: int) -> list[tuple[str | None, str | None]]:
@@ -352,8 +358,8 @@ class _Drivers:
                 continue
             try:
                 pool = pool or ProcessPoolExecutor(max_workers=1, mp_context=self.context)
-                future.set_result(pool.submit(_write_task, index).result())
-            except BaseException as exc:  # its process died (BrokenProcessPool) or the task failed: a fresh one
+                future.set_result(_answer(pool, pool.submit(_write_task, index)))
+            except BaseException as exc:  # its process died (BrokenProcessPool), stalled or failed: a fresh one
                 future.set_exception(exc)
                 if pool is not None:
                     pool.shutdown(wait=False, cancel_futures=True)
@@ -362,11 +368,48 @@ class _Drivers:
             pool.shutdown(wait=True)
 
     def stop(self) -> None:
-        """Cancel the tasks no driver has begun; wait for those begun."""
+        """Cancel the tasks no driver has begun; wait for those begun (each ends: :func:`_answer`)."""
         for future in self.futures:
             future.cancel()
         for thread in self.threads:
             thread.join()
+
+
+class Stalled(RuntimeError):
+    """A process writing sources ahead used no CPU for :data:`STALL_S` seconds, and was ended."""
+
+
+def _cpu_ticks(pid: int) -> int | None:
+    """The CPU time (user and system, in clock ticks) process ``pid`` has used, or None where /proc cannot say."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        return int(fields[11]) + int(fields[12])  # utime and stime: fields 14 and 15 of proc(5)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _answer(pool: Any, task: Any, poll_s: float = 1.0) -> list[tuple[str | None, str | None]]:
+    """``task``'s result once its process (``pool``'s one) gives it. Where that process uses no CPU for
+    :data:`STALL_S` seconds it is killed and :class:`Stalled` raised, so that no stuck child holds the report."""
+    import time
+    from concurrent.futures import TimeoutError as Waited
+
+    last: tuple[int | None, float] = (None, time.monotonic())
+    while True:
+        try:
+            return task.result(timeout=poll_s)
+        except Waited:
+            pass
+        # ProcessPoolExecutor names its processes only here (one: max_workers=1)
+        processes = list(getattr(pool, "_processes", None) or {})
+        ticks = sum(t for pid in processes if (t := _cpu_ticks(pid)) is not None) if processes else None
+        now = time.monotonic()
+        if ticks is None or ticks != last[0]:
+            last = (ticks, now)
+        elif now - last[1] >= STALL_S:
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.kill()
+            raise Stalled(f"a process writing sources ahead used no CPU for {STALL_S:g} s (pids {processes})")
 
 
 @contextlib.contextmanager
@@ -376,7 +419,8 @@ def prefetch_sources(pairs: Iterable[tuple[Case, Record]], workers: int | None =
     alone takes about 9 s here), so each framework's sources are one task, and a process takes task after task, its
     imports paid once (:class:`_Drivers`). ``workers``: processes at once (default: one fewer than the cores, at
     least one). Without ``fork`` (not Linux) nothing is ahead. The answers are the same as :func:`call_source`
-    writes alone; a process that dies leaves its task's sources to it. Nothing is left running after the block."""
+    writes alone; a process that dies, or stalls (no CPU for :data:`STALL_S` s: stuck on a lock the fork
+    copied), leaves its task's sources to it. Nothing is left running after the block."""
     import multiprocessing
     from collections import defaultdict
 

@@ -82,6 +82,16 @@ def test_paddle_tvm_and_litert_releases_can_be_swept() -> None:
         assert not any(r.startswith("tensorflow==") for r in reqs), reqs
 
 
+def test_iree_mnn_and_tinygrad_releases_can_be_swept() -> None:
+    assert {"iree", "mnn", "tinygrad"} <= set(pins.sweepable())
+    # IREE's runtime is released in lockstep with its compiler: each release gets its own, never the pinned one.
+    for release in ("3.9.0", _pinned("iree-base-compiler")):
+        reqs = pins.requirements("iree", release)
+        assert reqs[:2] == [f"iree-base-compiler=={release}", f"iree-base-runtime=={release}"], reqs
+    assert pins.requirements("mnn", "3.0.0")[0] == "MNN==3.0.0"
+    assert pins.requirements("tinygrad", "0.10.3")[0] == "tinygrad==0.10.3"
+
+
 def test_release_of_reads_the_head_of_a_version_string() -> None:
     assert str(baseline.release_of("2026.4.1-22982-e213a147257-releases/2026/4")) == "2026.4.1"
     assert str(baseline.release_of("2.13.0+cpu")) == "2.13.0"

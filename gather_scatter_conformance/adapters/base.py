@@ -119,7 +119,9 @@ class ReleaseRules:
 
     distribution: str  # what `pip install <distribution>==<release>` installs (tensorflow-cpu: no CUDA libraries)
     module: str  # the module the adapter imports, whose __version__ a working environment reports
-    extra: tuple[str, ...] = ()  # companion packages, every release (onnx: the adapters build ONNX models)
+    # companion packages, every release (onnx: the adapters build ONNX models); ``{release}`` in one is the release
+    # swept (a companion released in lockstep: iree-base-runtime beside iree-base-compiler)
+    extra: tuple[str, ...] = ()
     numpy2_since: str | None = None  # the first release built against NumPy 2; older ones get numpy<2
     ir_version_before: tuple[tuple[str, int], ...] = ()  # (first release that accepts IR 10, the IR before it)
     requirement: str = "{distribution}=={release}"  # how one release is pinned (jax needs its jaxlib)

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from gather_scatter_conformance.adapters import iree_stablehlo, onnx_graph
-from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, delegation
+from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, ReleaseRules, delegation
 from gather_scatter_conformance.adapters.cache import LRU
 from gather_scatter_conformance.adapters.convert.path import cache_dir, write_atomic
 
@@ -231,6 +231,12 @@ class IreeAdapter(Adapter):
     requires = ("iree",)
     distribution = "iree-base-compiler"
     extra = "iree"
+    # The runtime that loads the compiled modules is released with the compiler, under the same version (3.7.1 of
+    # the compiler has no runtime of its own: a sweep names matching releases). onnx: the import_onnx variant.
+    releases = ReleaseRules("iree-base-compiler", "iree",
+                            extra=("iree-base-runtime=={release}", "onnx==1.23.2"),
+                            check="import iree.compiler, iree.runtime; iree.compiler.compile_str; "
+                                  "from iree.compiler.tools.import_onnx.__main__ import main")
     VARIANTS = _VARIANTS
     mapping = "docs/mapping/iree.md"
 

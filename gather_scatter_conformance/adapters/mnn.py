@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gather_scatter_conformance.adapters.attrs import batch_dims_count
-from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, Unsupported
+from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, ReleaseRules, Unsupported
 
 # NumPy dtype -> the expr dtype whose consts hold its values (measured, MNN 3.6.1).
 DTYPES = {"float32": "float", "int32": "int", "uint8": "uint8"}
@@ -125,6 +125,7 @@ class MnnAdapter(Adapter):
     name = "mnn"
     requires = ("MNN",)
     extra = "mnn"
+    releases = ReleaseRules("MNN", "MNN", check="import MNN.expr; MNN.expr.gather; MNN.expr.scatter_nd; MNN.version()")
     VARIANTS = VARIANTS
     # expr.scatter_nd(indices, updates, shape): into zeros
     NO_DATA_INPUT: ClassVar[dict[str, tuple[str, ...]]] = {"ScatterND": ("expr.scatter_nd",)}

@@ -25,7 +25,7 @@ import numpy as np
 
 from gather_scatter_conformance.adapters import onnx_graph
 from gather_scatter_conformance.adapters.attrs import batch_dims_count, required
-from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, Unsupported
+from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, ReleaseRules, Unsupported
 
 GATHER, SCATTER, SCATTER_REDUCE, INDEXING, SETITEM = "gather", "scatter", "scatter_reduce", "indexing", "setitem"
 # tinygrad's ONNX importer (tinygrad.nn.onnx.OnnxRunner) on the case's one-node model: the only way tinygrad has to
@@ -149,6 +149,10 @@ class TinygradAdapter(Adapter):
     name = "tinygrad"
     requires = ("tinygrad",)
     extra = "tinygrad"
+    # onnx: the TensorScatter variant builds an ONNX model for tinygrad's own ONNX runner. The check reaches the
+    # Tensor API only: a release without a method (scatter_reduce, the ONNX runner) records that variant's error.
+    releases = ReleaseRules("tinygrad", "tinygrad", extra=("onnx==1.23.2",),
+                            check="from tinygrad import Tensor, dtypes; Tensor.gather; dtypes.float32")
     VARIANTS = VARIANTS
     mapping = "docs/mapping/tinygrad.md"
 

@@ -39,7 +39,8 @@ def distribution_of(requirement: str) -> str:
 
 
 def companions(name: str, release: str) -> list[str]:
-    """The companions of ``name``==``release``: its rules' ``extra``, where each distribution that
+    """The companions of ``name``==``release``: its rules' ``extra`` (``{release}`` in one is the release: a
+    companion released in lockstep, as IREE's runtime is with its compiler), where each distribution that
     ``companions_before`` names for an older release takes the first of those rules newer than ``release`` (the
     rules are oldest first), in place of its ``extra`` entry or beside the others where ``extra`` has none."""
     fw = framework(name)
@@ -47,7 +48,7 @@ def companions(name: str, release: str) -> list[str]:
     for first_release, requirement in fw.companions_before:
         if Version(release) < Version(first_release):
             chosen.setdefault(distribution_of(requirement), requirement)
-    out = [chosen.pop(distribution_of(r), r) for r in fw.extra]
+    out = [chosen.pop(distribution_of(r), r) for r in (r.format(release=release) for r in fw.extra)]
     return out + list(chosen.values())
 
 

@@ -379,37 +379,30 @@ class Stalled(RuntimeError):
     """A process writing sources ahead used no CPU for :data:`STALL_S` seconds, and was ended."""
 
 
-def _cpu_ticks(pid: int) -> int | None:
-    """The CPU time (user and system, in clock ticks) process ``pid`` has used, or None where /proc cannot say."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-        return int(fields[11]) + int(fields[12])  # utime and stime: fields 14 and 15 of proc(5)
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def _answer(pool: Any, task: Any, poll_s: float = 1.0) -> list[tuple[str | None, str | None]]:
-    """``task``'s result once its process (``pool``'s one) gives it. Where that process uses no CPU for
-    :data:`STALL_S` seconds it is killed and :class:`Stalled` raised, so that no stuck child holds the report."""
+    """``task``'s result once its process (``pool``'s one) gives it. Where that process uses no CPU and runs no
+    thread for :data:`STALL_S` seconds it is killed and :class:`Stalled` raised, so that no stuck child holds the
+    report."""
     import time
     from concurrent.futures import TimeoutError as Waited
 
-    last: tuple[int | None, float] = (None, time.monotonic())
+    from gather_scatter_conformance.harness.run.machine import activity
+
+    last: tuple[float | None, float] = (None, time.monotonic())
     while True:
         try:
             return task.result(timeout=poll_s)
         except Waited:
             pass
-        # ProcessPoolExecutor names its processes only here (one: max_workers=1)
-        processes = list(getattr(pool, "_processes", None) or {})
-        ticks = sum(t for pid in processes if (t := _cpu_ticks(pid)) is not None) if processes else None
+        processes = dict(getattr(pool, "_processes", None) or {})  # ProcessPoolExecutor's one (max_workers=1)
+        cpu_s, busy = activity(list(processes)) if processes else (None, True)
         now = time.monotonic()
-        if ticks is None or ticks != last[0]:
-            last = (ticks, now)
+        if busy or cpu_s != last[0]:
+            last = (cpu_s, now)
         elif now - last[1] >= STALL_S:
-            for process in list((getattr(pool, "_processes", None) or {}).values()):
+            for process in processes.values():
                 process.kill()
-            raise Stalled(f"a process writing sources ahead used no CPU for {STALL_S:g} s (pids {processes})")
+            raise Stalled(f"a process writing sources ahead used no CPU for {STALL_S:g} s (pids {list(processes)})")
 
 
 @contextlib.contextmanager

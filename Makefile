@@ -90,17 +90,22 @@ browser:
 	echo "note: chromium/chromedriver not installed; the browser test will skip"
 
 # pytest exits 5 when it collected no tests; that must not pass as green.
+# -n auto: a worker a core as far as the memory holds them (tests/conftest.py). --dist loadfile: a file's tests on one
+# worker, so a module fixture (a venv with the wheel, a browser, a built site) is made once; the files in the
+# recorded longest-first order (--no-loadscope-reorder: xdist would order them by their number of tests).
+# (--dist loadgroup and xdist_group marks group nothing with pytest 9.2: pytest-dev/pytest-xdist#1386.)
 test: $(VENV)/.installed $(MXVENV)/.installed browser clang tfjs
 	$(PY) -m ruff check .
-	$(PY) -m pytest tests -n 2 --dist loadgroup --record-times build/test-times.json $(PYTEST_ARGS); rc=$$?; \
+	$(PY) -m pytest tests -n auto --dist loadfile --no-loadscope-reorder --record-times build/test-times.json $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 # The developer lane (docs/development.md): ruff and the tests that run no framework and take under 5 s each, in
 # under 3 minutes. --no-frameworks (tests/conftest.py) deselects the tests marked `framework` and refuses every
 # framework's modules, in the test processes and the processes they start; `slow` ones run in `make test` only.
+# Workers and the files' order as make test's (above).
 check: $(VENV)/.installed
 	$(PY) -m ruff check .
-	$(PY) -m pytest tests --no-frameworks -m "not slow" -n auto -q $(PYTEST_ARGS); rc=$$?; \
+	$(PY) -m pytest tests --no-frameworks -m "not slow" -n auto --dist loadfile --no-loadscope-reorder -q $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 # The performance benchmark (benchmarks/README.md): ratios measured side by side; BENCH_ARGS=--quick, --matrix, ...

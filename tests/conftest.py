@@ -29,6 +29,10 @@ _REFUSING_SITE = Path(__file__).parent / "lanes"
 NO_FRAMEWORKS_ENV = "GSC_TEST_NO_FRAMEWORKS"
 # Seconds per test file in a full `make test` (benchmarks/test_times.py reads it against the 25-minute budget).
 TIMES = Path(__file__).parent / "times.json"
+# A pytest-xdist worker's memory with its framework processes (`-n auto`, below), on the large side: make test's two
+# workers held 3.6 and 5.2 GiB resident beside their framework workers (2026-11-29); make check's load no framework.
+TEST_WORKER_GIB = 6.0
+CHECK_WORKER_GIB = 1.0
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -51,6 +55,18 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[NO_FRAMEWORKS_ENV] = ",".join(modules)
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(_REFUSING_SITE), os.environ.get("PYTHONPATH"))))
     install(modules)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` (make test, make check): a worker a core, as many as the available memory holds at
+    TEST_WORKER_GIB a worker (CHECK_WORKER_GIB in the developer lane), as `gsc run --workers auto` chooses;
+    PYTEST_XDIST_AUTO_NUM_WORKERS, where set, decides (xdist's own rule)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    from gather_scatter_conformance.harness.run.machine import available_gib, choose_workers, cores
+
+    per = CHECK_WORKER_GIB if config.getoption("--no-frameworks") else TEST_WORKER_GIB
+    return choose_workers(cores(), available_gib(), per).workers
 
 
 def recorded_times(path: Path = TIMES) -> dict[str, float]:

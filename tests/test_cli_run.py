@@ -32,6 +32,7 @@ def _run(tmp_path: Path, cwd: Path, *extra: str) -> list[dict]:
     return records_of(out)
 
 
+@pytest.mark.slow  # over 5 s here (make check: tests under 5 s each)
 def test_run_narrows_to_given_case_files(tmp_path: Path) -> None:
     records = _run(tmp_path, ROOT, "cases/found/gather_nd.yaml", "cases/gather_nd.yaml")
     files = {r["case_file"] for r in records}

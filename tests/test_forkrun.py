@@ -129,6 +129,7 @@ def test_a_hang_is_killed_at_the_timeout(fake: str) -> None:
     assert worker.run_forked(fake, "default", _payload(0), 30)["result"]["outcome"] == "ok"
 
 
+@pytest.mark.slow  # over 5 s here (make check: tests under 5 s each)
 def test_a_deadlock_is_killed_once_still_and_a_long_computation_is_not(fake: str) -> None:
     # #38: a forked case whose processes sleep, using no CPU, for the still window is a hang then, not at the case
     # timeout (60 s here); one that computes for longer than the window is left to finish.

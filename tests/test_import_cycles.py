@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("gather_scatter_conformance",)
 
@@ -120,6 +122,7 @@ def test_no_module_level_cycles_among_harness_and_adapters() -> None:
     assert cycles(import_graph()) == []
 
 
+@pytest.mark.slow  # over 5 s here (make check: tests under 5 s each)
 def test_no_cycles_even_counting_lazy_imports() -> None:
     adapters = "gather_scatter_conformance.adapters"
     assert f"{adapters}.tensorrt_engine" in import_graph(lazy=True)[f"{adapters}.tensorrt"]  # it sees lazy imports

@@ -49,6 +49,7 @@ def test_committed_files_equal_a_fresh_import() -> None:
         onnx_node.file_name(op) for op in OPS if op != "Take")
 
 
+@pytest.mark.slow  # over 5 s here (make check: tests under 5 s each)
 def test_check_finds_a_stale_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from gather_scatter_conformance.harness.cli import main
 

@@ -51,8 +51,16 @@ TORCH_COMPILE_SUBSET = {
 # Each tf.function / XLA variant traces (XLA compiles) once per shape, 0.1-0.5 s a case: they run on cases with
 # these tags, where the modes part ways; GSC_TF_ALL_MODES=1 runs them on every case.
 TF_MODE_TAGS = {"negative-indices", "out-of-bounds", "index-dtype"}
-# JAX compiles every op anew (about 0.2 s a case and variant): the other variants run on cases with these tags.
-JAX_OTHER_VARIANT_TAGS = {"out-of-bounds", "negative-indices", "batch_dims", "negative-batch-dims", "mode"}
+# The edges where a system's variants part ways (its APIs, its import paths, its backends): a compiler's or a
+# multi-backend system's other variants run on cases with one of these tags, its default variant on every case.
+# `make report` runs every variant on every case and judges each against the known file (docs/running.md).
+OTHER_VARIANT_TAGS = {"out-of-bounds", "negative-indices", "batch_dims", "negative-batch-dims", "mode"}
+
+
+def default_variant_everywhere(framework: str) -> Callable[[Case, str], bool]:
+    """A plan's ``selects``: ``framework``'s first variant of each operator on every case, its others on cases
+    tagged with one of OTHER_VARIANT_TAGS."""
+    return lambda c, v: v == adapters.get(framework).variants(c.op)[0] or bool(OTHER_VARIANT_TAGS & set(c.tags))
 
 
 # TVM pairs whose verdict is chance: relax.op.scatter_nd min-combines the -1 update into the 8 bytes before its
@@ -105,9 +113,8 @@ PLANS: dict[str, Plan] = {
             v.endswith("/eager") or os.environ.get("GSC_TF_ALL_MODES") == "1" or bool(TF_MODE_TAGS & set(c.tags))
         )
     ),
-    # The default API (first variant) on every case; the others on cases with their tags.
-    "jax": Plan(selects=lambda c, v: v == adapters.get("jax").variants(c.op)[0]
-                or bool(JAX_OTHER_VARIANT_TAGS & set(c.tags))),
+    # JAX compiles every op anew (about 0.2 s a case and variant).
+    "jax": Plan(selects=default_variant_everywhere("jax")),
     "litert": Plan(),  # a conversion per (case, variant), cached by signature: about 20 s for every shipped case
     # paddle's to_static twins trace in about 10 ms a case: every variant runs on every case. In a process of its own:
     # importing paddle 3.3.1 after tensorflow 2.21 in one process is a segfault (libpaddle's load, seen here).
@@ -115,13 +122,19 @@ PLANS: dict[str, Plan] = {
     "mxnet": Plan(),  # runs in .venv-mxnet; scatters that write outside the array get a worker each (_run_mxnet)
     # TVM's scatters write outside the output for out-of-range indices (relax.op.scatter_nd for negative ones too)
     # and its gathers read outside: the cases run as a harness run runs them, so a crash is a record, not this test.
-    "tvm": Plan(isolated=True, cannot_run=lambda c, v: TVM_BY_CHANCE.get((c.nodeid, v))),
+    # Both variants build and compile a module a case: relax.op on every case, the ONNX frontend on the edges.
+    "tvm": Plan(isolated=True, cannot_run=lambda c, v: TVM_BY_CHANCE.get((c.nodeid, v)),
+                selects=default_variant_everywhere("tvm")),
     # Keras picks its backend at import: isolated, each backend's variants run in a worker of their own (switching
-    # backends in this process would re-import Keras for every case).
-    "keras": Plan(isolated=True),
+    # backends in this process would re-import Keras for every case). Each API on the TensorFlow backend on every
+    # case, on the other backends on the edges (where they disagree: an out-of-range slice_update start).
+    "keras": Plan(isolated=True,
+                  selects=lambda c, v: v.endswith("/tensorflow") or bool(OTHER_VARIANT_TAGS & set(c.tags))),
     # IREE's gathers read outside their operand and its scatters write outside their output for some out-of-range
-    # indices (docs/mapping/iree.md): isolated, as a harness run runs them. A compile is 0.3-1.5 s a case.
-    "iree": Plan(isolated=True),
+    # indices (docs/mapping/iree.md): isolated, as a harness run runs them. A compile is 0.3-1.5 s a case: 435 s
+    # for both variants on every shipped case, cold, 2026-11-29; StableHLO on every case, the ONNX importer on the
+    # edges.
+    "iree": Plan(isolated=True, selects=default_variant_everywhere("iree")),
     # MNN.expr folds each expression on consts as it is built: every shipped case in well under a second; its
     # out-of-range reads and writes are masked (zeros, dropped), nothing here kills the process.
     "mnn": Plan(),

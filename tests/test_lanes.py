@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
-from conftest import NO_FRAMEWORKS_ENV, longest_first, recorded_times
+from conftest import NO_FRAMEWORKS_ENV, longest_first, pytest_xdist_auto_num_workers, recorded_times
 
 from gather_scatter_conformance import adapters
 
@@ -84,3 +87,54 @@ def test_a_run_records_each_files_seconds(tmp_path: Path) -> None:
     data = json.loads(out.read_text())
     assert set(data["files"]) == {"tests/test_outcome.py", "tests/test_variants.py"}
     assert data["exit"] == 0 and data["tests"] > 10 and data["wall_s"] >= max(data["files"].values()) > 0
+
+
+def _make_test_xdist_args() -> list[str]:
+    """The pytest-xdist options `make test` runs the suite with, read from the Makefile."""
+    recipe = re.search(r"-m pytest tests (.*?) --record-times", (ROOT / "Makefile").read_text())
+    assert recipe, "make test's pytest line is not where this test reads it"
+    return shlex.split(recipe.group(1))
+
+
+MODULE_WITH_A_COSTLY_FIXTURE = """
+import pathlib
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def venv():
+    with open(pathlib.Path(__file__).with_name("made.log"), "a") as fh:
+        fh.write(__name__ + "\\n")
+
+
+@pytest.mark.parametrize("i", range(8))
+def test_uses_it(venv, i):
+    pass
+"""
+
+
+@pytest.mark.slow
+def test_make_test_makes_a_module_fixture_once_not_once_a_worker(pytester: pytest.Pytester) -> None:
+    # A venv with the wheel, a browser, a built site: made once per file only if its tests share a worker. With
+    # pytest 9.2, --dist loadgroup and xdist_group marks group nothing (pytest-dev/pytest-xdist#1386).
+    args = [a if a != "auto" else "2" for a in _make_test_xdist_args()]
+    for name in ("test_one", "test_two"):
+        pytester.makepyfile(**{name: MODULE_WITH_A_COSTLY_FIXTURE})
+    result = pytester.runpytest_subprocess(*args, "-p", "no:cacheprovider", "-p", "no:randomly")
+    result.assert_outcomes(passed=16)
+    assert sorted((pytester.path / "made.log").read_text().split()) == ["test_one", "test_two"]
+
+
+def test_auto_workers_are_the_cores_the_available_memory_holds(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gather_scatter_conformance.harness.run import machine
+
+    monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
+    monkeypatch.setattr(machine, "cores", lambda: 16)
+    monkeypatch.setattr(machine, "available_gib", lambda: 30.0)
+    full = SimpleNamespace(getoption=lambda name: False)
+    lane = SimpleNamespace(getoption=lambda name: name == "--no-frameworks")
+    assert pytest_xdist_auto_num_workers(full) == 4  # 30 GiB * 0.8 / 6 GiB a worker: bound by memory
+    assert pytest_xdist_auto_num_workers(lane) == 16  # no framework: bound by the cores
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "3")
+    assert pytest_xdist_auto_num_workers(full) is None  # xdist's own rule reads the variable

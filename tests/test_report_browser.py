@@ -30,6 +30,9 @@ from test_report import (
 
 from gather_scatter_conformance.harness.report.page import generate
 
+# A browser and a built site (a module fixture) for every test: slow, as docs/development.md counts one.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def browser(tmp_path: Path):

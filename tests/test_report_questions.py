@@ -26,6 +26,9 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from gather_scatter_conformance.harness.report import build
 from gather_scatter_conformance.harness.report.page import generate
 
+# A browser and a built site (a module fixture) for every test: slow, as docs/development.md counts one.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "tests" / "data" / "runs"
 

@@ -216,6 +216,7 @@ def pytest_sessionfinish(session):
 """
 
 
+@pytest.mark.slow  # over 5 s here (make check: tests under 5 s each)
 def test_reused_records_teach_the_first_try_limit(work: Path) -> None:
     """#38: a run whose records come from the cache still learns how long its systems' calls take, so a hang
     among the cells it measures again is cut at the learned first-try limit, not the full case timeout."""

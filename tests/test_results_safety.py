@@ -319,6 +319,7 @@ def test_merge_refuses_an_unfinished_shard_and_a_cell_twice(finished: Path, tmp_
     assert merged["status"] == "merged" and merged["records"] == len(_records(finished))
 
 
+@pytest.mark.slow  # over 5 s here (make check: tests under 5 s each)
 def test_the_landing_page_says_whether_the_run_finished(finished: Path, tmp_path: Path) -> None:
     pytest.importorskip("jinja2")
     done = _gsc("report", str(finished), "--out", str(tmp_path / "done"), cwd=tmp_path)

@@ -120,6 +120,7 @@ def test_the_port_planner_lists_what_the_path_did_not_preserve(built: dict[str, 
     assert json.loads(cli.stdout)["differences"] == data["differences"]
 
 
+@pytest.mark.slow  # over 5 s here (make check: tests under 5 s each)
 def test_gsc_port_compares_two_systems_own_apis(built: dict[str, Any]) -> None:
     cli = subprocess.run([sys.executable, "-m", "gather_scatter_conformance", "port", str(built["results"]),
                           "--from", "tensorflow:gather/eager", "--to", "openvino:Gather-8", "--json"],

@@ -19,6 +19,9 @@ from selenium.webdriver.support.ui import WebDriverWait
 from gather_scatter_conformance.harness.report.site import slug
 from tests.test_site import PATH, build
 
+# A browser and a built site (a module fixture) for every test: slow, as docs/development.md counts one.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:

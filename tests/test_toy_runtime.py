@@ -24,8 +24,7 @@ from _cases import records_of
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY = ROOT / "examples" / "toy-runtime"
-# One pytest-xdist worker runs this file (make test's --dist loadgroup): its venv is built once, not once a worker.
-pytestmark = pytest.mark.xdist_group("toy-runtime-venv")
+# One pytest-xdist worker runs this file (make test's --dist loadfile): its venv is built once, not once a worker.
 
 CASES = {
     "gather.yaml": """\

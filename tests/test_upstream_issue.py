@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from gather_scatter_conformance.harness.report import upstream
 from gather_scatter_conformance.vocab.record import Record
 
@@ -57,6 +59,7 @@ def _history(tmp_path: Path, by_release: dict[str, str]) -> Path:
     return tmp_path / "history"
 
 
+@pytest.mark.slow  # over 5 s here (make check: tests under 5 s each)
 def test_an_issue_quotes_the_documentation_it_contradicts_and_its_repro_runs(tmp_path: Path) -> None:
     _run(tmp_path)
     (tmp_path / "claims").mkdir()
@@ -82,6 +85,7 @@ def test_an_issue_quotes_the_documentation_it_contradicts_and_its_repro_runs(tmp
     assert ran.returncode == 0, ran.stdout + ran.stderr
 
 
+@pytest.mark.slow  # over 5 s here (make check: tests under 5 s each)
 def test_no_issue_for_a_conforming_record(tmp_path: Path) -> None:
     _run(tmp_path)
     none = subprocess.run([*GSC, "issue", "r.jsonl", "--case", "ge-default-axis", "--framework", "onnx-reference"],

@@ -1,7 +1,8 @@
 """Run many standalone scripts of one framework without importing the framework once per script (issue #38).
 
 Importing TensorFlow, torch + ExecuTorch or paddle takes 2-5 s; a repro script's own work takes milliseconds. One
-server process of the framework's interpreter imports the modules the scripts import, then forks a child per script
+server process of the framework's interpreter imports the modules the scripts import (at the top, and inside
+``run()``, where a repro script imports its framework), then forks a child per script
 that runs it as ``__main__`` (``runpy.run_path``): a fresh process and namespace for each, whose imports find the
 modules loaded. A module that a script imports after setting an environment variable (Keras reads
 ``KERAS_BACKEND`` at import) is left for each child to import itself. Forking after the imports is safe for every
@@ -20,14 +21,24 @@ import ast, json, os, runpy, sys, time, traceback
 paths, timeout, parallel = json.loads(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
 after_env = set()
 before_env = []
+def imported(node):
+    return ([a.name for a in node.names] if isinstance(node, ast.Import) else
+            [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else [])
+
 for path in paths:
+    tree = ast.parse(open(path).read())
     env_set = False
-    for node in ast.parse(open(path).read()).body:
+    for node in tree.body:
         if isinstance(node, (ast.Assign, ast.AugAssign)) and "environ" in ast.dump(node):
             env_set = True
-        names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
-                 [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else [])
-        (after_env.update if env_set else before_env.extend)(names)
+        (after_env.update if env_set else before_env.extend)(imported(node))
+    # A repro script imports its framework inside run(): those imports happen when it is called, after any
+    # environment the script sets anywhere (Keras's backend is set inside run()).
+    sets_env = any(isinstance(n, (ast.Assign, ast.AugAssign)) and "environ" in ast.dump(n) for n in ast.walk(tree))
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for inner in ast.walk(node):
+                (after_env.update if sets_env else before_env.extend)(imported(inner))
 for name in dict.fromkeys(before_env):
     if name.split(".")[0] not in {n.split(".")[0] for n in after_env}:
         try:

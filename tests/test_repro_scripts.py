@@ -176,7 +176,13 @@ def test_the_script_server_runs_each_script_as_main_in_its_own_child(tmp_path: P
     crash are that script's), and a module a script imports after setting the environment is not imported before
     it (Keras reads KERAS_BACKEND at import)."""
     (tmp_path / "envmod.py").write_text("import os\nSEEN = os.environ.get('GSC_TEST_ENV')\n")
+    # A module a script imports inside run() (where repro scripts import their framework) is imported once, by the
+    # server, not once per child: it notes each process that imports it.
+    log = tmp_path / "heavy.log"
+    (tmp_path / "heavymod.py").write_text(f"import os\nopen({str(log)!r}, 'a').write(f'{{os.getpid()}}\\n')\n")
     scripts = {
+        "nested.py": "def run():\n    import heavymod\n    return heavymod\nrun()\n",
+        "nested2.py": "def run():\n    import heavymod\n    return heavymod\nrun()\n",
         "ok.py": "import envmod\nassert __name__ == '__main__'\nprint('ran')\n",
         "env.py": "import os\nos.environ['GSC_TEST_ENV'] = 'set'\nimport envmod\nassert envmod.SEEN == 'set'\n",
         "fails.py": "assert 1 == 2, 'not reproduced'\n",
@@ -200,5 +206,7 @@ def test_the_script_server_runs_each_script_as_main_in_its_own_child(tmp_path: P
             del os.environ["PYTHONPATH"]
     by_name = {Path(p).name: r for p, r in got.items()}
     assert by_name["ok.py"] == by_name["env.py"] == by_name["state.py"] == by_name["state2.py"] == "ok", by_name
+    assert by_name["nested.py"] == by_name["nested2.py"] == "ok", by_name
+    assert len(log.read_text().split()) == 1  # the server's import, inherited by both children
     assert by_name["fails.py"].startswith("exit 1:") and "not reproduced" in by_name["fails.py"]
     assert by_name["exits.py"].startswith("exit 3") and by_name["dies.py"].startswith("exit -6")

@@ -25,20 +25,22 @@ def imported(node):
     return ([a.name for a in node.names] if isinstance(node, ast.Import) else
             [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else [])
 
+def sets_env(node):
+    return isinstance(node, (ast.Assign, ast.AugAssign)) and "environ" in ast.dump(node)
+
 for path in paths:
     tree = ast.parse(open(path).read())
     env_set = False
     for node in tree.body:
-        if isinstance(node, (ast.Assign, ast.AugAssign)) and "environ" in ast.dump(node):
-            env_set = True
+        env_set = env_set or sets_env(node)
         (after_env.update if env_set else before_env.extend)(imported(node))
     # A repro script imports its framework inside run(): those imports happen when it is called, after any
     # environment the script sets anywhere (Keras's backend is set inside run()).
-    sets_env = any(isinstance(n, (ast.Assign, ast.AugAssign)) and "environ" in ast.dump(n) for n in ast.walk(tree))
+    env_anywhere = any(sets_env(n) for n in ast.walk(tree))
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for inner in ast.walk(node):
-                (after_env.update if sets_env else before_env.extend)(imported(inner))
+                (after_env.update if env_anywhere else before_env.extend)(imported(inner))
 for name in dict.fromkeys(before_env):
     if name.split(".")[0] not in {n.split(".")[0] for n in after_env}:
         try:

@@ -30,7 +30,8 @@ NO_FRAMEWORKS_ENV = "GSC_TEST_NO_FRAMEWORKS"
 # Seconds per test file in a full `make test` (benchmarks/test_times.py reads it against the 25-minute budget).
 TIMES = Path(__file__).parent / "times.json"
 # A pytest-xdist worker's memory with its framework processes (`-n auto`, below), on the large side: make test's two
-# workers held 3.6 and 5.2 GiB resident beside their framework workers (2026-11-29); make check's load no framework.
+# workers held 3.6 and 5.2 GiB resident beside their framework workers (2026-11-29); make check's load no
+# framework at all.
 TEST_WORKER_GIB = 6.0
 CHECK_WORKER_GIB = 1.0
 

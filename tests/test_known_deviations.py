@@ -53,7 +53,7 @@ TORCH_COMPILE_SUBSET = {
 TF_MODE_TAGS = {"negative-indices", "out-of-bounds", "index-dtype"}
 # The edges where a system's variants part ways (its APIs, its import paths, its backends): a compiler's or a
 # multi-backend system's other variants run on cases with one of these tags, its default variant on every case.
-# `make report` runs every variant on every case and judges each against the known file (docs/running.md).
+# `make report` runs every variant on every case and judges each against the known file (docs/known.md).
 OTHER_VARIANT_TAGS = {"out-of-bounds", "negative-indices", "batch_dims", "negative-batch-dims", "mode"}
 
 

@@ -99,6 +99,49 @@ def test_behaviour_table_marks_canonical_and_documented_differences() -> None:
     assert "clamp!*" in text and "fill-nan!" in text
 
 
+def _typed_probe(case: str, label: str, *tags: str) -> Record:
+    """OpenVINO's Gather-8 past the end, one probe per data dtype (the case loader's ``data:<dtype>`` tag)."""
+    return Record.read({"case": f"cases/probes/gather.yaml::{case}", "op": "Gather", "framework": "openvino",
+                        "framework_version": "2026.1", "variant": "Gather-8", "api": "opset8.gather",
+                        "device": "cpu", "dimension": "oob-positive", "label": label, "outcome": "ok",
+                        "verdict": "deviates", "tags": ["probe", *tags]})
+
+
+NO_CLAIMS = Path("/nonexistent-claims")
+
+
+def test_a_cell_whose_data_dtypes_differ_shows_each_dtypes_label() -> None:
+    # Issue #40: Gather-8 gives 0 past the end on float and 8-bit data, garbage on int16/int32/int64.
+    recs = [_typed_probe("oob-int32", "garbage", "data:int32"), _typed_probe("oob-f32", "zero", "data:float32"),
+            _typed_probe("oob-int8", "zero", "data:int8"), _typed_probe("oob-f16", "zero", "data:float16"),
+            _typed_probe("oob-int64", "garbage", "data:int64"), _typed_probe("oob-int64-2", "zero", "data:int64")]
+    (row,) = table(recs, NO_CLAIMS)
+    assert row["label"] == "garbage|zero"  # the combined label, as before
+    assert row["by_data_dtype"] == {"int32": "garbage", "float32": "zero", "int8": "zero", "float16": "zero",
+                                    "int64": "garbage|zero"}
+    text = render_text([row])
+    assert "garbage|zero!?‡" in text
+    # Grouped by label, dtypes in vocab.dtypes order, groups in the order of their first dtype.
+    assert "  ‡ oob-positive, openvino:Gather-8: zero: float16, float32, int8 · garbage: int32 · garbage|zero: int64" \
+        in text.splitlines()
+
+
+def test_a_cell_whose_data_dtypes_agree_or_are_not_named_has_no_split() -> None:
+    agree = [_typed_probe("oob-f32", "zero", "data:float32"), _typed_probe("oob-int32", "zero", "data:int32"),
+             _typed_probe("oob-int32-2", "zero", "data:int32")]
+    (row,) = table(agree, NO_CLAIMS)
+    assert row["label"] == "zero" and "by_data_dtype" not in row and "‡" not in render_text([row]).split("\n!")[0]
+    # Two probes of one dtype that disagree (two index values) are one family: the row label says it all.
+    (row,) = table([_typed_probe("a", "zero", "data:int32"), _typed_probe("b", "garbage", "data:int32")], NO_CLAIMS)
+    assert row["label"] == "garbage|zero" and "by_data_dtype" not in row
+    # Records of an older results file name no data dtype: one unnamed family, the row as it always was.
+    (row,) = table([_typed_probe("a", "zero"), _typed_probe("b", "garbage")], NO_CLAIMS)
+    assert row["label"] == "garbage|zero" and "by_data_dtype" not in row
+    # A cell mixing both has no dtype to name for the untagged records: no split either.
+    (row,) = table([_typed_probe("a", "zero", "data:float32"), _typed_probe("b", "garbage")], NO_CLAIMS)
+    assert "by_data_dtype" not in row
+
+
 def test_baseline_from_results_file(tmp_path: Path) -> None:
     from gather_scatter_conformance.harness.cli import main
 

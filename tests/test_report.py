@@ -192,6 +192,47 @@ def test_injection_is_text(report: dict[str, Any], tmp_path: Path) -> None:
     assert "<script>alert" not in text and "<b>1</b>" not in text and "&lt;script&gt;alert(3)" in text
 
 
+def test_a_behaviour_cell_names_the_data_dtypes_behind_each_label(tmp_path: Path) -> None:
+    # Issue #40: OpenVINO's Gather-8 past the end gives 0 on float data, garbage on int32 data. A dtype name comes
+    # from a results file's tags (free text): it reaches the pages escaped.
+    bad = "<img src=x onerror=alert(4)>"
+
+    def probe(cid: str, label: str, dtype: str) -> dict[str, Any]:
+        return rec(f"cases/probes/nonexistent.yaml::{cid}", "Gather", "openvino", "Gather-8", verdict="deviates",
+                   dimension="oob-positive", label=label, tags=["probe", f"data:{dtype}"], observed=[0.0])
+
+    out = generate([write(tmp_path / "r.jsonl", [probe("oob-i32", "garbage", "int32"), probe("oob-f32", "zero",
+                                                                                              "float32"),
+                                                 probe("oob-bad", "garbage", bad)])],
+                   tmp_path / "out", claims_dir=NO_CLAIMS)
+    (row,) = json.loads(out["behaviour.json"].read_text())
+    assert row["label"] == "garbage|zero" and row["by_data_dtype"] == {"int32": "garbage", "float32": "zero",
+                                                                       bad: "garbage"}
+    split = "zero: float32 · garbage: int32, " + bad  # a name vocab.dtypes does not know comes last
+    html = out["index.html"].read_text(encoding="utf-8")
+    assert bad not in html and "<img" not in html
+    esc = split.replace("<", "&lt;").replace(">", "&gt;")
+    (cell,) = re.findall(r'<td class="sev-[^"]*" data-b="0" title="([^"]*)"[^>]*>(.*?)</td>', html)
+    assert f"By data dtype: {esc}" in cell[0].split("\n")  # the hover
+    # The text stays the combined label (its colour the combined severity); a line under it gives the split.
+    assert cell[1].endswith(f'<span class="dsplit">{esc}</span>') and build.words("garbage|zero", "oob-positive") \
+        in cell[1]
+    # The cell's JSON carries it; its page lists it, escaped.
+    page = out["index.html"].parent / "Gather" / "openvino" / "Gather-8" / "oob-positive.html"
+    assert json.loads(page.with_suffix(".json").read_text())["by_data_dtype"] == row["by_data_dtype"]
+    text = page.read_text(encoding="utf-8")
+    assert "<img" not in text and ("<code>zero</code>: float32 · <code>garbage</code>: int32, "
+                                   "&lt;img src=x onerror=alert(4)&gt;") in text
+    # Dtypes that agree: no split anywhere.
+    out = generate([write(tmp_path / "s.jsonl", [probe("oob-i32", "zero", "int32"), probe("oob-f32", "zero",
+                                                                                           "float32")])],
+                   tmp_path / "same", claims_dir=NO_CLAIMS)
+    assert "by_data_dtype" not in json.loads(out["behaviour.json"].read_text())[0]
+    assert 'class="dsplit"' not in out["index.html"].read_text(encoding="utf-8")
+    page = out["index.html"].parent / "Gather" / "openvino" / "Gather-8" / "oob-positive.json"
+    assert json.loads(page.read_text())["by_data_dtype"] is None
+
+
 def test_drilldown_evidence(report: dict[str, Any]) -> None:
     from gather_scatter_conformance.harness.cases.load import Case, load_file
     from gather_scatter_conformance.harness.run.repro import snippet

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gather_scatter_conformance import resources
 from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS, conforms
 from gather_scatter_conformance.harness.report.documented import rows as documented_rows
-from gather_scatter_conformance.harness.report.rows import BehaviourRow
+from gather_scatter_conformance.harness.report.rows import BehaviourRow, data_dtype, dtype_split_text
 
 if TYPE_CHECKING:
     from gather_scatter_conformance.vocab.record import Record
@@ -72,6 +72,22 @@ def _conversion_fields(recs: list[Record]) -> dict[str, str]:
     return {"source_label": "|".join(sources), "preservation": "|".join(sorted({c["summary"] for c in convs}))}
 
 
+def _by_data_dtype(recs: list[Record]) -> dict[str, str] | None:
+    """Each data dtype's label (its labels ``|``-joined, as a row's are) where the cell's probes come from two or
+    more data dtypes that do not all give the same labels; else None. A cell with a record that names no data dtype
+    (older results files) is one family: no split."""
+    labels: dict[str, set[str]] = defaultdict(set)
+    for rec in recs:
+        dtype = data_dtype(rec)
+        if dtype is None:
+            return None
+        if rec.label:
+            labels[dtype].add(rec.label)
+    if len(labels) < 2 or len({frozenset(v) for v in labels.values()}) == 1:
+        return None
+    return {dtype: "|".join(sorted(v)) for dtype, v in labels.items()}
+
+
 def table(records: Iterable[Record], claims_dir: Path | None = None,
           with_documented: bool = False) -> list[dict[str, Any]]:
     """One row per (op, dimension, framework, version, variant, device), with labels combined across probes, as
@@ -106,6 +122,7 @@ def table(records: Iterable[Record], claims_dir: Path | None = None,
             blog_2020=blog.label if blog else None, blog_2020_text=blog.text if blog else None,
             blog_2020_source=blog.source if blog else None, agrees_with_blog=_agrees(blog, labels),
             cases=sorted({r.case for r in recs}),
+            by_data_dtype=_by_data_dtype(recs),
             **_conversion_fields(recs),
         ))
     if with_documented and claims:
@@ -118,7 +135,7 @@ def render_text(rows: list[dict[str, Any]]) -> str:
 
     ``*`` marks a cell that contradicts the framework's documentation, ``?`` one the documentation says nothing
     about, ``†`` one that contradicts the blog's 2020 statement, ``!`` one that differs from the canonical (ONNX)
-    behaviour.
+    behaviour, ``‡`` one whose data dtypes gave different labels (listed under the operator's table).
     """
     out = []
     by_op: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -133,6 +150,7 @@ def render_text(rows: list[dict[str, Any]]) -> str:
                  for fw, v, dev in cols]
         width = max(12, *(len(n) for n in names)) if names else 12
         out.append(f"\n{op}\n" + f"{'dimension':<22}" + "".join(f"{n[:width]:>{width + 1}}" for n in names))
+        splits = []
         for dim in dims:
             line = f"{dim:<22}"
             for fw, v, dev in cols:
@@ -140,9 +158,14 @@ def render_text(rows: list[dict[str, Any]]) -> str:
                 text = "-" if r is None else r["label"] + ("!" if r["conforms"] is False else "") + (
                     "*" if r["agrees_with_docs"] is False else "") + (
                     "?" if r.get("documentation") == "undocumented" else "") + (
-                    "†" if r["agrees_with_blog"] is False else "")
+                    "†" if r["agrees_with_blog"] is False else "") + ("‡" if r.get("by_data_dtype") else "")
                 line += f"{text[:width]:>{width + 1}}"
+                if r is not None and r.get("by_data_dtype"):
+                    splits.append(f"  ‡ {dim}, {names[cols.index((fw, v, dev))]}: "
+                                  f"{dtype_split_text(r['by_data_dtype'])}")
             out.append(line)
+        out += splits
     out.append("\n! differs from canonical ONNX semantics   * contradicts the framework's documentation   "
-               "? undocumented   † contradicts the blog's 2020 table   (doc) documented only, not measured")
+               "? undocumented   † contradicts the blog's 2020 table   ‡ labels differ by data dtype   "
+               "(doc) documented only, not measured")
     return "\n".join(out)

@@ -14,6 +14,7 @@ import pandas as pd
 
 from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS, canonical_label, conforms
 from gather_scatter_conformance.harness.report import severity
+from gather_scatter_conformance.harness.report.rows import dtype_split_text
 from gather_scatter_conformance.vocab.dimensions import words
 from gather_scatter_conformance.vocab.ops import OPS
 
@@ -136,8 +137,8 @@ def behaviour_tables(rows: list[dict[str, Any]], col_index: dict[str, int],
     lists them); a documented-only column is a row of its own (``doc_only`` says why). A table's ``rows`` are the
     measured ones and its ``doc_rows`` the documented-only ones, which the page folds under the table (a small run
     would otherwise show more quotations than measurements). Each cell is ``None`` or
-    ``{"b": [behaviour row indices], "text", "sev", "sym", "doc", "blog", "title"}``; ``sevs`` is
-    :func:`severities` of the rows.
+    ``{"b": [behaviour row indices], "text", "sev", "sym", "doc", "blog", "title", "split"}`` (``split``: which
+    data dtypes gave which label, '' where they agree); ``sevs`` is :func:`severities` of the rows.
     """
     beh = [(i, r) for i, r in enumerate(rows) if not r["dimension"].startswith(DTYPE_PREFIXES)]
     tables = []
@@ -157,7 +158,7 @@ def behaviour_tables(rows: list[dict[str, Any]], col_index: dict[str, int],
             # Variants that behave alike share a row; their documentation may differ (a claim per operator
             # version), so a merged cell shows the most telling documentation state of its variants.
             sig = (first["framework"], first.get("device", "cpu"), doc_only,
-                   tuple(None if c is None else (c["text"], c["sev"], c["blog"]) for c in cells))
+                   tuple(None if c is None else (c["text"], c["sev"], c["blog"], c["split"]) for c in cells))
             variant = col.split(":", 1)[1]
             if sig in groups:
                 g = groups[sig]
@@ -208,10 +209,15 @@ def _beh_cell(row: dict[str, Any], b: int, sev: str | None) -> dict[str, Any]:
                  f"Documented{src}: {words(label, dim)} [{label}] — {row.get('documented_source')}",
                  f"Canonical (ONNX): {words(row.get('canonical') or 'any single order', dim)}"]
         return {"b": [b], "text": words(label, dim), "sev": "doconly", "sym": "", "title": "\n".join(title),
-                "doc": "", "blog": False}
+                "doc": "", "blog": False, "split": ""}
     # A cell's hover adds what its text and colour do not say: the label's key and what is written about it (the
     # canonical answer is the table's first row; the panel has the rest).
     title = [f"[{label}]"]
+    # Where the data dtypes gave different labels, the text stays the combined label (and its colour the combined
+    # severity); the hover and a line under the text say which dtypes gave which.
+    split = dtype_split_text(row.get("by_data_dtype"))
+    if split:
+        title.append(f"By data dtype: {split}")
     doc = "" if sev == "na" else (row.get("documentation") or "")
     if row.get("documented"):
         title.append(f"Documented ({doc}): {words(row['documented'], dim)} — {row.get('documented_source')}")
@@ -221,7 +227,7 @@ def _beh_cell(row: dict[str, Any], b: int, sev: str | None) -> dict[str, Any]:
         title.append(f"Blog 2020: {words(row['blog_2020'], dim)} — {row.get('blog_2020_source')}")
     # An API that cannot express the probe neither agrees nor disagrees with what is written about it.
     return {"b": [b], "text": words(shown, dim), "sev": sev, "sym": severity.symbol(sev), "title": "\n".join(title),
-            "doc": doc, "blog": row.get("agrees_with_blog") is False and sev != "na"}
+            "doc": doc, "blog": row.get("agrees_with_blog") is False and sev != "na", "split": split}
 
 
 def matrices(df: pd.DataFrame, col_index: dict[str, int]) -> list[dict[str, Any]]:

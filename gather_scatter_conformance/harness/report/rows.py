@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS, canonical_label
+from gather_scatter_conformance.vocab.dtypes import DTYPES
 
 if TYPE_CHECKING:
     from gather_scatter_conformance.vocab.record import Record
@@ -21,6 +22,34 @@ Key = tuple[str, str, str, str, str]  # a behaviour cell: (op, dimension, framew
 def cell_key(rec: Record) -> Key:
     """The behaviour cell a record belongs to (its dimension '' when it is no probe's)."""
     return rec.op, rec.dimension or "", rec.framework, rec.variant, rec.device
+
+
+DATA_TAG = "data:"  # the case loader tags every probe case with its data input's dtype: ``data:int32``
+
+
+def data_dtype(rec: Record) -> str | None:
+    """The dtype of a probe record's ``data`` input, from its ``data:<dtype>`` tag; None for a record without one
+    (older results files), whose cell is then one family with no name."""
+    return next((tag[len(DATA_TAG):] for tag in rec.tags if tag.startswith(DATA_TAG)), None)
+
+
+def dtype_groups(by_data_dtype: dict[str, str]) -> list[tuple[str, list[str]]]:
+    """A row's ``by_data_dtype`` grouped by label: ``[(label, [dtypes])]``, the dtypes in vocab.dtypes order (names
+    it does not know after, alphabetically), the groups in the order of their first dtype."""
+    def rank(dtype: str) -> tuple[int, str]:
+        return (DTYPES.index(dtype) if dtype in DTYPES else len(DTYPES), dtype)
+
+    groups: dict[str, list[str]] = {}
+    for dtype in sorted(by_data_dtype, key=rank):
+        groups.setdefault(by_data_dtype[dtype], []).append(dtype)
+    return list(groups.items())
+
+
+def dtype_split_text(by_data_dtype: dict[str, str] | None) -> str:
+    """``zero: float16, float32 · garbage: int16, int32``: which data dtypes gave which label ('' for no split)."""
+    if not by_data_dtype:
+        return ""
+    return " · ".join(f"{label}: {', '.join(dtypes)}" for label, dtypes in dtype_groups(by_data_dtype))
 
 
 def row_key(row: dict[str, Any]) -> Key:
@@ -58,6 +87,10 @@ class BehaviourRow:
     # preservation verdicts of the cell's probes ("preserved", "changed: error -> wrap", "conversion-failed: ...").
     source_label: str | None = None
     preservation: str | None = None
+    # Present only where the cell's probes come from two or more data dtypes (their ``data:<dtype>`` tags) and these
+    # do not all give the same labels: data dtype -> that dtype's label (``a|b`` as ``label`` joins them). OpenVINO's
+    # Gather-8 past the end: zero on float and 8-bit data, garbage on int16/int32/int64.
+    by_data_dtype: dict[str, str] | None = None
     question: str = field(init=False)  # the dimension's question, as the tables print it
     canonical: str | None = field(init=False)  # what canonical ONNX semantics give (None: any single order)
 
@@ -66,10 +99,14 @@ class BehaviourRow:
         self.canonical = canonical_label(self.op, self.dimension)
 
     def as_dict(self) -> dict[str, Any]:
-        """The row as the report and ``behaviour.json`` read it (measured rows carry no ``doc_only`` keys)."""
+        """The row as the report and ``behaviour.json`` read it (measured rows carry no ``doc_only`` keys, a
+        framework's own rows no ``source_label``/``preservation``, a cell whose data dtypes agree no
+        ``by_data_dtype``)."""
         out = asdict(self)
         if self.measured:
             del out["documented_kind"], out["doc_only"]
         if self.preservation is None:
             del out["source_label"], out["preservation"]
+        if self.by_data_dtype is None:
+            del out["by_data_dtype"]
         return out

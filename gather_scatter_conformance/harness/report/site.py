@@ -27,7 +27,7 @@ from gather_scatter_conformance.harness.report import build, severity, site_mode
 from gather_scatter_conformance.harness.report.build import system_name
 from gather_scatter_conformance.harness.report.claims import api_name
 from gather_scatter_conformance.harness.report.drilldown import citation_url
-from gather_scatter_conformance.harness.report.rows import Key, cell_key, row_key
+from gather_scatter_conformance.harness.report.rows import Key, cell_key, dtype_groups, row_key
 from gather_scatter_conformance.harness.report.severity import SEVERITY
 from gather_scatter_conformance.vocab import safe
 from gather_scatter_conformance.vocab.dimensions import DIMENSIONS, words
@@ -237,7 +237,7 @@ def build_site(records: list[Record], rows: list[dict[str, Any]], sources: Sourc
             cases=results, history=history, since=since, paths=effects,
             source_api=next((r.conversion.get("source_api") for r in recs if r.conversion), None),
             source_label=row.get("source_label"),
-            preservation=row.get("preservation"), upstream=issue)
+            preservation=row.get("preservation"), by_data_dtype=row.get("by_data_dtype"), upstream=issue)
     systems = _systems(cells, hist_labels)
     ports = _ports(cells)
     histories = {fw: site_model.History(
@@ -525,6 +525,7 @@ class Pages:
                 [(c.op, f"{slug(c.op)}/index.html"), (c.system, f"systems/{slug(c.system)}.html"), (c.variant, None),
                  (c.dimension, None)],
                 title=f"{c.op} {c.system} {c.variant} {c.dimension}", c=c, h_sev=h_sev,
+                by_dtype=dtype_groups(c.by_data_dtype) if c.by_data_dtype else [],
                 distribution=", ".join(f"{k} {v}" for k, v in sorted(dist.items(), key=lambda kv: -kv[1])),
                 values=[(_short(r.observed), _short(r.expected)) for r in c.cases]))
         for op in self.ops:

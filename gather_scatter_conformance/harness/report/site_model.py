@@ -97,6 +97,9 @@ class Cell(_Model):
     source_api: str | None = Field(None, description="a converter path's cell: the source API's native call")
     source_label: str | None = Field(None, description="a converter path's cell: the source API's own label")
     preservation: str | None = None
+    by_data_dtype: dict[str, str] | None = Field(
+        None, description="data dtype -> its label (a|b as label joins them), only where the cell's probes come "
+        "from two or more data dtypes that do not all give the same labels")
     upstream: str | None = Field(None, description="the markdown issue of the cell's first finding (gsc issue)")
 
 

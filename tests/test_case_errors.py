@@ -155,7 +155,48 @@ def test_a_probe_is_tagged_with_probe_and_its_dimension(tmp_path: Path) -> None:
         """)
     case = entries[0]
     assert isinstance(case, Case), case
-    assert case.tags == ["probe", "negative-indices", "mine"]
+    assert case.tags == ["probe", "negative-indices", "data:float32", "mine"]
+
+
+def test_data_dtypes_makes_a_copy_per_dtype_with_data_and_updates_of_it(tmp_path: Path) -> None:
+    entries = _load(tmp_path, """\
+        op: ScatterElements
+        cases:
+          - id: p
+            source: test
+            dimension: oob-positive
+            data_dtypes: [int16, bfloat16]
+            inputs:
+              data: {value: [10, 20, 30], dtype: float32}
+              indices: [1, 7]
+              updates: {value: [-1, -2], dtype: float32}
+        """)
+    assert not _errors(entries), entries
+    cases = {c.id: c for c in entries if isinstance(c, Case)}
+    assert list(cases) == ["p", "p-int16", "p-bfloat16"]
+    copy = cases["p-int16"].inputs()
+    assert (str(copy["data"].dtype), str(copy["updates"].dtype), str(copy["indices"].dtype)) == ("int16", "int16",
+                                                                                                  "int64")
+    assert copy["data"].tolist() == [10, 20, 30]
+    assert str(cases["p-bfloat16"].inputs()["data"].dtype) == "bfloat16"
+    assert [c.tags[2] for c in cases.values()] == ["data:float32", "data:int16", "data:bfloat16"]
+    assert cases["p-int16"].line == cases["p"].line  # an error in a copy points at the case written
+
+
+def test_a_value_a_listed_dtype_cannot_hold_names_the_copy(tmp_path: Path) -> None:
+    message = _one_error(_load(tmp_path, """\
+        op: ScatterElements
+        cases:
+          - id: p
+            source: test
+            dimension: oob-positive
+            data_dtypes: [int8, uint8]
+            inputs:
+              data: [10, 20, 30]
+              indices: [1, 7]
+              updates: [-1, -2]
+        """))
+    assert "p-uint8" in message and "updates" in message and "cases/x.yaml:" in message
 
 
 TENSOR_SCATTER = """\

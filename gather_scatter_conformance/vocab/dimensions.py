@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from gather_scatter_conformance.vocab.dtypes import INDEX_DTYPES
 
+# Every probe case is tagged with its data input's dtype (``data:int32``; the case loader derives it), so the
+# behaviour table can show a label per data dtype where they differ (issue #40).
+DATA_TAG = "data:"
+
 # shift: a TensorScatter block moved whole to the nearest start where it fits (XLA's dynamic_update_slice).
 # alias: a gather read another valid element (the unchecked flat offset); alias-write: a scatter wrote one (the
 # neighbour's element changed). wrong: one value, the same in every fresh process, that no policy gives.

@@ -238,10 +238,39 @@ def _materialize(case: Case) -> dict[str, np.ndarray]:
     return done
 
 
-def derived_tags(tags: list[str], dimension: str | None) -> list[str]:
-    """A case's tags: a probe (a case with a ``dimension``) is tagged ``probe`` and with its dimension, first;
-    the file need not repeat them."""
-    return list(dict.fromkeys([*(["probe", dimension] if dimension else []), *tags]))
+def derived_tags(tags: list[str], dimension: str | None, data_dtype: str | None = None) -> list[str]:
+    """A case's tags: a probe (a case with a ``dimension``) is tagged ``probe``, with its dimension and with its
+    data's dtype (``data:int32``), first; the file need not repeat them."""
+    derived = ["probe", dimension, *([dimensions.DATA_TAG + data_dtype] if data_dtype else [])] if dimension else []
+    return list(dict.fromkeys([*derived, *tags]))
+
+
+def _with_dtype(spec: Any, dtype: str) -> Any:
+    """An input's raw spec with its dtype replaced (a bare literal becomes an inline value of ``dtype``)."""
+    if isinstance(spec, dict):
+        for form in ("random", "fill"):
+            if isinstance(spec.get(form), dict):
+                return {**spec, form: {**spec[form], "dtype": dtype}}
+        return {**spec, "dtype": dtype}
+    return {"value": spec, "dtype": dtype}
+
+
+def expand_dtypes(raw: Any) -> list[Any]:
+    """A raw case and, when it lists ``data_dtypes``, a copy per dtype: id ``<id>-<dtype>``, ``data`` and
+    ``updates`` of that dtype, the same values (the loader then checks they fit). A malformed list is left to the
+    schema's error on the case itself."""
+    listed = raw.get("data_dtypes") if isinstance(raw, dict) else None
+    if not (isinstance(listed, list) and isinstance(raw.get("id"), str) and isinstance(raw.get("inputs"), dict)
+            and all(isinstance(d, str) for d in listed)):
+        return [raw]
+    base = {k: v for k, v in raw.items() if k != "data_dtypes"}
+    copies = []
+    for dtype in listed:
+        inputs = {name: _with_dtype(spec, dtype) if name in ("data", "updates") else spec
+                  for name, spec in raw["inputs"].items()}
+        copies.append({**base, "id": f"{raw['id']}-{dtype}", "inputs": inputs,
+                       "description": f"{raw.get('description', '')} [data as {dtype}]".strip()})
+    return [raw, *copies]
 
 
 def _check_attrs(case: Case) -> None:
@@ -345,6 +374,8 @@ def _build(file: str, op: str, index: int, raw: Any, lines: dict[LinePath, int])
     _check_probe(case)
     _check_inputs(case)
     inputs = case.inputs()
+    if case.dimension and "data" in inputs:
+        case.tags = derived_tags(spec.tags, spec.dimension, dtypes.name_of(inputs["data"].dtype))
     if spec.expected is not None or spec.policy_expected:
         _check_expected(case)
     if sum(a.nbytes for a in inputs.values()) > _KEEP:  # collection (and xdist's controller) need not hold them
@@ -371,17 +402,20 @@ def _load_text(text: str, file: str) -> tuple[list[Case | CaseFileError], dict[L
         return [CaseFileError(file, yamlsrc.line_of(lines, path), yamlsrc.format_path(path), err["msg"])], lines
     out: list[Case | CaseFileError] = []
     seen: dict[str, int] = {}
-    for i, raw in enumerate(head.cases):
-        try:
-            case = _build(file, head.op, i, raw, lines)
-        except CaseFileError as exc:
-            out.append(exc)
-            continue
-        if case.id in seen:
-            out.append(case.error(("id",), f"duplicate id {case.id!r} (first at line {seen[case.id]})"))
-            continue
-        seen[case.id] = case.line
-        out.append(case)
+    for i, written in enumerate(head.cases):
+        for raw in expand_dtypes(written):
+            try:
+                case = _build(file, head.op, i, raw, lines)
+            except CaseFileError as exc:
+                copy = raw is not written and isinstance(raw, dict)
+                out.append(CaseFileError(exc.file, exc.line, exc.field, f"{exc.message} (in {raw['id']}, the copy "
+                                         "data_dtypes makes)") if copy else exc)
+                continue
+            if case.id in seen:
+                out.append(case.error(("id",), f"duplicate id {case.id!r} (first at line {seen[case.id]})"))
+                continue
+            seen[case.id] = case.line
+            out.append(case)
     return out, lines
 
 

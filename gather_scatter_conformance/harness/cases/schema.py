@@ -223,6 +223,9 @@ class CaseSpec(_Strict):
     omit: list[str] = Field(
         [], description="attributes left to each framework's own default (e.g. [axis] for the default-axis probe)"
     )
+    data_dtypes: list[DType] = Field(
+        [], max_length=len(DTYPES), description="the case again with its data (and updates) of each of these dtypes: "
+        "one case per dtype, id `<id>-<dtype>`, the same values, which must fit the dtype (docs/writing-cases.md)")
     repeat: Annotated[int, Strict()] = Field(1, ge=1, le=100,
                                              description="run this many times and compare bitwise (nondeterminism)")
     bug: BugSpec | None = Field(None, description="regression cases: the upstream bug report the case pins")

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS, canonical_label
+from gather_scatter_conformance.vocab.dimensions import DATA_TAG
 from gather_scatter_conformance.vocab.dtypes import DTYPES
 
 if TYPE_CHECKING:
@@ -22,9 +23,6 @@ Key = tuple[str, str, str, str, str]  # a behaviour cell: (op, dimension, framew
 def cell_key(rec: Record) -> Key:
     """The behaviour cell a record belongs to (its dimension '' when it is no probe's)."""
     return rec.op, rec.dimension or "", rec.framework, rec.variant, rec.device
-
-
-DATA_TAG = "data:"  # the case loader tags every probe case with its data input's dtype: ``data:int32``
 
 
 def data_dtype(rec: Record) -> str | None:

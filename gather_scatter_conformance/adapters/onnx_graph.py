@@ -100,17 +100,27 @@ def flattens(case: CaseData) -> bool:
     return case.op == "Take" and case.attrs["axis"] is None and "axis" not in case.omit
 
 
-def build(case: CaseData, onnx_type: str | None = None) -> tuple[Any, list[str], str]:
-    """Return (ModelProto, input names, a one-line description of the node) for ``case``."""
+# The variant mode that makes a case's indices part of the model (an initializer: ONNX's constant) instead of an
+# input fed at run time (issue #40, index provenance): runtimes fold, check or specialise constants at compile time.
+CONSTANT = "constant"
+CONSTANT_INPUTS = ("indices",)  # the case inputs that mode makes constant
+
+
+def build(case: CaseData, onnx_type: str | None = None,
+          constants: tuple[str, ...] = ()) -> tuple[Any, list[str], str]:
+    """Return (ModelProto, graph input names, a one-line description of the node) for ``case``. The case inputs
+    named in ``constants`` become initializers holding their values, not graph inputs (nor among the names)."""
     import onnx
-    from onnx import helper
+    from onnx import helper, numpy_helper
 
     op, version, attrs = onnx_op(case, onnx_type)
     names = input_names(case)
     graph_inputs = [
         helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), list(v.shape))
-        for n, v in zip(names, case.inputs.values(), strict=True)
+        for (case_name, v), n in zip(case.inputs.items(), names, strict=True) if case_name not in constants
     ]
+    held = [numpy_helper.from_array(v, n) for (case_name, v), n in zip(case.inputs.items(), names, strict=True)
+            if case_name in constants]
     nodes = []
     node_inputs = list(names)
     if flattens(case):
@@ -124,14 +134,16 @@ def build(case: CaseData, onnx_type: str | None = None) -> tuple[Any, list[str],
     nodes.append(helper.make_node(op, node_inputs, ["output"], **attrs))
     data = case.inputs["data"]
     out = helper.make_tensor_value_info("output", helper.np_dtype_to_tensor_dtype(data.dtype), None)
-    graph = helper.make_graph(nodes, "case", graph_inputs, [out], initializer=initializers)
+    graph = helper.make_graph(nodes, "case", graph_inputs, [out], initializer=initializers + held)
     # Reshape with a shape input exists since opset 5; the model must stay at the Gather version asked for.
     opsets = [helper.make_opsetid("", max(version, 5) if initializers else version)]
     model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = ir_version()
     declare_output_shape(model)
-    text = f"{op}-{version}({', '.join(node_inputs)}{''.join(f', {k}={v!r}' for k, v in attrs.items())})"
-    return model, names, text
+    shown = [f"{n}=constant" if n in {names[i] for i, c in enumerate(case.inputs) if c in constants} else n
+             for n in node_inputs]
+    text = f"{op}-{version}({', '.join(shown)}{''.join(f', {k}={v!r}' for k, v in attrs.items())})"
+    return model, [n for n, c in zip(names, case.inputs, strict=True) if c not in constants], text
 
 
 def declare_output_shape(model: Any) -> None:
@@ -170,9 +182,9 @@ def input_names(case: CaseData) -> list[str]:
     return [onnx_input_name(case.op, n) for n in case.inputs]
 
 
-def feeds(case: CaseData) -> dict[str, np.ndarray]:
-    """The input arrays keyed by graph input name."""
-    return dict(zip(input_names(case), case.inputs.values(), strict=True))
+def feeds(case: CaseData, constants: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
+    """The input arrays keyed by graph input name (less the case inputs ``constants`` made initializers)."""
+    return {n: v for n, (c, v) in zip(input_names(case), case.inputs.items(), strict=True) if c not in constants}
 
 
 def model_source(model: Any) -> str:

@@ -77,7 +77,14 @@ def _variants(op: str) -> list[str]:
     """``<OnnxOp>-<N>`` for every version of the operator ``op`` becomes (newest, the default, first), then those of
     its deprecated ancestor; [] for an operator no ONNX node is built for (not mapped)."""
     types = [_onnx_type(op)] + ([_DEPRECATED[op]] if op in _DEPRECATED else [])
-    return [f"{t}-{v}" for t in types for v in sorted(onnx_graph.VERSIONS.get(t, ()), reverse=True)]
+    versions = [f"{t}-{v}" for t in types for v in sorted(onnx_graph.VERSIONS.get(t, ()), reverse=True)]
+    # The newest version again with the indices an initializer (index provenance, onnx_graph.CONSTANT).
+    return versions + [variants.join(versions[0], onnx_graph.CONSTANT)] if versions else []
+
+
+def constants(variant: str) -> tuple[str, ...]:
+    """The case inputs ``variant`` makes part of the model (its ``/constant`` mode: the indices), else ()."""
+    return onnx_graph.CONSTANT_INPUTS if variants.mode(variant) == onnx_graph.CONSTANT else ()
 
 
 _GPU_PROVIDERS = ("CUDAExecutionProvider", "ROCMExecutionProvider")  # what a --device gpu run picks, in order
@@ -150,10 +157,12 @@ def device_of(provider: str) -> str:
     return _DEVICES.get(provider, provider.removesuffix("ExecutionProvider").lower())
 
 
-def build_model(case: CaseData, onnx_type: str | None) -> tuple[Any, str, tuple[Any, ...]]:
-    """(ModelProto, node description, the operator part of the cache key) for ``case``."""
+def build_model(case: CaseData, onnx_type: str | None,
+                held: tuple[str, ...] = ()) -> tuple[Any, str, tuple[Any, ...]]:
+    """(ModelProto, node description, the operator part of the cache key) for ``case``; the inputs named in
+    ``held`` are initializers, and their values part of the key."""
     op, version, attrs = onnx_graph.onnx_op(case, onnx_type)
-    model, _, text = onnx_graph.build(case, onnx_type)
+    model, _, text = onnx_graph.build(case, onnx_type, held)
     flat = onnx_graph.flattens(case)  # not when the axis is omitted: then the Gather node has no axis (default 0)
     if flat:
         # onnx_graph imports opset max(version, 13) for its Reshape, which silently turns Gather-1/11 into
@@ -161,7 +170,8 @@ def build_model(case: CaseData, onnx_type: str | None) -> tuple[Any, str, tuple[
         # the requested Gather version and a valid Reshape.
         model.opset_import[0].version = max(version, _RESHAPE_SHAPE_INPUT)
         text = f"Reshape(data, [-1]) -> {text}"
-    return model, text, (op, version, tuple(sorted(attrs.items())), flat)
+    values = tuple((n, case.inputs[n].tobytes()) for n in held if n in case.inputs)
+    return model, text, (op, version, tuple(sorted(attrs.items())), flat, values)
 
 
 def variant_model(case: CaseData, variant: str) -> tuple[Any, str, tuple[Any, ...]]:
@@ -169,7 +179,7 @@ def variant_model(case: CaseData, variant: str) -> tuple[Any, str, tuple[Any, ..
     honours a case's own opset, the others pin their version. Raises Unsupported where ONNX cannot say the case."""
     onnx_type, version = variant_target(case.op, variant)
     target = case if variant == _variants(case.op)[0] else dataclasses.replace(case, opset=version)
-    return build_model(target, onnx_type)
+    return build_model(target, onnx_type, constants(variant))
 
 
 _RECORD_ASSIGNMENT = "session.record_ep_graph_assignment_info"  # session config key: keep each node's provider
@@ -259,6 +269,9 @@ class OnnxruntimeAdapter(Adapter):
     def variants(self, op: str) -> list[str]:
         return _variants(op)
 
+    def is_slow(self, variant: str) -> bool:
+        return bool(constants(variant))  # a session per index value, not per signature: focus cases only
+
     def prepare(self, case: CaseData, variant: str) -> Call:
         provider_list, n_threads = providers(case.device), threads()
         try:
@@ -266,9 +279,11 @@ class OnnxruntimeAdapter(Adapter):
         except Unsupported as exc:  # ONNX cannot say the case: filed with the cells of the provider's device
             raise Unsupported(*exc.args, device=device_of(provider_list[0])) from exc
         signature = tuple((n, tuple(v.shape), str(v.dtype)) for n, v in case.inputs.items())
-        names = list(case.inputs)  # the repro's variables; the model's inputs carry ONNX's names (onnx_graph)
+        held = constants(variant)
+        # the repro's variables; the model's inputs carry ONNX's names (onnx_graph)
+        names = [n for n in case.inputs if n not in held]
         plan = _Plan((op_key, signature, tuple(provider_list), n_threads), model, provider_list, n_threads)
-        inputs = onnx_graph.feeds(case)
+        inputs = onnx_graph.feeds(case, held)
         comment = f"  # {', '.join(provider_list)}, intra_op_num_threads={n_threads}"
         device = device_of(provider_list[0])
         session = (f"session = onnxruntime.InferenceSession(model.SerializeToString(), providers={provider_list!r}, "

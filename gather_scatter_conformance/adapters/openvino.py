@@ -31,6 +31,7 @@ from gather_scatter_conformance.adapters.base import (
     importing,
 )
 from gather_scatter_conformance.adapters.cache import LRU
+from gather_scatter_conformance.vocab import variants
 
 ONNX = "read_model"  # the one-node ONNX model through the ONNX frontend: core.read_model(model_bytes)
 # Variants per operator, the default (newest opset node) first.
@@ -43,6 +44,12 @@ _VARIANTS: dict[str, list[str]] = {
     "Take": ["Gather-8", ONNX],
     "TensorScatter": [ONNX],  # no opset node does its per-batch write (slice_scatter-15 takes one start for all)
 }
+# Index provenance (issue #40): the default node and the ONNX frontend again, with the indices an ``ov.opset8.constant``
+# (an ONNX initializer through read_model) instead of a Parameter: what a deployed model's Gather usually has, and
+# what OpenVINO's compile-time passes see (openvino#35687's fix, PR #35756, covers constant indices only).
+CONSTANT = onnx_graph.CONSTANT
+for _names in _VARIANTS.values():
+    _names += [variants.join(v, CONSTANT) for v in dict.fromkeys([_names[0], ONNX])]
 # What the ONNX frontend says of an operator it has no converter for (2026.4.1: "No conversion rule found for
 # operations: TensorScatter-24"; 2023.0.2: "OpenVINO does not support the following ONNX operations:
 # TensorScatter"): that case is unsupported through it (onnx_graph.importing).
@@ -84,13 +91,19 @@ class NodeSpec:
     kwargs: dict[str, Any]
     flatten: bool = False
     arg_text: dict[str, str] = field(default_factory=dict)
+    constants: tuple[str, ...] = ()  # inputs made ``ov.opset8.constant`` nodes of their values, not Parameters
+
+    @property
+    def fed(self) -> dict[str, np.ndarray]:
+        """The inputs fed at inference: those not made constants."""
+        return {n: a for n, a in self.inputs.items() if n not in self.constants}
 
     def api(self) -> str:
         """The call as a user writes it, with the compile step it runs under."""
-        args = [self.arg_text.get(n, n) for n in self.inputs]
+        args = [f"ov.opset8.constant({n})" if n in self.constants else self.arg_text.get(n, n) for n in self.inputs]
         if self.flatten:
             args[0] = f"ov.opset{self.opset}.reshape({args[0]}, [-1], special_zero=False)"
-        params = ", ".join(self.inputs)
+        params = ", ".join(self.fed)
         if self.kwargs:
             args.append(fmt_attrs(**self.kwargs))
         call = f"ov.opset{self.opset}.{self.fn}({', '.join(args)})"
@@ -99,7 +112,8 @@ class NodeSpec:
     def key(self) -> tuple[Any, ...]:
         """Cache key: node version, attributes, and every Parameter's name, shape and element type."""
         shapes = tuple((n, a.shape, a.dtype.name) for n, a in self.inputs.items())
-        return (self.variant, self.opset, self.fn, tuple(sorted(self.kwargs.items())), self.flatten, shapes)
+        values = tuple((n, self.inputs[n].tobytes()) for n in self.constants)  # a constant is part of the model
+        return (self.variant, self.opset, self.fn, tuple(sorted(self.kwargs.items())), self.flatten, shapes, values)
 
 
 def ov_module() -> Any:
@@ -251,12 +265,17 @@ _SPECS: dict[str, Callable[[CaseData, NodeSpec], NodeSpec]] = {
 
 def native_spec(case: CaseData, variant: str) -> NodeSpec:
     """Translate a case into the native node of ``variant``; raise Unsupported where that node cannot say it."""
-    if variant not in _NODES:
+    node, mode = variants.split(variant)
+    if node not in _NODES or mode not in (None, CONSTANT):
         raise Unsupported(f"unknown OpenVINO variant {variant!r} for {case.op}")
-    opset, fn = _NODES[variant]
+    opset, fn = _NODES[node]
     # Positional node inputs in the operator's order, whatever order the case dict has.
     ins = {n: case.inputs[n] for n in ("data", "indices", "updates") if n in case.inputs}
-    return _SPECS[case.op](case, NodeSpec(variant, opset, fn, ins, {}))
+    spec = _SPECS[case.op](case, NodeSpec(node, opset, fn, ins, {}))
+    held = tuple(n for n in onnx_graph.CONSTANT_INPUTS if mode and n in spec.inputs)
+    if any(spec.inputs[n].size == 0 for n in held):  # the C++ API can make one; Python's constant() cannot
+        raise Unsupported("ov.opset8.constant refuses an empty array (\"Cannot create an empty Constant\")")
+    return replace(spec, variant=variant, constants=held)
 
 
 # The conversions a repro script needs, as this module runs them: the functions' own source.
@@ -274,14 +293,16 @@ def _INFER_SOURCE(names: list[str]) -> list[str]:
 
 def _source(spec: NodeSpec) -> str:
     """The node call as standalone statements (Call.source): the Parameters, node and model build_model makes."""
-    names = list(spec.inputs)
+    names = list(spec.fed)
     lines = [*_TENSOR_SOURCE]
     if "indices" in spec.arg_text:
         lines.append(f"indices = {spec.arg_text['indices']}")
     lines.append("params = [" + ", ".join(
         f"ov.opset8.parameter(list({n}.shape), ov.Type.string if {n}.dtype == object else ov.Type.bf16 "
         f"if {n}.dtype.name == 'bfloat16' else ov.Type({n}.dtype), name={n!r})" for n in names) + "]")
-    lines.append("args = list(params)")
+    lines.append("inputs = iter(params)")
+    lines.append("args = [" + ", ".join(f"ov.opset8.constant({n})" if n in spec.constants else "next(inputs)"
+                                        for n in spec.inputs) + "]")
     if spec.flatten:
         lines.append(f"args[0] = ov.opset{spec.opset}.reshape(args[0], [-1], special_zero=False)")
     kwargs = "".join(f", {k}={v!r}" for k, v in spec.kwargs.items())
@@ -344,8 +365,9 @@ def build_model(spec: NodeSpec, types: dict[str, Any] | None = None) -> Any:
 
     mod = opset(spec.opset)
     types = types or {n: element_type(arr) for n, arr in spec.inputs.items()}
-    params = [opset(8).parameter(list(arr.shape), types[n], name=n) for n, arr in spec.inputs.items()]
-    args = list(params)
+    params = [opset(8).parameter(list(arr.shape), types[n], name=n) for n, arr in spec.fed.items()]
+    fed = iter(params)
+    args = [opset(8).constant(arr) if n in spec.constants else next(fed) for n, arr in spec.inputs.items()]
     if spec.flatten:
         args[0] = mod.reshape(args[0], [-1], special_zero=False)
     # A node without attributes can be made by the node factory where no opset module has its function; its type
@@ -396,18 +418,21 @@ class OpenVinoAdapter(Adapter):
         return self.cache.get_or_make(key, lambda: self.core.compile_model(make_model(), "CPU"))
 
     def prepare(self, case: CaseData, variant: str) -> Call:
-        if variant == ONNX:
-            return self._prepare_onnx(case)
+        if variants.split(variant)[0] == ONNX:
+            return self._prepare_onnx(case, _held(variant))
         spec = native_spec(case, variant)
         types = {n: element_type(arr) for n, arr in spec.inputs.items()}  # raises Unsupported for complex
         # Building the node runs OpenVINO's shape inference, which rejects invalid shapes/attributes here.
         compiled = self.compiled(spec.key(), lambda: build_model(spec, types))
-        return Call(spec.api(), lambda: self._infer(compiled, list(spec.inputs.values())), source=_source(spec))
+        return Call(spec.api(), lambda: self._infer(compiled, list(spec.fed.values())), source=_source(spec))
+
+    def is_slow(self, variant: str) -> bool:
+        return variants.mode(variant) == CONSTANT  # a compile per index value, not per signature: focus cases only
 
     def describe(self, case: CaseData, variant: str) -> tuple[str, str]:
         """The call without compiling it: OpenVINO crashes while compiling some models (SIGFPE on empty data)."""
-        if variant == ONNX:
-            model, names, text = onnx_graph.build(case)
+        if variants.split(variant)[0] == ONNX:
+            model, names, text = onnx_graph.build(case, None, _held(variant))
             return (f"ov.Core().compile_model(core.read_model(model.SerializeToString()), 'CPU')  # model: {text}",
                     "\n".join(self._onnx_source(model, names)))
         spec = native_spec(case, variant)
@@ -419,11 +444,12 @@ class OpenVinoAdapter(Adapter):
                 "compiled = core.compile_model(core.read_model(model.SerializeToString()), 'CPU')",
                 *_INFER_SOURCE(names)]
 
-    def _prepare_onnx(self, case: CaseData) -> Call:
-        model, names, text = onnx_graph.build(case)
+    def _prepare_onnx(self, case: CaseData, held: tuple[str, ...] = ()) -> Call:
+        model, _, text = onnx_graph.build(case, None, held)
         blob = model.SerializeToString()
         with importing("OpenVINO's ONNX frontend", NO_CONVERTER, model.graph.node[-1].op_type):
             compiled = self.compiled((ONNX, blob), lambda: self.core.read_model(blob))
+        names = [n for n in case.inputs if n not in held]  # the repro's variables, in the graph inputs' order
         feeds = [case.inputs[n] for n in names]
         api = f"ov.Core().compile_model(core.read_model(model.SerializeToString()), 'CPU')  # model: {text}"
         return Call(api, lambda: self._infer(compiled, feeds), source="\n".join(self._onnx_source(model, names)))
@@ -437,6 +463,11 @@ class OpenVinoAdapter(Adapter):
         request = compiled.create_infer_request()
         request.infer([to_tensor(a) for a in feeds])
         return from_tensor(request.get_output_tensor(0))
+
+
+def _held(variant: str) -> tuple[str, ...]:
+    """The case inputs ``variant`` makes constants (its ``/constant`` mode: the indices), else ()."""
+    return onnx_graph.CONSTANT_INPUTS if variants.mode(variant) == CONSTANT else ()
 
 
 ADAPTER = OpenVinoAdapter()

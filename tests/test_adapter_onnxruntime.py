@@ -22,6 +22,7 @@ from gather_scatter_conformance.adapters.onnxruntime import (
     new_session,
     providers,
     threads,
+    variant_model,
     variant_target,
 )
 from gather_scatter_conformance.harness.run.worker import run_case
@@ -41,14 +42,17 @@ def _cpu_provider(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_variants_are_operator_versions_newest_first() -> None:
-    assert ADAPTER.variants("Gather") == ["Gather-13", "Gather-11", "Gather-1"]
-    assert ADAPTER.variants("GatherElements") == ["GatherElements-13", "GatherElements-11"]
-    assert ADAPTER.variants("GatherND") == ["GatherND-13", "GatherND-12", "GatherND-11"]
+    assert ADAPTER.variants("Gather") == ["Gather-13", "Gather-11", "Gather-1", "Gather-13/constant"]
+    assert ADAPTER.variants("GatherElements") == ["GatherElements-13", "GatherElements-11",
+                                                  "GatherElements-13/constant"]
+    assert ADAPTER.variants("GatherND") == ["GatherND-13", "GatherND-12", "GatherND-11", "GatherND-13/constant"]
     assert ADAPTER.variants("ScatterElements") == [
         "ScatterElements-18", "ScatterElements-16", "ScatterElements-13", "ScatterElements-11", "Scatter-11",
-        "Scatter-9"]
-    assert ADAPTER.variants("ScatterND") == ["ScatterND-18", "ScatterND-16", "ScatterND-13", "ScatterND-11"]
-    assert ADAPTER.variants("Take") == ["Gather-13", "Gather-11", "Gather-1"]
+        "Scatter-9", "ScatterElements-18/constant"]
+    assert ADAPTER.variants("ScatterND") == ["ScatterND-18", "ScatterND-16", "ScatterND-13", "ScatterND-11",
+                                             "ScatterND-18/constant"]
+    assert ADAPTER.variants("Take") == ["Gather-13", "Gather-11", "Gather-1", "Gather-13/constant"]
+    assert [v for v in ADAPTER.variants("Gather") if ADAPTER.is_slow(v)] == ["Gather-13/constant"]
     assert variant_target("ScatterElements", "Scatter-9") == ("Scatter", 9)
     assert variant_target("GatherND", "GatherND-12") == (None, 12)
     with pytest.raises(ValueError):
@@ -326,3 +330,21 @@ def test_openvino_provider_runs_nodes_and_falls_back_for_strings(monkeypatch: py
                               "Gather-13")
     assert strings.run().tolist() == ["bb"]
     assert strings.facts == {"providers": {"Gather": "CPUExecutionProvider"}, "fallback": True}
+
+
+def test_the_constant_variant_holds_the_indices_in_the_model_and_a_session_per_index_value() -> None:
+    """Index provenance (#40): ``/constant`` makes the indices an initializer, so a session holds one index value."""
+    ADAPTER.cache.clear()
+    a = _case("GatherElements", {"axis": 0}, data=F, indices=np.array([[0, 1, 2, 0]]))
+    b = _case("GatherElements", {"axis": 0}, data=F + 100, indices=np.array([[2, 2, 2, 2]]))
+    call = ADAPTER.prepare(a, "GatherElements-13/constant")
+    np.testing.assert_array_equal(call.run(), [[0, 5, 10, 3]])
+    assert "indices=constant" in call.api
+    np.testing.assert_array_equal(ADAPTER.prepare(b, "GatherElements-13/constant").run(), [[108, 109, 110, 111]])
+    assert (len(ADAPTER.cache), ADAPTER.cache.misses) == (2, 2)  # another index value, another session
+    model, _, _ = variant_model(a, "GatherElements-13/constant")
+    assert [i.name for i in model.graph.input] == ["data"]
+    assert [t.name for t in model.graph.initializer] == ["indices"]
+    scope: dict = {"np": np, "data": a.inputs["data"], "indices": a.inputs["indices"]}
+    exec(call.source, scope)  # the repro builds the same model, feeds data only
+    np.testing.assert_array_equal(scope["result"], [[0, 5, 10, 3]])

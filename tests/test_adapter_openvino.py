@@ -53,12 +53,43 @@ def test_crash_risk_names_the_known_crashers(tmp_path: Path) -> None:
 
 
 def test_variants_newest_node_first_and_onnx_frontend_last() -> None:
-    assert ADAPTER.variants("Gather") == ["Gather-8", "Gather-7", "Gather-1", ONNX]
-    assert ADAPTER.variants("GatherElements") == ["GatherElements-6", ONNX]
-    assert ADAPTER.variants("GatherND") == ["GatherND-8", "GatherND-5", ONNX]
-    assert ADAPTER.variants("ScatterElements") == ["ScatterElementsUpdate-12", "ScatterElementsUpdate-3", ONNX]
-    assert ADAPTER.variants("ScatterND") == ["ScatterNDUpdate-15", "ScatterNDUpdate-3", "ScatterUpdate-3", ONNX]
-    assert ADAPTER.variants("Take") == ["Gather-8", ONNX]
+    twins = ["{}/constant", f"{ONNX}/constant"]
+    assert ADAPTER.variants("Gather") == ["Gather-8", "Gather-7", "Gather-1", ONNX,
+                                          *(t.format("Gather-8") for t in twins)]
+    assert ADAPTER.variants("GatherElements") == ["GatherElements-6", ONNX,
+                                                  *(t.format("GatherElements-6") for t in twins)]
+    assert ADAPTER.variants("GatherND") == ["GatherND-8", "GatherND-5", ONNX, *(t.format("GatherND-8") for t in twins)]
+    assert ADAPTER.variants("ScatterElements") == ["ScatterElementsUpdate-12", "ScatterElementsUpdate-3", ONNX,
+                                                   *(t.format("ScatterElementsUpdate-12") for t in twins)]
+    assert ADAPTER.variants("ScatterND") == ["ScatterNDUpdate-15", "ScatterNDUpdate-3", "ScatterUpdate-3", ONNX,
+                                             *(t.format("ScatterNDUpdate-15") for t in twins)]
+    assert ADAPTER.variants("Take") == ["Gather-8", ONNX, *(t.format("Gather-8") for t in twins)]
+    assert ADAPTER.variants("TensorScatter") == [ONNX, f"{ONNX}/constant"]
+    assert [v for v in ADAPTER.variants("Gather") if ADAPTER.is_slow(v)] == ["Gather-8/constant", f"{ONNX}/constant"]
+
+
+@pytest.mark.parametrize("variant", ["Gather-8/constant", f"{ONNX}/constant"])
+def test_the_constant_variants_hold_the_indices_in_the_model(variant: str) -> None:
+    """Index provenance (#40): the indices are an ov Constant (an initializer through the ONNX frontend), the data
+    the one input; the repro builds the same model."""
+    data = np.arange(12, dtype=np.float32).reshape(3, 4)
+    case = CaseData("Gather", {"data": data, "indices": np.array([2, 0])}, {"axis": 0, "batch_dims": 0})
+    ADAPTER.cache.clear()
+    call = ADAPTER.prepare(case, variant)
+    expected = data[[2, 0]]
+    np.testing.assert_array_equal(call.run(), expected)
+    (compiled,) = ADAPTER.cache.values()
+    assert [p.get_any_name() for p in compiled.inputs] == ["data"]
+    scope: dict = {"np": np, "data": data, "indices": np.array([2, 0])}
+    exec(call.source, scope)
+    np.testing.assert_array_equal(scope["result"], expected)
+
+
+def test_an_empty_constant_is_unsupported_with_openvinos_reason() -> None:
+    case = CaseData("Gather", {"data": np.ones((2, 3), np.float32), "indices": np.zeros(0, np.int64)},
+                    {"axis": 0, "batch_dims": 0})
+    with pytest.raises(Unsupported, match="empty Constant"):
+        ADAPTER.prepare(case, "Gather-8/constant")
 
 
 def test_warm_imports_what_the_onnx_frontend_variant_needs() -> None:

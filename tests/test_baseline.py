@@ -12,7 +12,7 @@ import yaml
 from _cases import records_of
 
 from gather_scatter_conformance.harness.judge import baseline
-from gather_scatter_conformance.harness.report.behaviour import render_text, table
+from gather_scatter_conformance.harness.report.behaviour import provenance_changes, render_text, table
 from gather_scatter_conformance.vocab.record import Record
 
 # What a hand-built record needs besides the fields a test is about.
@@ -421,3 +421,74 @@ def test_a_cell_that_writes_duplicates_in_no_fixed_order_may_show_any_order() ->
     assert baseline.check(saved, key, "accumulate", "3.15.1", "duplicates") is not None
     # a cell seen in one fixed order has no such latitude
     assert baseline.check(saved, "cases/p.yaml::fixed[scatter_update/jax]", "mixed", "3.15.1", "duplicates")
+
+
+def _provenance_probe(op: str, dimension: str, variant: str, label: str, version: str = "2026.4.1",
+                      device: str = "cpu") -> Record:
+    """OpenVINO's probe on one variant: ``<api>`` takes the indices at run time, ``<api>/constant`` as a constant."""
+    return Record.read({"case": f"cases/probes/{op.lower()}.yaml::probe-{dimension}", "op": op,
+                        "framework": "openvino", "framework_version": version, "variant": variant,
+                        "api": f"ov {variant}", "device": device, "dimension": dimension, "label": label,
+                        "outcome": "ok", "verdict": "deviates"})
+
+
+def test_index_provenance_lists_a_label_the_constant_indices_change() -> None:
+    # Issue #40, OpenVINO 2026.4.1: empty Gather indices crash read_model with SIGFPE; as a constant, a wrong value.
+    recs = [_provenance_probe("Gather", "empty-indices", "read_model", "crash:SIGFPE"),
+            _provenance_probe("Gather", "empty-indices", "read_model/constant", "wrong"),
+            _provenance_probe("GatherND", "empty-indices", "read_model", "ok"),
+            _provenance_probe("GatherND", "empty-indices", "read_model/constant", "error"),
+            # another release's, or another device's, run-time row is not the parent
+            _provenance_probe("Take", "empty-indices", "read_model", "ok", version="2025.1"),
+            _provenance_probe("Take", "empty-indices", "read_model/constant", "error"),
+            _provenance_probe("Take", "oob-positive", "read_model", "error", device="GPU"),
+            _provenance_probe("Take", "oob-positive", "read_model/constant", "zero")]
+    changes = provenance_changes(table(recs, NO_CLAIMS))
+    assert changes == [
+        {"op": "Gather", "dimension": "empty-indices", "framework": "openvino", "framework_version": "2026.4.1",
+         "device": "cpu", "variant": "read_model", "input_label": "crash:SIGFPE", "constant_label": "wrong",
+         "cases": ["cases/probes/gather.yaml::probe-empty-indices"]},
+        {"op": "GatherND", "dimension": "empty-indices", "framework": "openvino", "framework_version": "2026.4.1",
+         "device": "cpu", "variant": "read_model", "input_label": "ok", "constant_label": "error",
+         "cases": ["cases/probes/gathernd.yaml::probe-empty-indices"]}]
+
+
+def test_index_provenance_leaves_out_chance_flips_and_unsupported() -> None:
+    recs = [
+        # memory-unsafe: zero, then zero or garbage from run to run: a label in common
+        _provenance_probe("Gather", "oob-positive", "Gather-8", "zero"),
+        _provenance_probe("Gather", "oob-positive", "Gather-8/constant", "zero|garbage"),
+        # duplicates written in no fixed order, then last-wins: a label in common
+        _provenance_probe("ScatterND", "duplicates", "read_model", "last-wins|nondeterministic"),
+        _provenance_probe("ScatterND", "duplicates", "read_model/constant", "last-wins"),
+        # ov constant() refuses an empty array: unsupported is no behaviour, on either side
+        _provenance_probe("GatherND", "empty-indices", "GatherND-8", "ok"),
+        _provenance_probe("GatherND", "empty-indices", "GatherND-8/constant", "unsupported"),
+        _provenance_probe("Gather", "empty-data", "Gather-8", "unsupported"),
+        _provenance_probe("Gather", "empty-data", "Gather-8/constant", "wrong"),
+        # a constant row without its parent
+        _provenance_probe("Take", "empty-indices", "Gather-8/constant", "wrong")]
+    rows = table(recs, NO_CLAIMS)
+    assert provenance_changes(rows) == []
+    # unsupported beside another label: the other label is the behaviour
+    rows = table([*recs, _provenance_probe("GatherND", "empty-indices", "read_model", "unsupported|ok"),
+                  _provenance_probe("GatherND", "empty-indices", "read_model/constant", "unsupported|error")],
+                 NO_CLAIMS)
+    assert [(c["op"], c["variant"], c["input_label"], c["constant_label"]) for c in provenance_changes(rows)] == [
+        ("GatherND", "read_model", "unsupported|ok", "unsupported|error")]
+
+
+def test_gsc_behaviour_ends_with_the_index_provenance_section() -> None:
+    heading = "Index provenance: labels that change when the indices are a constant"
+    rows = table([_provenance_probe("Gather", "empty-indices", "read_model", "crash:SIGFPE"),
+                  _provenance_probe("Gather", "empty-indices", "read_model/constant", "wrong")], NO_CLAIMS)
+    lines = render_text(rows).splitlines()
+    assert lines[-2:] == [heading, "  Gather empty-indices, openvino 2026.4.1:read_model: crash:SIGFPE (input) -> "
+                                   "wrong (constant)"]
+    # constant rows and no change
+    rows = table([_provenance_probe("Gather", "oob-positive", "Gather-8", "zero"),
+                  _provenance_probe("Gather", "oob-positive", "Gather-8/constant", "zero|garbage")], NO_CLAIMS)
+    assert render_text(rows).splitlines()[-2:] == [heading, "  no change"]
+    # no constant-mode row measured: no section
+    rows = table([_provenance_probe("Gather", "oob-positive", "Gather-8", "zero")], NO_CLAIMS)
+    assert heading not in render_text(rows)

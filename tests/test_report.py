@@ -389,7 +389,7 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     results = write(tmp_path / "r.jsonl", sample_records())
     assert main(["report", str(results), "--out", str(tmp_path / "o"), "--baseline", str(results)]) == 0
     names = {p.name for p in (tmp_path / "o").iterdir()}
-    page_files = {"index.html", "report-data.js", "behaviour.json", "matrix.csv"}
+    page_files = {"index.html", "report-data.js", "behaviour.json", "provenance.json", "matrix.csv"}
     site_dirs = {"api", "systems", "port"}  # harness.report.site; then a folder per operator measured
     assert page_files | site_dirs <= names and names - page_files - site_dirs <= set(build.OPS)
     assert "index.html" in capsys.readouterr().out
@@ -605,3 +605,66 @@ def test_without_previous_results_the_page_says_there_is_nothing_to_compare(tmp_
     write(missing, sample_records()[:4])
     page = generate([results], tmp_path / "out2", [missing], claims_dir=NO_CLAIMS)["index.html"].read_text()
     assert 'id="no-changes"' not in page and 'id="kf-no-previous"' not in page
+
+
+def _ov_probe(dimension: str, variant: str, label: str, outcome: str = "ok", **fields: Any) -> dict[str, Any]:
+    """OpenVINO's Gather probe on one variant (``read_model/constant``: the indices a constant)."""
+    return rec(f"cases/probes/nonexistent.yaml::probe-{dimension}", "Gather", "openvino", variant, outcome,
+               "deviates", dimension=dimension, label=label, **fields)
+
+
+def test_the_report_lists_the_labels_index_provenance_changes(tmp_path: Path) -> None:
+    # Issue #40, OpenVINO 2026.4.1: empty indices crash read_model (SIGFPE), a constant gives a wrong value; a
+    # memory-unsafe cell's chance flip is not listed. The version is free text from the results file: escaped.
+    version = "2026.4.1<script>alert(5)</script>"
+    records = [_ov_probe("empty-indices", "read_model", "crash:SIGFPE", "crash", signal="SIGFPE",
+                         distinct_outputs=None),
+               _ov_probe("empty-indices", "read_model/constant", "wrong"),
+               _ov_probe("oob-positive", "Gather-8", "zero"), _ov_probe("oob-positive", "Gather-8/constant",
+                                                                        "zero|garbage")]
+    for r in records:
+        r["framework_version"] = version
+    out = generate([write(tmp_path / "r.jsonl", records)], tmp_path / "out", claims_dir=NO_CLAIMS)
+    assert json.loads(out["provenance.json"].read_text()) == [
+        {"op": "Gather", "dimension": "empty-indices", "framework": "openvino", "framework_version": version,
+         "device": "cpu", "variant": "read_model", "input_label": "crash:SIGFPE", "constant_label": "wrong",
+         "cases": ["cases/probes/nonexistent.yaml::probe-empty-indices"]}]
+    html = out["index.html"].read_text(encoding="utf-8")
+    assert '<a href="#provenance">' in html and "<script>alert(5)" not in html
+    (table_html,) = re.findall(r'<table class="plain" id="provenance-table">(.*?)</table>', html, re.S)
+    (row,) = re.findall(r"<tr><td>(.*?)</tr>", table_html, re.S)
+    assert "2026.4.1&lt;script&gt;alert(5)&lt;/script&gt;" in row and "<code>read_model</code>" in row
+    # Each label links to its cell's page (harness.report.site.cell_url), which exists.
+    links = re.findall(r'<a href="([^"]+)"><code>([^<]+)</code></a>', row)
+    assert links == [("Gather/openvino/read_model/empty-indices.html", "crash:SIGFPE"),
+                     ("Gather/openvino/read_model-constant/empty-indices.html", "wrong")]
+    assert all((out["index.html"].parent / href).exists() for href, _ in links)
+
+
+def test_the_provenance_section_says_no_change_or_nothing(tmp_path: Path, report: dict[str, Any]) -> None:
+    # No /constant variant measured: no section, an empty provenance.json.
+    assert 'id="provenance"' not in report["html"] and 'href="#provenance"' not in report["html"]
+    assert json.loads(report["paths"]["provenance.json"].read_text()) == []
+    flips = [_ov_probe("oob-positive", "Gather-8", "zero"), _ov_probe("oob-positive", "Gather-8/constant",
+                                                                      "zero|garbage")]
+    out = generate([write(tmp_path / "r.jsonl", flips)], tmp_path / "out", claims_dir=NO_CLAIMS)
+    html = out["index.html"].read_text(encoding="utf-8")
+    assert '<section id="provenance"' in html and 'id="provenance-none"' in html
+    assert 'id="provenance-table"' not in html and json.loads(out["provenance.json"].read_text()) == []
+
+
+def test_a_hostile_label_in_the_provenance_section_is_text() -> None:
+    # A results file's names are checked where it is read; the rows the page is built from are escaped anyway.
+    from gather_scatter_conformance.harness.report.behaviour import table
+    from gather_scatter_conformance.harness.report.page import context, render
+
+    records = build.dedupe(map(Record.read, [_ov_probe("empty-indices", "read_model", "ok"),
+                                             _ov_probe("empty-indices", "read_model/constant", "wrong")]))
+    rows = table(records, NO_CLAIMS)
+    for row in rows:
+        if row["variant"] == "read_model/constant":
+            row["label"] = EVIL
+    html = render(context(records, rows, cell_urls={}))
+    (table_html,) = re.findall(r'<table class="plain" id="provenance-table">(.*?)</table>', html, re.S)
+    assert "<script>" not in table_html and "<img" not in table_html
+    assert "bad &lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;img src=x" in table_html

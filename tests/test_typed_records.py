@@ -98,12 +98,15 @@ NOT_RECORDS: dict[str, dict[str, str]] = {
         'runs': 'a pandas frame of records',
     },
     'harness/report/behaviour.py': {
+        'change': 'an index provenance change',
+        'parent': 'a behaviour row',
         'r': 'a behaviour row',
         'row': 'a behaviour row',
     },
     'harness/report/build.py': {
         'beh': 'a pandas frame of behaviour rows',
         'c': 'a column of the matrix',
+        'change': 'an index provenance change',
         'cols': 'a pandas frame of columns',
         'df': 'a pandas frame of records',
         'failing': 'a pandas frame of records',

@@ -19,6 +19,7 @@ import numpy as np
 
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
 from gather_scatter_conformance.vocab.ops import SPECS, onnx_input_name
+from gather_scatter_conformance.vocab.variants import CONSTANT_MODE
 
 # The one table of ONNX operator versions (ONNX changelog): every version a run may select, oldest first. The
 # deprecated Scatter-9/11 is ScatterElements' ancestor. onnxruntime's and DirectML's variants are these versions.
@@ -102,7 +103,7 @@ def flattens(case: CaseData) -> bool:
 
 # The variant mode that makes a case's indices part of the model (an initializer: ONNX's constant) instead of an
 # input fed at run time (issue #40, index provenance): runtimes fold, check or specialise constants at compile time.
-CONSTANT = "constant"
+CONSTANT = CONSTANT_MODE  # one definition, in the vocabulary, where the report reads it too
 CONSTANT_INPUTS = ("indices",)  # the case inputs that mode makes constant
 
 

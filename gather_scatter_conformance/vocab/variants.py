@@ -15,6 +15,12 @@ _WORD = r"[A-Za-z_][A-Za-z0-9_]*"
 VARIANT = re.compile(rf"(?P<api>{_WORD}(?:\.{_WORD})*(?:-(?P<version>[0-9]+))?)(?:/(?P<mode>{_WORD}))?")
 _OP_VERSION = re.compile(r"(?P<op>[A-Z][A-Za-z]*)-(?P<version>[0-9]+)")
 
+# The mode of index provenance (issue #40): the variant ``<api>/constant`` runs ``<api>`` with the case's indices a
+# compile-time constant (an ONNX initializer, an OpenVINO constant node) instead of a run-time input, since runtimes
+# fold, check or specialise constants at compile time. Defined here, below adapters (onnx_graph.CONSTANT is this
+# name) and the report (behaviour.provenance_changes sets each such variant beside ``<api>``).
+CONSTANT_MODE = "constant"
+
 
 def split(variant: str) -> tuple[str, str | None]:
     """``"take/jit"`` -> ``("take", "jit")``, ``"Gather-13"`` -> ``("Gather-13", None)``; ValueError off the grammar."""

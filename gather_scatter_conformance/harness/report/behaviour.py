@@ -16,6 +16,8 @@ from gather_scatter_conformance import resources
 from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS, conforms
 from gather_scatter_conformance.harness.report.documented import rows as documented_rows
 from gather_scatter_conformance.harness.report.rows import BehaviourRow, data_dtype, dtype_split_text
+from gather_scatter_conformance.vocab import variants
+from gather_scatter_conformance.vocab.variants import CONSTANT_MODE
 
 if TYPE_CHECKING:
     from gather_scatter_conformance.vocab.record import Record
@@ -130,12 +132,80 @@ def table(records: Iterable[Record], claims_dir: Path | None = None,
     return [row.as_dict() for row in rows]
 
 
+def constant_rows(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str]]:
+    """The measured rows of a ``<api>/constant`` variant, each with its parent variant ``<api>``."""
+    out = []
+    for row in rows:
+        if row.get("measured") is False:
+            continue
+        try:
+            api, mode = variants.split(row["variant"])
+        except ValueError:  # off the grammar: no mode to read
+            continue
+        if mode == CONSTANT_MODE:
+            out.append((row, variants.join(api)))
+    return out
+
+
+def provenance_changes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Where index provenance changes the label (issue #40): each measured ``<api>/constant`` row (the case's
+    indices a compile-time constant) whose label shares no label with its parent ``<api>``'s row (the indices a
+    run-time input) of the same op, dimension, framework, release and device.
+
+    Labels are compared as sets (a row's label is its probes' labels ``|``-joined), and a change is only a
+    disjoint pair: a memory-unsafe cell flips between ``zero`` and ``zero|garbage`` by chance, a duplicate-indices
+    cell between ``last-wins|nondeterministic`` and ``last-wins``, and such pairs share a label; a pair with no
+    label in common did something else. ``unsupported`` (the API cannot express the case, e.g. an empty constant)
+    is no behaviour and is left out of both sets: a row with no other label gives no change. A constant row
+    without its parent gives none either.
+
+    One dict per change, in the rows' order: op, dimension, framework, framework_version, device, variant (the
+    parent), input_label (the parent's label), constant_label, cases (the probe cases behind both rows).
+    """
+    def cell(row: dict[str, Any], variant: str) -> tuple[str, ...]:
+        return row["op"], row["dimension"], row["framework"], row["framework_version"], variant, row["device"]
+
+    by_cell = {cell(r, r["variant"]): r for r in rows if r.get("measured") is not False}
+    changes = []
+    for row, parent_variant in constant_rows(rows):
+        parent = by_cell.get(cell(row, parent_variant))
+        if parent is None:
+            continue
+        given = set(parent["label"].split("|")) - {"unsupported"}
+        constant = set(row["label"].split("|")) - {"unsupported"}
+        if not given or not constant or given & constant:
+            continue
+        changes.append({
+            "op": row["op"], "dimension": row["dimension"], "framework": row["framework"],
+            "framework_version": row["framework_version"], "device": row["device"], "variant": parent_variant,
+            "input_label": parent["label"], "constant_label": row["label"],
+            "cases": sorted({*(parent.get("cases") or []), *(row.get("cases") or [])}),
+        })
+    return changes
+
+
+def provenance_text(rows: list[dict[str, Any]]) -> list[str]:
+    """The text section of :func:`provenance_changes`: nothing where no constant-mode row was measured."""
+    if not constant_rows(rows):
+        return []
+    out = ["\nIndex provenance: labels that change when the indices are a constant"]
+    for change in provenance_changes(rows):
+        at = "" if change["device"] == "cpu" else f"@{change['device']}"
+        out.append(f"  {change['op']} {change['dimension']}, {change['framework']} {change['framework_version']}:"
+                   f"{change['variant']}{at}: {change['input_label']} (input) -> {change['constant_label']} (constant)")
+    if len(out) == 1:
+        out.append("  no change")
+    return out
+
+
 def render_text(rows: list[dict[str, Any]]) -> str:
     """Blog-style text tables, one per operator: dimensions down, framework APIs across.
 
     ``*`` marks a cell that contradicts the framework's documentation, ``?`` one the documentation says nothing
     about, ``†`` one that contradicts the blog's 2020 statement, ``!`` one that differs from the canonical (ONNX)
-    behaviour, ``‡`` one whose data dtypes gave different labels (listed under the operator's table).
+    behaviour, ``‡`` one whose data dtypes gave different labels (listed under the operator's table). Where
+    ``/constant`` variants were measured, a last section lists the labels index provenance changes
+    (:func:`provenance_changes`).
     """
     out = []
     by_op: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -168,4 +238,5 @@ def render_text(rows: list[dict[str, Any]]) -> str:
     out.append("\n! differs from canonical ONNX semantics   * contradicts the framework's documentation   "
                "? undocumented   † contradicts the blog's 2020 table   ‡ labels differ by data dtype   "
                "(doc) documented only, not measured")
+    out += provenance_text(rows)
     return "\n".join(out)

@@ -14,9 +14,11 @@ import pandas as pd
 
 from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS, canonical_label, conforms
 from gather_scatter_conformance.harness.report import severity
-from gather_scatter_conformance.harness.report.rows import dtype_split_text
+from gather_scatter_conformance.harness.report.behaviour import constant_rows, provenance_changes
+from gather_scatter_conformance.harness.report.rows import Key, dtype_split_text
 from gather_scatter_conformance.vocab.dimensions import words
 from gather_scatter_conformance.vocab.ops import OPS
+from gather_scatter_conformance.vocab.variants import CONSTANT_MODE, join
 
 if TYPE_CHECKING:
     from gather_scatter_conformance.vocab.record import Record
@@ -313,3 +315,22 @@ def changes(cur_rows: list[dict[str, Any]], base_rows: list[dict[str, Any]], cur
     cur_keys = {r.key for r in cur}
     return {"labels": labels, "started": started, "stopped": stopped, "other": other,
             "new": len(cur_keys - set(prev)), "gone": len(set(prev) - cur_keys)}
+
+
+def provenance(rows: list[dict[str, Any]], cell_urls: dict[Key, str] | None = None) -> dict[str, Any] | None:
+    """The Index provenance section: None where no ``/constant`` variant was measured; else the labels index
+    provenance changes (harness.report.behaviour.provenance_changes), each with its column, its words and both
+    cells' pages (``input_url``, ``constant_url``; None without the site's ``cell_urls``)."""
+    if not constant_rows(rows):
+        return None
+    urls = cell_urls or {}
+    items = []
+    for change in provenance_changes(rows):
+        op, dim, fw, dev, variant = (change["op"], change["dimension"], change["framework"], change["device"],
+                                     change["variant"])
+        items.append({**change, "col": column_name(fw, variant, dev),
+                      "input_words": words(change["input_label"], dim),
+                      "constant_words": words(change["constant_label"], dim),
+                      "input_url": urls.get((op, dim, fw, variant, dev)),
+                      "constant_url": urls.get((op, dim, fw, join(variant, CONSTANT_MODE), dev))})
+    return {"changes": items}

@@ -2,7 +2,8 @@
 
 Writes ``DIR/index.html`` (the landing page: inline CSS and JS, nothing fetched from elsewhere), its evidence beside
 it (``DIR/report-data.js``, loaded on the first drill-down), ``DIR/behaviour.json`` (the behaviour rows of
-harness.report.behaviour.table), ``DIR/matrix.csv`` (case × framework:variant → status) and the site
+harness.report.behaviour.table), ``DIR/provenance.json`` (the labels index provenance changes:
+harness.report.behaviour.provenance_changes), ``DIR/matrix.csv`` (case × framework:variant → status) and the site
 (harness.report.site: a page and a JSON file per cell, operator, system and port). See docs/report.md and
 docs/site.md.
 """
@@ -31,6 +32,7 @@ from gather_scatter_conformance.harness.report import (
     unsafe,
 )
 from gather_scatter_conformance.harness.report.agreement import agreement
+from gather_scatter_conformance.harness.report.behaviour import provenance_changes
 from gather_scatter_conformance.harness.report.findings import findings
 from gather_scatter_conformance.harness.report.history import section as history_section
 from gather_scatter_conformance.harness.report.rows import Key
@@ -134,6 +136,7 @@ def context(records: list[Record], rows: list[dict[str, Any]],
         "doc_cols": {c["framework"] + ("" if "@" not in c["variant"] else "@" + c["variant"].split("@")[1]):
                      c["doc_only"] for c in doc_cols},
         "behaviour": behaviour,
+        "provenance": build.provenance(rows, cell_urls),
         "doc_rows": sum(len(t["doc_rows"]) for t in behaviour),
         "matrices": build.matrices(df, col_index),
         "counts": build.counts(df),
@@ -228,7 +231,7 @@ def _generate(every: list[Record], cases: Cases, results: Sequence[str | Path], 
         base = (base_records, _behaviour(base_records, claims_dir))
     out.mkdir(parents=True, exist_ok=True)
     paths: dict[str, Path] = {"index.html": out / "index.html", "behaviour.json": out / "behaviour.json",
-             "matrix.csv": out / "matrix.csv"}
+             "provenance.json": out / "provenance.json", "matrix.csv": out / "matrix.csv"}
     history = store.read(history_dir) if history_dir and Path(history_dir).is_dir() else []
     ctx_evidence = unsafe.load_evidence(list(evidence))
     every_row = rows + [r for r in _behaviour(conversions, claims_dir) if r.get("preservation") is not None]
@@ -249,6 +252,7 @@ def _generate(every: list[Record], cases: Cases, results: Sequence[str | Path], 
     paths[DATA_FILE] = out / DATA_FILE
     paths[DATA_FILE].write_text(f"window.GSC_REPORT_DATA = {ctx['blob']};\n", encoding="utf-8")
     paths["behaviour.json"].write_text(json.dumps(every_row, indent=1, default=str) + "\n", encoding="utf-8")
+    paths["provenance.json"].write_text(json.dumps(provenance_changes(every_row), indent=1) + "\n", encoding="utf-8")
     matrix_csv(records, paths["matrix.csv"])
     if built is not None:
         site.Pages(built, environment(), ctx["ops"], ctx["history"], ctx["delegated"]).write(out)

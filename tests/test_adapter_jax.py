@@ -55,11 +55,24 @@ DATA = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
 
 
 def test_variants_are_the_jnp_api_then_its_jit_default_first() -> None:
-    assert ADAPTER.variants("Gather") == ["take", "take/jit", "indexing"]
+    assert ADAPTER.variants("Gather") == ["take", "take/jit", "indexing", "take/constant"]
     apis = {"GatherElements": "take_along_axis", "GatherND": "indexing", "ScatterElements": "at", "ScatterND": "at",
             "Take": "take"}
     for op, api in apis.items():
-        assert ADAPTER.variants(op) == [api, f"{api}/jit"]
+        assert ADAPTER.variants(op) == [api, f"{api}/jit", f"{api}/constant"]
+    assert [v for v in ADAPTER.variants("Gather") if ADAPTER.is_slow(v)] == ["take/constant"]
+
+
+def test_the_constant_variant_closes_jit_over_the_indices() -> None:
+    """Index provenance (#40): ``/constant`` is jax.jit of a function of the data alone, the indices a constant of
+    the traced program; the repro does the same with the indices it binds."""
+    case = _case("Gather", data=DATA, indices=[1, 0])
+    call = ADAPTER.prepare(case, "take/constant")
+    assert call.api.startswith("jax.jit(lambda data: jnp.take(data, indices")
+    np.testing.assert_array_equal(np.asarray(call.run()), np.asarray(DATA)[[1, 0]])
+    scope: dict = {"np": np, "data": np.asarray(DATA), "indices": np.array([1, 0])}
+    exec(call.source, scope)
+    np.testing.assert_array_equal(scope["result"], np.asarray(DATA)[[1, 0]])
     with pytest.raises(ValueError, match="jax has no variant"):
         ADAPTER.prepare(_case("Take", data=DATA, indices=[0]), "indexing")
 

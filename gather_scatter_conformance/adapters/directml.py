@@ -54,7 +54,7 @@ def platform_problem(platform: str = sys.platform) -> str | None:
 
 def dml_variants(op: str) -> list[str]:
     """onnxruntime's variants of ``op``, reordered so the newest version DirectML supports (<= opset 17) is first."""
-    names = _variants(op)
+    names = [v for v in _variants(op) if variants.mode(v) is None]  # no /constant twins: never measured here
     supported = [v for v in names if _version(v) <= MAX_OPSET]
     return supported + [v for v in names if v not in supported]
 

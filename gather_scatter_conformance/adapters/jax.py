@@ -50,10 +50,23 @@ _APIS = {
 JIT = "jit"
 _VARIANTS = {op: [v for api in apis for v in (api, variants.join(api, JIT))] for op, apis in _APIS.items()}
 _VARIANTS["Gather"].append("indexing")  # data[:, indices], eager only
+# Index provenance (issue #40): the default API under jax.jit again, the indices a constant the traced function
+# closes over (folded into the compiled program) instead of an argument. A compile per index value: focus cases only.
+CONSTANT = variants.CONSTANT_MODE
+for _op, _names in _VARIANTS.items():
+    _names.append(variants.join(_APIS[_op][0], CONSTANT))
 # ONNX reduction -> the jax.numpy.ndarray.at method a user calls.
 AT_METHODS = {"none": "set", "add": "add", "mul": "multiply", "max": "max", "min": "min"}
 
 _JITTED: dict[tuple[Any, ...], Callable[..., Any]] = {}  # (api key, attributes) -> jax.jit-compiled callable
+
+
+def _closing_over(jax: Any, fn: Callable[..., Any], indices: Any, at: int) -> Callable[..., Any]:
+    """A function of all the case's arrays (as the runner passes them) that ignores its ``at``-th, the indices, and
+    calls ``jax.jit`` of ``fn`` with ``indices`` closed over: a NumPy array captured by the trace is a constant of the
+    compiled program."""
+    jitted = jax.jit(lambda *rest: fn(*rest[:at], indices, *rest[at:]))
+    return lambda *args: jitted(*args[:at], *args[at + 1:])
 _READY = False
 
 
@@ -255,6 +268,11 @@ class JaxAdapter(Adapter):
             if key not in _JITTED:
                 _JITTED[key] = jax.jit(fn)
             fn = _JITTED[key]
+        elif variants.mode(variant) == CONSTANT and "indices" in names:
+            at = names.index("indices")
+            fed = [n for n in names if n != "indices"]
+            api = f"jax.jit(lambda {', '.join(fed)}: {api})({', '.join(fed)})"  # the repro's indices: a jax Array,
+            fn = _closing_over(jax, fn, case.inputs["indices"], at)  # a constant when closed over as NumPy's is
         target = _target(jax, case.device)
         call = self._runner(case, fn, target)
         note = "" if case.device == "cpu" else f"  # under jax.default_device({target})"
@@ -264,6 +282,9 @@ class JaxAdapter(Adapter):
                  *(f"    {n} = jnp.asarray({n})" for n in names), f"    result = np.asarray({api})"]
         return Call(api + note, call, device=case.device, device_name=str(getattr(target, "device_kind", target)),
                     source="\n".join(lines))
+
+    def is_slow(self, variant: str) -> bool:
+        return variants.mode(variant) == CONSTANT  # a compile per index value
 
     @staticmethod
     def _runner(case: CaseData, fn: Callable[..., Any], target: Any) -> Callable[[], Any]:

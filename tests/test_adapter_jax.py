@@ -55,19 +55,19 @@ DATA = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
 
 
 def test_variants_are_the_jnp_api_then_its_jit_default_first() -> None:
-    assert ADAPTER.variants("Gather") == ["take", "take/jit", "indexing", "take/constant"]
+    assert ADAPTER.variants("Gather") == ["take", "take/jit", "indexing", "take/jit_constant"]
     apis = {"GatherElements": "take_along_axis", "GatherND": "indexing", "ScatterElements": "at", "ScatterND": "at",
             "Take": "take"}
     for op, api in apis.items():
-        assert ADAPTER.variants(op) == [api, f"{api}/jit", f"{api}/constant"]
-    assert [v for v in ADAPTER.variants("Gather") if ADAPTER.is_slow(v)] == ["take/constant"]
+        assert ADAPTER.variants(op) == [api, f"{api}/jit", f"{api}/jit_constant"]
+    assert [v for v in ADAPTER.variants("Gather") if ADAPTER.is_slow(v)] == ["take/jit_constant"]
 
 
 def test_the_constant_variant_closes_jit_over_the_indices() -> None:
-    """Index provenance (#40): ``/constant`` is jax.jit of a function of the data alone, the indices a constant of
+    """Index provenance (#40): ``/jit_constant`` is jax.jit of a function of the data alone, the indices a constant of
     the traced program; the repro does the same with the indices it binds."""
     case = _case("Gather", data=DATA, indices=[1, 0])
-    call = ADAPTER.prepare(case, "take/constant")
+    call = ADAPTER.prepare(case, "take/jit_constant")
     assert call.api.startswith("jax.jit(lambda data: jnp.take(data, indices")
     np.testing.assert_array_equal(np.asarray(call.run()), np.asarray(DATA)[[1, 0]])
     scope: dict = {"np": np, "data": np.asarray(DATA), "indices": np.array([1, 0])}

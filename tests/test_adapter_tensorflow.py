@@ -38,14 +38,19 @@ def _run(case: CaseData, variant: str) -> np.ndarray:
 
 
 def test_variants_are_api_times_mode_with_eager_primary_first() -> None:
-    assert ADAPTER.variants("Gather") == ["gather/eager", "gather/function", "gather/xla"]
+    assert ADAPTER.variants("Gather") == ["gather/eager", "gather/function", "gather/xla", "gather/function_constant",
+                                          "gather/xla_constant"]
     assert ADAPTER.variants("Take")[:3] == ["take/eager", "take/function", "take/xla"]
-    assert ADAPTER.variants("Take")[3:] == ["gather/eager", "gather/function", "gather/xla"]
+    assert ADAPTER.variants("Take")[3:] == ["gather/eager", "gather/function", "gather/xla", "take/function_constant",
+                                            "take/xla_constant", "gather/function_constant", "gather/xla_constant"]
     assert ADAPTER.variants("ScatterND") == [
         "tensor_scatter_nd/eager", "tensor_scatter_nd/function", "tensor_scatter_nd/xla",
         "scatter_nd/eager", "scatter_nd/function", "scatter_nd/xla",
+        "tensor_scatter_nd/function_constant", "tensor_scatter_nd/xla_constant",
+        "scatter_nd/function_constant", "scatter_nd/xla_constant",
     ]
     assert split_variant("gather_nd/xla") == ("gather_nd", "xla")
+    assert split_variant("gather_nd/xla_constant") == ("gather_nd", "xla")
     with pytest.raises(ValueError):
         split_variant("gather")
     with pytest.raises(ValueError):
@@ -206,3 +211,24 @@ def test_tf_functions_are_cached_per_call_text_and_traced_per_shape() -> None:
     assert len(tf_adapter._FUNCTIONS) == 3
     _run(small, "gather_nd/eager")
     assert len(tf_adapter._FUNCTIONS) == 3  # eager wraps nothing
+
+
+@pytest.mark.parametrize("mode", ["function", "xla"])
+def test_a_constant_twin_makes_the_indices_a_const_of_the_traced_graph(mode: str) -> None:
+    """Index provenance (#40): the twin traces a function of the data alone, the indices a Const node made inside
+    it; the value agrees with the parent's, and the repro runs."""
+    import tensorflow as tf
+
+    data, indices = np.arange(5, dtype=np.float32), np.array([3, 1])
+    case = CaseData("Gather", {"data": data, "indices": indices}, {"axis": 0, "batch_dims": 0})
+    call = ADAPTER.prepare(case, f"gather/{mode}_constant")
+    assert call.api.startswith("tf.function(lambda data: f(data, tf.constant(indices))")
+    np.testing.assert_array_equal(call.run().numpy(), [3, 1])
+    scope: dict = {"np": np, "data": data, "indices": indices}
+    exec(call.source, scope)
+    np.testing.assert_array_equal(scope["result"], [3, 1])
+    from gather_scatter_conformance.adapters import tensorflow as adapter
+
+    graph = adapter._closing_over(tf, adapter.build_spec(tf, case, "gather"), mode, indices, 1).get_concrete_function(
+        tf.TensorSpec([5], tf.float32)).graph
+    assert [op.type for op in graph.get_operations() if op.type == "Const"] and len(graph.inputs) == 1

@@ -52,9 +52,8 @@ _VARIANTS = {op: [v for api in apis for v in (api, variants.join(api, JIT))] for
 _VARIANTS["Gather"].append("indexing")  # data[:, indices], eager only
 # Index provenance (issue #40): the default API under jax.jit again, the indices a constant the traced function
 # closes over (folded into the compiled program) instead of an argument. A compile per index value: focus cases only.
-CONSTANT = variants.CONSTANT_MODE
 for _op, _names in _VARIANTS.items():
-    _names.append(variants.join(_APIS[_op][0], CONSTANT))
+    _names.append(variants.constant_twin(variants.join(_APIS[_op][0], JIT)))  # take/jit_constant
 # ONNX reduction -> the jax.numpy.ndarray.at method a user calls.
 AT_METHODS = {"none": "set", "add": "add", "mul": "multiply", "max": "max", "min": "min"}
 
@@ -268,7 +267,7 @@ class JaxAdapter(Adapter):
             if key not in _JITTED:
                 _JITTED[key] = jax.jit(fn)
             fn = _JITTED[key]
-        elif variants.mode(variant) == CONSTANT and "indices" in names:
+        elif variants.constant_parent(variant) and "indices" in names:
             at = names.index("indices")
             fed = [n for n in names if n != "indices"]
             api = f"jax.jit(lambda {', '.join(fed)}: {api})({', '.join(fed)})"  # the repro's indices: a jax Array,
@@ -284,7 +283,7 @@ class JaxAdapter(Adapter):
                     source="\n".join(lines))
 
     def is_slow(self, variant: str) -> bool:
-        return variants.mode(variant) == CONSTANT  # a compile per index value
+        return variants.constant_parent(variant) is not None  # a compile per index value
 
     @staticmethod
     def _runner(case: CaseData, fn: Callable[..., Any], target: Any) -> Callable[[], Any]:

@@ -79,12 +79,12 @@ def _variants(op: str) -> list[str]:
     types = [_onnx_type(op)] + ([_DEPRECATED[op]] if op in _DEPRECATED else [])
     versions = [f"{t}-{v}" for t in types for v in sorted(onnx_graph.VERSIONS.get(t, ()), reverse=True)]
     # The newest version again with the indices an initializer (index provenance, onnx_graph.CONSTANT).
-    return versions + [variants.join(versions[0], onnx_graph.CONSTANT)] if versions else []
+    return versions + [variants.constant_twin(versions[0])] if versions else []
 
 
 def constants(variant: str) -> tuple[str, ...]:
     """The case inputs ``variant`` makes part of the model (its ``/constant`` mode: the indices), else ()."""
-    return onnx_graph.CONSTANT_INPUTS if variants.mode(variant) == onnx_graph.CONSTANT else ()
+    return onnx_graph.CONSTANT_INPUTS if variants.constant_parent(variant) is not None else ()
 
 
 _GPU_PROVIDERS = ("CUDAExecutionProvider", "ROCMExecutionProvider")  # what a --device gpu run picks, in order

@@ -47,9 +47,8 @@ _VARIANTS: dict[str, list[str]] = {
 # Index provenance (issue #40): the default node and the ONNX frontend again, with the indices an ``ov.opset8.constant``
 # (an ONNX initializer through read_model) instead of a Parameter: what a deployed model's Gather usually has, and
 # what OpenVINO's compile-time passes see (openvino#35687's fix, PR #35756, covers constant indices only).
-CONSTANT = onnx_graph.CONSTANT
 for _names in _VARIANTS.values():
-    _names += [variants.join(v, CONSTANT) for v in dict.fromkeys([_names[0], ONNX])]
+    _names += [variants.constant_twin(v) for v in dict.fromkeys([_names[0], ONNX])]
 # What the ONNX frontend says of an operator it has no converter for (2026.4.1: "No conversion rule found for
 # operations: TensorScatter-24"; 2023.0.2: "OpenVINO does not support the following ONNX operations:
 # TensorScatter"): that case is unsupported through it (onnx_graph.importing).
@@ -265,14 +264,15 @@ _SPECS: dict[str, Callable[[CaseData, NodeSpec], NodeSpec]] = {
 
 def native_spec(case: CaseData, variant: str) -> NodeSpec:
     """Translate a case into the native node of ``variant``; raise Unsupported where that node cannot say it."""
-    node, mode = variants.split(variant)
-    if node not in _NODES or mode not in (None, CONSTANT):
+    twin_of = variants.constant_parent(variant)
+    node, mode = variants.split(twin_of or variant)
+    if node not in _NODES or mode is not None:
         raise Unsupported(f"unknown OpenVINO variant {variant!r} for {case.op}")
     opset, fn = _NODES[node]
     # Positional node inputs in the operator's order, whatever order the case dict has.
     ins = {n: case.inputs[n] for n in ("data", "indices", "updates") if n in case.inputs}
     spec = _SPECS[case.op](case, NodeSpec(node, opset, fn, ins, {}))
-    held = tuple(n for n in onnx_graph.CONSTANT_INPUTS if mode and n in spec.inputs)
+    held = tuple(n for n in onnx_graph.CONSTANT_INPUTS if twin_of and n in spec.inputs)
     if any(spec.inputs[n].size == 0 for n in held):  # the C++ API can make one; Python's constant() cannot
         raise Unsupported("ov.opset8.constant refuses an empty array (\"Cannot create an empty Constant\")")
     return replace(spec, variant=variant, constants=held)
@@ -427,7 +427,7 @@ class OpenVinoAdapter(Adapter):
         return Call(spec.api(), lambda: self._infer(compiled, list(spec.fed.values())), source=_source(spec))
 
     def is_slow(self, variant: str) -> bool:
-        return variants.mode(variant) == CONSTANT  # a compile per index value, not per signature: focus cases only
+        return bool(_held(variant))  # a compile per index value, not per signature: focus cases only
 
     def describe(self, case: CaseData, variant: str) -> tuple[str, str]:
         """The call without compiling it: OpenVINO crashes while compiling some models (SIGFPE on empty data)."""
@@ -467,7 +467,7 @@ class OpenVinoAdapter(Adapter):
 
 def _held(variant: str) -> tuple[str, ...]:
     """The case inputs ``variant`` makes constants (its ``/constant`` mode: the indices), else ()."""
-    return onnx_graph.CONSTANT_INPUTS if variants.mode(variant) == CONSTANT else ()
+    return onnx_graph.CONSTANT_INPUTS if variants.constant_parent(variant) is not None else ()
 
 
 ADAPTER = OpenVinoAdapter()

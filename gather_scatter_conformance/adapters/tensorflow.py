@@ -68,13 +68,18 @@ def tf_module() -> Any:
         tf.get_logger().setLevel("ERROR")  # tf.function retracing warnings: one trace per shape is intended
         _tf = tf
     return _tf
-# Every API in every mode, the first the default (the converter paths convert the /function ones).
-_VARIANTS = {op: [variants.join(api, mode) for api in apis for mode in MODES] for op, apis in APIS.items()}
+# Every API in every mode, the first the default (the converter paths convert the /function ones); then, for each
+# API, its graph modes again with the indices a constant of the traced function (index provenance, #40:
+# ``gather/function_constant``, ``gather/xla_constant``), a trace and compile per index value: focus cases only.
+_VARIANTS = {op: [variants.join(api, mode) for api in apis for mode in MODES]
+             + [variants.constant_twin(variants.join(api, mode)) for api in apis for mode in MODES[1:]]
+             for op, apis in APIS.items()}
 
 
 def split_variant(variant: str) -> tuple[str, str]:
-    """``"gather/xla"`` -> ``("gather", "xla")``; raises ValueError for a name that is not api/mode."""
-    api, mode = variants.split(variant)
+    """``"gather/xla"`` -> ``("gather", "xla")`` (a constant twin, ``gather/xla_constant``, gives its parent's);
+    raises ValueError for a name that is not api/mode."""
+    api, mode = variants.split(variants.constant_parent(variant) or variant)
     if mode not in MODES:
         raise ValueError(f"variant {variant!r} is not <api>/<mode> with mode in {', '.join(MODES)}")
     return api, mode  # type: ignore[return-value]  # a mode in MODES is no None
@@ -142,8 +147,11 @@ class TensorFlowAdapter(Adapter):
     VARIANTS = _VARIANTS
     # tf.scatter_nd(indices, updates, shape) scatters into zeros it makes itself
     NO_DATA_INPUT: ClassVar[dict[str, tuple[str, ...]]] = (
-        {"ScatterND": tuple(variants.join("scatter_nd", mode) for mode in MODES)})
+        {"ScatterND": tuple(v for v in _VARIANTS["ScatterND"] if variants.split(v)[0] == "scatter_nd")})
     mapping = "docs/mapping/tensorflow.md"
+
+    def is_slow(self, variant: str) -> bool:
+        return variants.constant_parent(variant) is not None  # a trace and compile per index value
 
     def version(self) -> str:
         return tf_module().__version__
@@ -156,7 +164,16 @@ class TensorFlowAdapter(Adapter):
         spec = build_spec(tf, case, api)
         text = render(spec, mode)
         fn = compiled(spec, mode, text)
-        inputs = [case.inputs[name] for name in spec.args]
+        held = "indices" if variants.constant_parent(variant) and "indices" in spec.args else None
+        if held:
+            at = spec.args.index(held)
+            fn = _closing_over(tf, spec, mode, case.inputs[held], at)
+            fed = ", ".join(a for a in spec.args if a != held)
+            jit = ", jit_compile=True" if mode == "xla" else ""
+            passed = ", ".join("tf.constant(indices)" if a == held else a for a in spec.args)
+            text = (f"tf.function(lambda {fed}: f({passed}){jit})({fed})  # indices: a NumPy array, a Const of the "
+                    f"graph; f: {render(spec, 'eager')}")
+        inputs = [case.inputs[name] for name in spec.args if name != held]
         place, device_name = _placement(tf, case.device)
 
         def run() -> Any:
@@ -165,7 +182,8 @@ class TensorFlowAdapter(Adapter):
                 return fn(*[to_tensor(tf, arr) for arr in inputs])
 
         note = "" if case.device == "cpu" else f"  # under tf.device({place!r})"
-        return Call(text + note, run, case.device, device_name, source=_source(spec, mode, inputs, place))
+        return Call(text + note, run, case.device, device_name,
+                    source=_source(spec, mode, [case.inputs[name] for name in spec.args], place, held))
 
     def to_numpy(self, out: Any) -> np.ndarray:
         return from_tensor(out)
@@ -183,15 +201,32 @@ def _placement(tf: Any, device: str) -> tuple[str, str]:
     return gpus[0].name, str(details.get("device_name", gpus[0].name))
 
 
-def _source(spec: calls.Spec, mode: str, inputs: list[np.ndarray], place: str) -> str:
-    """The call as standalone statements (Call.source): tf.constant inputs, the same body, eager or tf.function."""
+def _closing_over(tf: Any, spec: calls.Spec, mode: str, indices: np.ndarray, at: int) -> Callable[..., Any]:
+    """A tf.function (jit-compiled in ``xla`` mode) of the inputs but the ``at``-th, which is ``tf.constant`` of the
+    NumPy ``indices`` made inside the traced function: a Const node of its graph, not a captured input."""
+    def body(*rest: Any) -> Any:
+        return spec.fn(*rest[:at], tf.constant(indices), *rest[at:])
+
+    return tf.function(body, jit_compile=(mode == "xla"))
+
+
+def _source(spec: calls.Spec, mode: str, inputs: list[np.ndarray], place: str, held: str | None = None) -> str:
+    """The call as standalone statements (Call.source): tf.constant inputs, the same body, eager or tf.function;
+    with ``held``, that input is a NumPy array the traced function makes a constant of."""
     call = {"eager": "f", "function": "tf.function(f)", "xla": "tf.function(f, jit_compile=True)"}[mode]
+    args = ", ".join(spec.args)
+    if held:
+        fed = ", ".join(a for a in spec.args if a != held)
+        args = fed
+        passed = ", ".join(f"tf.constant({held}_np)" if a == held else a for a in spec.args)
+        call = f"tf.function(lambda {fed}: f({passed}){', jit_compile=True' if mode == 'xla' else ''})"
     return "\n".join([
         "import tensorflow as tf",
+        *([f"{held}_np = {held}"] if held else []),
         *source.tensors(spec.args, inputs, "tf.constant({name})", string="tf.constant({name}, dtype=tf.string)"),
         *source.function("f", spec.args, [spec.prelude, spec.body] if spec.prelude else [spec.body]),
         f"with tf.device({place!r}):",
-        f"    out = {call}({', '.join(spec.args)}).numpy()",
+        f"    out = {call}({args}).numpy()",
         "result = np.vectorize(lambda b: b.decode('utf-8'), otypes=[object])(out) "
         "if out.dtype.kind in 'OS' and out.size else np.asarray(out)",
     ])

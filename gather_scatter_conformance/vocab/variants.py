@@ -20,6 +20,30 @@ _OP_VERSION = re.compile(r"(?P<op>[A-Z][A-Za-z]*)-(?P<version>[0-9]+)")
 # fold, check or specialise constants at compile time. Defined here, below adapters (onnx_graph.CONSTANT is this
 # name) and the report (behaviour.provenance_changes sets each such variant beside ``<api>``).
 CONSTANT_MODE = "constant"
+# A variant that already has a mode gets its twin as ``<mode>_constant`` (TensorFlow's ``gather/xla_constant``,
+# JAX's ``take/jit_constant``): the same compile mode, the indices a constant.
+_CONSTANT_SUFFIX = "_" + CONSTANT_MODE
+
+
+def constant_twin(variant: str) -> str:
+    """The variant that runs ``variant`` with the indices a compile-time constant: ``Gather-13`` ->
+    ``Gather-13/constant``, ``gather/xla`` -> ``gather/xla_constant``."""
+    api, mode = split(variant)
+    return join(api, CONSTANT_MODE if mode is None else mode + _CONSTANT_SUFFIX)
+
+
+def constant_parent(variant: str) -> str | None:
+    """The variant whose constant twin ``variant`` is (its indices a run-time input), or None when ``variant`` is
+    no twin (or off the grammar)."""
+    try:
+        api, mode = split(variant)
+    except ValueError:
+        return None
+    if mode == CONSTANT_MODE:
+        return api
+    if mode and mode.endswith(_CONSTANT_SUFFIX):
+        return join(api, mode.removesuffix(_CONSTANT_SUFFIX))
+    return None
 
 
 def split(variant: str) -> tuple[str, str | None]:

@@ -17,7 +17,6 @@ from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS, conf
 from gather_scatter_conformance.harness.report.documented import rows as documented_rows
 from gather_scatter_conformance.harness.report.rows import BehaviourRow, data_dtype, dtype_split_text
 from gather_scatter_conformance.vocab import variants
-from gather_scatter_conformance.vocab.variants import CONSTANT_MODE
 
 if TYPE_CHECKING:
     from gather_scatter_conformance.vocab.record import Record
@@ -133,17 +132,15 @@ def table(records: Iterable[Record], claims_dir: Path | None = None,
 
 
 def constant_rows(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str]]:
-    """The measured rows of a ``<api>/constant`` variant, each with its parent variant ``<api>``."""
+    """The measured rows of a constant twin (``<api>/constant``, ``<api>/<mode>_constant``), each with its parent
+    variant (``<api>``, ``<api>/<mode>``: vocab.variants.constant_parent)."""
     out = []
     for row in rows:
         if row.get("measured") is False:
             continue
-        try:
-            api, mode = variants.split(row["variant"])
-        except ValueError:  # off the grammar: no mode to read
-            continue
-        if mode == CONSTANT_MODE:
-            out.append((row, variants.join(api)))
+        parent = variants.constant_parent(row["variant"])
+        if parent is not None:
+            out.append((row, parent))
     return out
 
 

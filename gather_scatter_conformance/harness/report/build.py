@@ -18,7 +18,7 @@ from gather_scatter_conformance.harness.report.behaviour import constant_rows, p
 from gather_scatter_conformance.harness.report.rows import Key, dtype_split_text
 from gather_scatter_conformance.vocab.dimensions import words
 from gather_scatter_conformance.vocab.ops import OPS
-from gather_scatter_conformance.vocab.variants import CONSTANT_MODE, join
+from gather_scatter_conformance.vocab.variants import constant_twin
 
 if TYPE_CHECKING:
     from gather_scatter_conformance.vocab.record import Record
@@ -332,5 +332,5 @@ def provenance(rows: list[dict[str, Any]], cell_urls: dict[Key, str] | None = No
                       "input_words": words(change["input_label"], dim),
                       "constant_words": words(change["constant_label"], dim),
                       "input_url": urls.get((op, dim, fw, variant, dev)),
-                      "constant_url": urls.get((op, dim, fw, join(variant, CONSTANT_MODE), dev))})
+                      "constant_url": urls.get((op, dim, fw, constant_twin(variant), dev))})
     return {"changes": items}

@@ -22,12 +22,12 @@ from _inprocess import MXNET_PYTHON, FreshMxnet, WarmMxnet, crash_risk, writes_o
 from _shipped import ROOT, shipped_cases
 
 from gather_scatter_conformance import adapters
-from gather_scatter_conformance.vocab.variants import constant_parent
 from gather_scatter_conformance.harness.cases.load import Case
 from gather_scatter_conformance.harness.judge import known
 from gather_scatter_conformance.harness.report import claims
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
 from gather_scatter_conformance.vocab.record import Record
+from gather_scatter_conformance.vocab.variants import constant_parent
 
 pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
 

@@ -30,14 +30,29 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_variants_default_first_and_compile_twins() -> None:
-    assert ADAPTER.variants("Gather") == ["index_select", "indexing", "index_select/compile", "indexing/compile"]
-    assert ADAPTER.variants("GatherElements") == ["gather", "take_along_dim", "gather/compile",
-                                                  "take_along_dim/compile"]
-    assert ADAPTER.variants("GatherND") == ["indexing", "indexing/compile"]
-    assert ADAPTER.variants("ScatterElements") == ["scatter", "scatter_reduce", "scatter/compile",
-                                                   "scatter_reduce/compile"]
-    assert ADAPTER.variants("ScatterND") == ["index_put", "index_put/compile"]
-    assert ADAPTER.variants("Take") == ["take", "index_select", "take/compile", "index_select/compile"]
+    def with_twins(*eager: str) -> list[str]:
+        return [*eager, *(f"{v}/compile" for v in eager), *(f"{v}/compile_constant" for v in eager)]
+
+    assert ADAPTER.variants("Gather") == with_twins("index_select", "indexing")
+    assert ADAPTER.variants("GatherElements") == with_twins("gather", "take_along_dim")
+    assert ADAPTER.variants("GatherND") == with_twins("indexing")
+    assert ADAPTER.variants("ScatterElements") == with_twins("scatter", "scatter_reduce")
+    assert ADAPTER.variants("ScatterND") == with_twins("index_put")
+    assert ADAPTER.variants("Take") == with_twins("take", "index_select")
+    assert [v for v in ADAPTER.variants("Take") if ADAPTER.is_slow(v)] == with_twins("take", "index_select")[2:]
+
+
+def test_a_constant_twin_compiles_a_function_of_the_data_with_the_indices_a_constant() -> None:
+    """Index provenance (#40): ``/compile_constant`` compiles a function of the data alone that makes the indices
+    from a Python list it closes over (a constant of the graph); its value and its repro's agree with eager."""
+    case = _case("Gather", {"axis": 0}, data=F, indices=np.array([2, 0]))
+    call = ADAPTER.prepare(case, "index_select/compile_constant")
+    assert call.api.startswith("torch.compile(lambda data: (lambda data, indices: ")
+    expected = F[[2, 0]]
+    np.testing.assert_array_equal(ADAPTER.to_numpy(call.run()), expected)
+    scope: dict = {"np": np, "data": F, "indices": np.array([2, 0])}
+    exec(call.source, scope)
+    np.testing.assert_array_equal(scope["result"], expected)
     with pytest.raises(ValueError, match="no variant"):
         ADAPTER.prepare(_case("Take", {"axis": None, "mode": "raise"}, data=F, indices=np.array([0])), "indexing")
 

@@ -236,8 +236,10 @@ def test_shipped_cases_deviate_only_where_known(framework: str) -> None:
             is_listed = (case.nodeid, variant) in listed
             if not (is_listed or plan.selects(case, variant)):
                 continue
-            # A constant-indices twin compiles per index value: beyond the listed pairs, on the edges only.
-            if constant_parent(variant) and not (is_listed or OTHER_VARIANT_TAGS & set(case.tags)):
+            # A constant-indices twin compiles per index value: beyond the listed pairs, where the plan runs its
+            # parent, and there on the edges only.
+            parent = constant_parent(variant)
+            if parent and not (is_listed or (plan.selects(case, parent) and OTHER_VARIANT_TAGS & set(case.tags))):
                 continue
             danger = plan.cannot_run(case, variant)
             if danger and is_listed:

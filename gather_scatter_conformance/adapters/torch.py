@@ -107,6 +107,23 @@ def _lambda(expr: str, names: tuple[str, ...]) -> Any:
 COMPILED = CompileCache()
 
 
+def _compile_closing_over(inner: Any, values: list[Any], dtype: Any, at: int) -> Any:
+    """``torch.compile`` of a function of the inputs but the ``at``-th, which it makes with ``torch.tensor(values)``
+    from the Python list it closes over: dynamo takes the list as a constant, so the indices are a constant of the
+    graph inductor compiles. The function gets a code object of its own (a copy), as CompileCache's do: one code
+    object recompiled past dynamo's recompile_limit would silently run eagerly."""
+    import types
+
+    torch = _torch()
+
+    def body(*rest: Any) -> Any:
+        return inner(*rest[:at], torch.tensor(values, dtype=dtype), *rest[at:])
+
+    fresh = types.FunctionType(body.__code__.replace(), body.__globals__, body.__name__, body.__defaults__,
+                               body.__closure__)
+    return torch.compile(fresh, backend="inductor", dynamic=False)
+
+
 def cuda_device() -> tuple[Any, str]:
     """(torch.device("cuda"), the GPU's name); NoDevice when this torch build or machine has no CUDA device."""
     torch = _torch()
@@ -134,11 +151,13 @@ class TorchAdapter(Adapter):
         return _torch().__version__
 
     def is_slow(self, variant: str) -> bool:
-        return variants.mode(variant) == COMPILE  # inductor compiles each new shape: 1.5-5 s per case here
+        # inductor compiles each new shape (1.5-5 s per case here); a constant twin each index value
+        return variants.mode(variants.constant_parent(variant) or variant) == COMPILE
 
     def prepare(self, case: CaseData, variant: str) -> Call:
         self.check_variant(case.op, variant)
-        base, mode = variants.split(variant)
+        twin_of = variants.constant_parent(variant)
+        base, mode = variants.split(twin_of or variant)
         compiled = mode == COMPILE
         # The case's inputs in the operator's order (TensorScatter: data, updates[, indices]), as the converter paths,
         # which export this call, feed them.
@@ -158,7 +177,20 @@ class TorchAdapter(Adapter):
             tensors = tuple(t.to(target) for t in tensors)
             note += "  # inputs .to('cuda'), run under torch.device('cuda')"
         args = ", ".join(names)
-        if not compiled:
+        held = "indices" if twin_of and "indices" in names else None
+        if held:
+            at = names.index(held)
+            fed = tuple(n for n in names if n != held)
+            api = (f"torch.compile(lambda {', '.join(fed)}: (lambda {args}: {expr})"
+                   f"({', '.join('torch.tensor(indices_list)' if n == held else n for n in names)}), "
+                   f"backend='inductor', dynamic=False)({', '.join(fed)})  # indices_list: a Python list the "
+                   "compiled function closes over")
+            compiled_fn = _compile_closing_over(_lambda(expr, names), arrays[at].tolist(), tensors[at].dtype, at)
+            tensors = tensors[:at] + tensors[at + 1:]
+
+            def fn(*ts: Any) -> Any:
+                return compiled_fn(*ts)
+        elif not compiled:
             fn = _lambda(expr, names)
             api = expr
         else:
@@ -173,7 +205,7 @@ class TorchAdapter(Adapter):
                 return fn(*tensors)
 
         return Call(api + note, run, device=case.device, device_name=device_name,
-                    source=_source(expr, names, arrays, compiled, case.device))
+                    source=_source(expr, names, arrays, compiled, case.device, held))
 
     def to_numpy(self, out: Any) -> np.ndarray:
         torch = _torch()
@@ -187,14 +219,22 @@ class TorchAdapter(Adapter):
         return out.resolve_conj().numpy()
 
 
-def _source(expr: str, names: tuple[str, ...], arrays: tuple[np.ndarray, ...], compiled: bool, device: str) -> str:
-    """The call as standalone statements (Call.source): tensors as to_tensor makes them, the same expression."""
+def _source(expr: str, names: tuple[str, ...], arrays: tuple[np.ndarray, ...], compiled: bool, device: str,
+            held: str | None = None) -> str:
+    """The call as standalone statements (Call.source): tensors as to_tensor makes them, the same expression; with
+    ``held``, that input is a Python list the compiled function makes its tensor of (a constant of the graph)."""
     lines = ["import torch", *source.tensors(names, arrays, "torch.from_numpy({name})",
                                              bfloat16="torch.from_numpy({name}.astype(np.float32)).to(torch.bfloat16)")]
     if device == "gpu":
         lines += [f"{name} = {name}.to('cuda')" for name in names]
     args = ", ".join(names)
-    if compiled:
+    if held:
+        fed = ", ".join(n for n in names if n != held)
+        passed = ", ".join(f"torch.tensor({held}_list, dtype={held}_dtype)" if n == held else n for n in names)
+        lines += [f"{held}_list, {held}_dtype = {held}.tolist(), {held}.dtype",
+                  f"fn = torch.compile(lambda {fed}: (lambda {args}: {expr})({passed}), backend='inductor', "
+                  "dynamic=False)", f"out = fn({fed})"]
+    elif compiled:
         lines.append(f"fn = torch.compile(lambda {args}: {expr}, backend='inductor', dynamic=False)")
         lines.append(f"out = fn({args})")
     else:

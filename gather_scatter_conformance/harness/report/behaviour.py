@@ -145,7 +145,7 @@ def constant_rows(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str]
 
 
 def provenance_changes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Where index provenance changes the label (issue #40): each measured ``<api>/constant`` row (the case's
+    """Where index provenance changes the label (issue #40): each measured constant twin's row (the case's
     indices a compile-time constant) whose label shares no label with its parent ``<api>``'s row (the indices a
     run-time input) of the same op, dimension, framework, release and device.
 
@@ -201,7 +201,7 @@ def render_text(rows: list[dict[str, Any]]) -> str:
     ``*`` marks a cell that contradicts the framework's documentation, ``?`` one the documentation says nothing
     about, ``†`` one that contradicts the blog's 2020 statement, ``!`` one that differs from the canonical (ONNX)
     behaviour, ``‡`` one whose data dtypes gave different labels (listed under the operator's table). Where
-    ``/constant`` variants were measured, a last section lists the labels index provenance changes
+    constant twins were measured, a last section lists the labels index provenance changes
     (:func:`provenance_changes`).
     """
     out = []

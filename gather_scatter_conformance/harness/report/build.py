@@ -318,7 +318,7 @@ def changes(cur_rows: list[dict[str, Any]], base_rows: list[dict[str, Any]], cur
 
 
 def provenance(rows: list[dict[str, Any]], cell_urls: dict[Key, str] | None = None) -> dict[str, Any] | None:
-    """The Index provenance section: None where no ``/constant`` variant was measured; else the labels index
+    """The Index provenance section: None where no constant twin was measured; else the labels index
     provenance changes (harness.report.behaviour.provenance_changes), each with its column, its words and both
     cells' pages (``input_url``, ``constant_url``; None without the site's ``cell_urls``)."""
     if not constant_rows(rows):

@@ -126,6 +126,31 @@ def test_a_cell_whose_data_dtypes_differ_shows_each_dtypes_label() -> None:
         in text.splitlines()
 
 
+def test_a_data_dtype_the_api_refuses_is_refused_not_an_edge_label() -> None:
+    """ONNX Runtime's Gather-11 has no bfloat16 kernel: its edge probes on bfloat16 data raise whatever the index.
+    Where the in-range data-dtype probe of that dtype raised too, the dtype reads ``refused`` and its records leave
+    the cell's label: the edge was not measured on it."""
+    def probe(case: str, label: str, dtype: str, dimension: str = "negative-indices") -> Record:
+        return Record.read({"case": f"cases/probes/gather.yaml::{case}", "op": "Gather", "framework": "onnxruntime",
+                            "framework_version": "1.32.0", "variant": "Gather-11", "api": "Gather-11", "device": "cpu",
+                            "dimension": dimension, "label": label, "outcome": "ok", "verdict": "conforms",
+                            "tags": ["probe", f"data:{dtype}"]})
+
+    edge = [probe("neg", "wrap", "float32"), probe("neg-int8", "wrap", "int8"), probe("neg-bf16", "error", "bfloat16")]
+    # Without the data-dtype probe nothing says why bfloat16 raised: its error is a label like any other.
+    (row,) = table(edge, NO_CLAIMS)
+    assert row["label"] == "error|wrap" and row["by_data_dtype"]["bfloat16"] == "error"
+    support = probe("dt-bf16", "error", "bfloat16", "data-dtype:bfloat16")
+    rows = {r["dimension"]: r for r in table([*edge, support], NO_CLAIMS)}
+    assert rows["negative-indices"]["label"] == "wrap"
+    assert rows["negative-indices"]["by_data_dtype"] == {"float32": "wrap", "int8": "wrap", "bfloat16": "refused"}
+    assert rows["data-dtype:bfloat16"]["label"] == "error" and "by_data_dtype" not in rows["data-dtype:bfloat16"]
+    # A dtype the API accepts keeps its label.
+    accepted = probe("dt-bf16", "ok", "bfloat16", "data-dtype:bfloat16")
+    rows = {r["dimension"]: r for r in table([*edge, accepted], NO_CLAIMS)}
+    assert rows["negative-indices"]["label"] == "error|wrap"
+
+
 def test_a_cell_whose_data_dtypes_agree_or_are_not_named_has_no_split() -> None:
     agree = [_typed_probe("oob-f32", "zero", "data:float32"), _typed_probe("oob-int32", "zero", "data:int32"),
              _typed_probe("oob-int32-2", "zero", "data:int32")]

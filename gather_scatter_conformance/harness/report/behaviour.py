@@ -73,18 +73,37 @@ def _conversion_fields(recs: list[Record]) -> dict[str, str]:
     return {"source_label": "|".join(sources), "preservation": "|".join(sorted({c["summary"] for c in convs}))}
 
 
-def _by_data_dtype(recs: list[Record]) -> dict[str, str] | None:
+REFUSED = "refused"  # a data dtype the API refuses outright: its edge probes say nothing of the edge
+
+
+def _refused(groups: dict[tuple[str, ...], list[Record]]) -> dict[tuple[str, ...], set[str]]:
+    """(op, framework, version, variant, device) -> the data dtypes that API refuses: its in-range
+    ``data-dtype:<dtype>`` probe raised (``error``) or could not be written (``unsupported``)."""
+    out: dict[tuple[str, ...], set[str]] = defaultdict(set)
+    for (op, dim, fw, version, variant, device), recs in groups.items():
+        if dim.startswith(_SUPPORT) and recs and all(r.label in ("error", "unsupported") for r in recs):
+            out[(op, fw, version, variant, device)].add(dim.removeprefix(_SUPPORT))
+    return out
+
+
+_SUPPORT = "data-dtype:"  # the dimension asking whether an API accepts a data dtype (vocab.dimensions)
+
+
+def _by_data_dtype(recs: list[Record], refused: set[str] | None = None) -> dict[str, str] | None:
     """Each data dtype's label (its labels ``|``-joined, as a row's are) where the cell's probes come from two or
-    more data dtypes that do not all give the same labels; else None. A cell with a record that names no data dtype
-    (older results files) is one family: no split."""
+    more data dtypes that do not all give the same labels; else None. A dtype in ``refused`` (the API refuses such
+    data whatever the indices) is :data:`REFUSED`, and left out of the comparison: its ``error`` is the type's, not
+    the edge's. A cell with a record that names no data dtype (older results files) is one family: no split."""
+    refused = refused or set()
     labels: dict[str, set[str]] = defaultdict(set)
     for rec in recs:
         dtype = data_dtype(rec)
         if dtype is None:
             return None
         if rec.label:
-            labels[dtype].add(rec.label)
-    if len(labels) < 2 or len({frozenset(v) for v in labels.values()}) == 1:
+            labels[dtype].add(REFUSED if dtype in refused else rec.label)
+    measured = {frozenset(v) for d, v in labels.items() if d not in refused}
+    if len(labels) < 2 or (len(measured) <= 1 and not refused & set(labels)):
         return None
     return {dtype: "|".join(sorted(v)) for dtype, v in labels.items()}
 
@@ -103,8 +122,13 @@ def table(records: Iterable[Record], claims_dir: Path | None = None,
             key = (rec.op, rec.dimension, rec.framework, rec.framework_version, rec.variant, rec.device)
             groups[key].append(rec)
     claims = _claims(claims_dir or resources.claims_dir())
+    refusals = _refused(groups)
     rows: list[BehaviourRow] = []
-    for (op, dim, fw, version, variant, device), recs in sorted(groups.items()):
+    for (op, dim, fw, version, variant, device), every in sorted(groups.items()):
+        refused = set() if dim.startswith(_SUPPORT) else refusals.get((op, fw, version, variant, device), set())
+        # A refused dtype's records say the API refuses the type: the cell's label is the other dtypes' (all of
+        # them where every dtype is refused).
+        recs = [r for r in every if data_dtype(r) not in refused] or every
         labels = sorted({r.label for r in recs if r.label})
         label = labels[0] if len(labels) == 1 else "|".join(labels)
         api = next((r.api for r in recs if r.api), "")
@@ -123,7 +147,7 @@ def table(records: Iterable[Record], claims_dir: Path | None = None,
             blog_2020=blog.label if blog else None, blog_2020_text=blog.text if blog else None,
             blog_2020_source=blog.source if blog else None, agrees_with_blog=_agrees(blog, labels),
             cases=sorted({r.case for r in recs}),
-            by_data_dtype=_by_data_dtype(recs),
+            by_data_dtype=_by_data_dtype(every, refused),
             **_conversion_fields(recs),
         ))
     if with_documented and claims:

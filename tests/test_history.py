@@ -230,7 +230,9 @@ def test_a_real_two_release_sweep_of_onnxruntime(tmp_path: Path) -> None:
     assert {r["release"] for r in records} == {"1.16.3", "1.31.1"}
     assert all(r["status"] == "ok" for r in records), [r for r in records if r["status"] != "ok"][:1]
     old = {store.key(r): r for r in records if r["release"] == "1.16.3"}
-    assert old[("Gather", "Gather-13", "cpu", "negative-indices")]["label"] == "wrap"
+    # The probe's bfloat16 copy (#40) raises on 1.16, which has no bfloat16 Gather kernel (below): a sweep joins the
+    # labels of a cell's probes without the behaviour table's rule for refused data types.
+    assert set(old[("Gather", "Gather-13", "cpu", "negative-indices")]["label"].split("|")) == {"error", "wrap"}
     assert old[("Gather", "Gather-13", "cpu", "negative-indices")]["packages"]["onnxruntime"] == "1.16.3"
     assert old[("Gather", "Gather-13", "cpu", "negative-indices")]["packages"]["numpy"].startswith("1.")
     # 1.16 has no bfloat16 Gather kernel; 1.31 has one: the change --diff must print.

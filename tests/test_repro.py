@@ -137,7 +137,7 @@ def test_openvino_repro_scripts_run_on_string_data(tmp_path: Path) -> None:
         assert record.outcome == "ok" and record.observed_dtype == "string", record
         # The script of this (conforming) call, made as a finding's is: the native call's own source.
         _api, source = ADAPTER.describe(_case_data(payload(case)), variant)
-        path = tmp_path / f"{variant}.py"
+        path = tmp_path / f"{variant.replace('/', '_')}.py"  # Gather-8/constant: no folder
         path.write_text(script(case, record.model_copy(update={"native": source})))
         done = _run_script(path)
         ran[variant] = "ok" if done.returncode == 0 else done.stderr[-300:]

@@ -19,7 +19,7 @@ import numpy as np
 
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
 from gather_scatter_conformance.vocab.ops import SPECS, onnx_input_name
-from gather_scatter_conformance.vocab.variants import CONSTANT_MODE
+from gather_scatter_conformance.vocab.variants import CONSTANT_MODE, constant_parent
 
 # The one table of ONNX operator versions (ONNX changelog): every version a run may select, oldest first. The
 # deprecated Scatter-9/11 is ScatterElements' ancestor. onnxruntime's and DirectML's variants are these versions.
@@ -105,6 +105,12 @@ def flattens(case: CaseData) -> bool:
 # input fed at run time (issue #40, index provenance): runtimes fold, check or specialise constants at compile time.
 CONSTANT = CONSTANT_MODE  # one definition, in the vocabulary, where the report reads it too
 CONSTANT_INPUTS = ("indices",)  # the case inputs that mode makes constant
+
+
+def constant_inputs(variant: str) -> tuple[str, ...]:
+    """The case inputs ``variant`` makes part of the model: :data:`CONSTANT_INPUTS` for a constant twin
+    (``Gather-13/constant``, ``read_model/constant``), else ()."""
+    return CONSTANT_INPUTS if constant_parent(variant) is not None else ()
 
 
 def build(case: CaseData, onnx_type: str | None = None,

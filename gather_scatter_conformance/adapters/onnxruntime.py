@@ -82,11 +82,6 @@ def _variants(op: str) -> list[str]:
     return versions + [variants.constant_twin(versions[0])] if versions else []
 
 
-def constants(variant: str) -> tuple[str, ...]:
-    """The case inputs ``variant`` makes part of the model (its ``/constant`` mode: the indices), else ()."""
-    return onnx_graph.CONSTANT_INPUTS if variants.constant_parent(variant) is not None else ()
-
-
 _GPU_PROVIDERS = ("CUDAExecutionProvider", "ROCMExecutionProvider")  # what a --device gpu run picks, in order
 
 
@@ -179,7 +174,7 @@ def variant_model(case: CaseData, variant: str) -> tuple[Any, str, tuple[Any, ..
     honours a case's own opset, the others pin their version. Raises Unsupported where ONNX cannot say the case."""
     onnx_type, version = variant_target(case.op, variant)
     target = case if variant == _variants(case.op)[0] else dataclasses.replace(case, opset=version)
-    return build_model(target, onnx_type, constants(variant))
+    return build_model(target, onnx_type, onnx_graph.constant_inputs(variant))
 
 
 _RECORD_ASSIGNMENT = "session.record_ep_graph_assignment_info"  # session config key: keep each node's provider
@@ -270,7 +265,8 @@ class OnnxruntimeAdapter(Adapter):
         return _variants(op)
 
     def is_slow(self, variant: str) -> bool:
-        return bool(constants(variant))  # a session per index value, not per signature: focus cases only
+        # a session per index value, not per signature: focus cases only
+        return bool(onnx_graph.constant_inputs(variant))
 
     def prepare(self, case: CaseData, variant: str) -> Call:
         provider_list, n_threads = providers(case.device), threads()
@@ -279,7 +275,7 @@ class OnnxruntimeAdapter(Adapter):
         except Unsupported as exc:  # ONNX cannot say the case: filed with the cells of the provider's device
             raise Unsupported(*exc.args, device=device_of(provider_list[0])) from exc
         signature = tuple((n, tuple(v.shape), str(v.dtype)) for n, v in case.inputs.items())
-        held = constants(variant)
+        held = onnx_graph.constant_inputs(variant)
         # the repro's variables; the model's inputs carry ONNX's names (onnx_graph)
         names = [n for n in case.inputs if n not in held]
         plan = _Plan((op_key, signature, tuple(provider_list), n_threads), model, provider_list, n_threads)

@@ -272,7 +272,7 @@ def native_spec(case: CaseData, variant: str) -> NodeSpec:
     # Positional node inputs in the operator's order, whatever order the case dict has.
     ins = {n: case.inputs[n] for n in ("data", "indices", "updates") if n in case.inputs}
     spec = _SPECS[case.op](case, NodeSpec(node, opset, fn, ins, {}))
-    held = tuple(n for n in onnx_graph.CONSTANT_INPUTS if twin_of and n in spec.inputs)
+    held = tuple(n for n in onnx_graph.constant_inputs(variant) if n in spec.inputs)
     if any(spec.inputs[n].size == 0 for n in held):  # the C++ API can make one; Python's constant() cannot
         raise Unsupported("ov.opset8.constant refuses an empty array (\"Cannot create an empty Constant\")")
     return replace(spec, variant=variant, constants=held)
@@ -419,7 +419,7 @@ class OpenVinoAdapter(Adapter):
 
     def prepare(self, case: CaseData, variant: str) -> Call:
         if variants.split(variant)[0] == ONNX:
-            return self._prepare_onnx(case, _held(variant))
+            return self._prepare_onnx(case, onnx_graph.constant_inputs(variant))
         spec = native_spec(case, variant)
         types = {n: element_type(arr) for n, arr in spec.inputs.items()}  # raises Unsupported for complex
         # Building the node runs OpenVINO's shape inference, which rejects invalid shapes/attributes here.
@@ -427,12 +427,13 @@ class OpenVinoAdapter(Adapter):
         return Call(spec.api(), lambda: self._infer(compiled, list(spec.fed.values())), source=_source(spec))
 
     def is_slow(self, variant: str) -> bool:
-        return bool(_held(variant))  # a compile per index value, not per signature: focus cases only
+        # a compile per index value, not per signature: focus cases only
+        return bool(onnx_graph.constant_inputs(variant))
 
     def describe(self, case: CaseData, variant: str) -> tuple[str, str]:
         """The call without compiling it: OpenVINO crashes while compiling some models (SIGFPE on empty data)."""
         if variants.split(variant)[0] == ONNX:
-            model, names, text = onnx_graph.build(case, None, _held(variant))
+            model, names, text = onnx_graph.build(case, None, onnx_graph.constant_inputs(variant))
             return (f"ov.Core().compile_model(core.read_model(model.SerializeToString()), 'CPU')  # model: {text}",
                     "\n".join(self._onnx_source(model, names)))
         spec = native_spec(case, variant)
@@ -463,11 +464,6 @@ class OpenVinoAdapter(Adapter):
         request = compiled.create_infer_request()
         request.infer([to_tensor(a) for a in feeds])
         return from_tensor(request.get_output_tensor(0))
-
-
-def _held(variant: str) -> tuple[str, ...]:
-    """The case inputs ``variant`` makes constants (its ``/constant`` mode: the indices), else ()."""
-    return onnx_graph.CONSTANT_INPUTS if variants.constant_parent(variant) is not None else ()
 
 
 ADAPTER = OpenVinoAdapter()

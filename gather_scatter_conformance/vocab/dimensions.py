@@ -14,6 +14,7 @@ from gather_scatter_conformance.vocab.dtypes import INDEX_DTYPES
 # Every probe case is tagged with its data input's dtype (``data:int32``; the case loader derives it), so the
 # behaviour table can show a label per data dtype where they differ (issue #40).
 DATA_TAG = "data:"
+DATA_DTYPE = "data-dtype:"  # the dimensions asking whether an API accepts a data dtype: data-dtype:int32
 
 # shift: a TensorScatter block moved whole to the nearest start where it fits (XLA's dynamic_update_slice).
 # alias: a gather read another valid element (the unchecked flat offset); alias-write: a scatter wrote one (the
@@ -70,7 +71,7 @@ DIMENSIONS: dict[str, tuple[str, str]] = {
     "rank-8": ("Is rank-8 data accepted?", "support"),
     **{f"index-dtype:{d}": (f"Are {d} indices accepted?", "support") for d in INDEX_DTYPES if d != "uint16"},
     **{
-        f"data-dtype:{d}": (f"Is {d} data accepted?", "support")
+        f"{DATA_DTYPE}{d}": (f"Is {d} data accepted?", "support")
         for d in ("float16", "bfloat16", "float64", "int8", "uint8", "bool", "complex64", "string")
     },
     # TensorScatter-24 (the KV-cache write). Its index dimensions take the index labels, read for a block of

@@ -17,6 +17,7 @@ from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS, conf
 from gather_scatter_conformance.harness.report.documented import rows as documented_rows
 from gather_scatter_conformance.harness.report.rows import BehaviourRow, data_dtype, dtype_split_text
 from gather_scatter_conformance.vocab import variants
+from gather_scatter_conformance.vocab.dimensions import DATA_DTYPE
 
 if TYPE_CHECKING:
     from gather_scatter_conformance.vocab.record import Record
@@ -81,12 +82,9 @@ def _refused(groups: dict[tuple[str, ...], list[Record]]) -> dict[tuple[str, ...
     ``data-dtype:<dtype>`` probe raised (``error``) or could not be written (``unsupported``)."""
     out: dict[tuple[str, ...], set[str]] = defaultdict(set)
     for (op, dim, fw, version, variant, device), recs in groups.items():
-        if dim.startswith(_SUPPORT) and recs and all(r.label in ("error", "unsupported") for r in recs):
-            out[(op, fw, version, variant, device)].add(dim.removeprefix(_SUPPORT))
+        if dim.startswith(DATA_DTYPE) and recs and all(r.label in ("error", "unsupported") for r in recs):
+            out[(op, fw, version, variant, device)].add(dim.removeprefix(DATA_DTYPE))
     return out
-
-
-_SUPPORT = "data-dtype:"  # the dimension asking whether an API accepts a data dtype (vocab.dimensions)
 
 
 def _by_data_dtype(recs: list[Record], refused: set[str] | None = None) -> dict[str, str] | None:
@@ -125,7 +123,7 @@ def table(records: Iterable[Record], claims_dir: Path | None = None,
     refusals = _refused(groups)
     rows: list[BehaviourRow] = []
     for (op, dim, fw, version, variant, device), every in sorted(groups.items()):
-        refused = set() if dim.startswith(_SUPPORT) else refusals.get((op, fw, version, variant, device), set())
+        refused = set() if dim.startswith(DATA_DTYPE) else refusals.get((op, fw, version, variant, device), set())
         # A refused dtype's records say the API refuses the type: the cell's label is the other dtypes' (all of
         # them where every dtype is refused).
         recs = [r for r in every if data_dtype(r) not in refused] or every

@@ -199,6 +199,19 @@ def test_a_value_a_listed_dtype_cannot_hold_names_the_copy(tmp_path: Path) -> No
     assert "p-uint8" in message and "updates" in message and "cases/x.yaml:" in message
 
 
+def test_an_unknown_name_in_data_dtypes_is_one_error_and_makes_no_copy(tmp_path: Path) -> None:
+    message = _one_error(_load(tmp_path, """\
+        op: Gather
+        cases:
+          - id: p
+            source: test
+            dimension: oob-positive
+            data_dtypes: [int8, "../<script>"]
+            inputs: {data: [10, 20, 30], indices: [7]}
+        """))
+    assert "data_dtypes[1]" in message and "cases/x.yaml:6" in message
+
+
 TENSOR_SCATTER = """\
 op: TensorScatter
 cases:

@@ -223,6 +223,119 @@ def test_a_compiled_module_is_kept_on_disk_for_the_other_worker_the_repeats_and_
     ADAPTER.release()
 
 
+# Cases of each StableHLO shape the ahead compile groups, and one it leaves alone (GatherElements builds its
+# coordinates with an iota, which IREE hoists into the module's initializer).
+AHEAD_CASES = [
+    _case("Gather", {"axis": 1}, data=DATA, indices=[2, 0]),
+    _case("GatherND", data=DATA, indices=[[0, 1]]),
+    _case("GatherND", data=DATA, indices=[[1], [0]]),
+    _case("ScatterND", data=DATA, indices=[[1, 2]], updates=np.ones((1, 4), np.float32)),
+    _case("ScatterND", {"reduction": "add"}, data=DATA[0], indices=[[0], [0]], updates=np.ones((2, 4), np.float32)),
+    _case("Take", {"mode": "clip"}, data=DATA[0, 0], indices=[7, -1]),
+    _case("GatherElements", {"axis": 0}, data=DATA[0], indices=[[1, 0, 2, 1]]),
+]
+
+
+def test_cases_compiled_ahead_in_one_module_run_as_compiled_alone(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """#38: IREE compiles a one-op module in 0.4-1.5 s, most of it fixed cost; many cases compiled as the functions
+    of one module cost a few times one. Each case then runs its own function, with the value and the dispatches
+    (its own, named as its own module names them) that compiling it alone gives."""
+    from gather_scatter_conformance.adapters.convert.path import CACHE_ENV
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "ahead"))
+    ADAPTER.release()
+    ADAPTER.ahead([(c, _variant(c.op, HLO)) for c in AHEAD_CASES] + [(AHEAD_CASES[0], _variant("Gather", ONNX))])
+    refs = sorted((tmp_path / "ahead" / "iree").glob("*.ref"))
+    groups = sorted((tmp_path / "ahead" / "iree").glob("*.vmfb"))
+    assert (len(refs), len(groups)) == (6, 1)  # GatherElements and the ONNX import are left to their runs
+    grouped = {}
+    for case in AHEAD_CASES:
+        ADAPTER.release()
+        grouped[id(case)] = _run(case)
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "alone"))
+    for case in AHEAD_CASES:
+        ADAPTER.release()
+        alone = _run(case)
+        np.testing.assert_array_equal(grouped[id(case)][0], alone[0])
+        assert grouped[id(case)][1] == alone[1] and alone[1]["ops"]
+    ADAPTER.release()
+
+
+def test_a_case_the_group_cannot_compile_is_left_to_its_own_run(tmp_path: Path) -> None:
+    """A group that does not compile is halved until the failing case stands alone: it gets no entry (its run
+    compiles it and records the compiler's error), the others theirs; a case left alone in a half, too, compiles
+    at its run (compiling it ahead would gain nothing)."""
+    from gather_scatter_conformance.adapters import iree_batch
+
+    texts = [iree_stablehlo.module(c) for c in AHEAD_CASES[:4]]
+    broken = texts[1].replace("stablehlo.gather", "stablehlo.no_such_op")
+    members = [(f"{i:032x}", t) for i, t in enumerate([texts[0], broken, texts[2], texts[3]])]
+    done = iree_batch.compile_ahead(members, tmp_path, lambda t: iree_adapter.compile_text(t, "stablehlo"),
+                                    iree_adapter.compile_flow, iree_adapter.dispatches,
+                                    iree_adapter.write_atomic, lambda key: False)
+    # [0, broken, 2, 3] fails; [0, broken] fails, and leaves 0 and the broken one alone; [2, 3] compiles
+    assert sorted(done.keys) == [members[2][0], members[3][0]]
+    assert (done.grouped, done.alone, done.failed_compiles) == (2, 2, 2)
+    assert not (tmp_path / f"{members[1][0]}.ref").exists()
+    ref = iree_batch.read_ref(tmp_path / f"{members[2][0]}.ref")
+    assert ref is not None and ref.function == f"c{members[2][0]}"
+    assert ref.dispatches == iree_adapter.compile_module(texts[2], "stablehlo").dispatches
+
+
+def test_two_cases_iree_merges_into_one_executable_each_name_their_dispatch(tmp_path: Path) -> None:
+    """IREE deduplicates identical executables across a module's functions: the second function calls the first's.
+    Its dispatches are read from what it calls (the flow-level module), not from the names with its prefix, so it
+    keeps the dispatch its own module would have."""
+    from gather_scatter_conformance.adapters import iree_batch
+
+    text = iree_stablehlo.module(AHEAD_CASES[1])
+    members = [("a" * 32, text), ("b" * 32, text + "\n// the same function, another key\n")]
+    done = iree_batch.compile_ahead(members, tmp_path, lambda t: iree_adapter.compile_text(t, "stablehlo"),
+                                    iree_adapter.compile_flow, iree_adapter.dispatches,
+                                    iree_adapter.write_atomic, lambda key: False)
+    assert done.grouped == 2
+    first, second = (iree_batch.read_ref(tmp_path / f"{key}.ref") for key, _ in members)
+    assert first is not None and second is not None
+    assert first.dispatches == second.dispatches == iree_adapter.compile_module(text, "stablehlo").dispatches
+
+
+def test_a_damaged_ref_is_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gather_scatter_conformance.adapters import iree_batch
+    from gather_scatter_conformance.adapters.convert.path import CACHE_ENV
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    ADAPTER.release()
+    case = AHEAD_CASES[1]
+    ADAPTER.ahead([(case, _variant(case.op, HLO)), (AHEAD_CASES[2], _variant(case.op, HLO))])
+    (ref,) = [p for p in (tmp_path / "iree").glob("*.ref")
+              if iree_adapter.vmfb_key(_variant(case.op, HLO), iree_stablehlo.module(case)) in p.name]
+    assert iree_batch.read_ref(ref) is not None
+    ref.write_bytes(ref.read_bytes().replace(b"llvm-cpu", b"llvm-cpX"))
+    assert iree_batch.read_ref(ref) is None
+    compiled = []
+    real = iree_adapter.compile_text
+    monkeypatch.setattr(iree_adapter, "compile_text", lambda *a: compiled.append(1) or real(*a))
+    out, _ = _run(case)
+    np.testing.assert_array_equal(out, [DATA[0, 1]])
+    assert compiled == [1]
+    ADAPTER.release()
+
+
+def test_a_run_compiles_its_iree_cases_ahead(tmp_path: Path) -> None:
+    """The pytest plugin hands a session's cases to each adapter's ``ahead`` before the first runs: a run of IREE's
+    GatherND cases leaves their functions compiled in groups on disk, and its records pass as before."""
+    from gather_scatter_conformance.adapters.convert.path import CACHE_ENV
+
+    env = {**__import__("os").environ, CACHE_ENV: str(tmp_path / "conversions")}
+    done = subprocess.run([sys.executable, "-m", "pytest", str(ROOT / "cases" / "gather_nd.yaml"), "--framework",
+                           "iree", "-k", "blog-gathernd and not import_onnx", "-n", "0",
+                           "-q", "--no-cache", "-p", "no:cacheprovider", "--results", str(tmp_path / "r.jsonl")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert list((tmp_path / "conversions" / "iree").glob("*.ref")), done.stdout[-2000:]
+
+
 def test_repro_sources_run_and_give_the_same_result() -> None:
     # Non-negative indices: a negative stablehlo.scatter index writes outside the output (see above).
     for kind in (HLO, ONNX):

@@ -10,7 +10,7 @@ Adapter modules import their framework lazily (inside methods), so that collecti
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -219,6 +219,11 @@ class Adapter:
     def is_slow(self, variant: str) -> bool:
         """True for variants that compile per input shape (seconds per case); runs limit them to focus cases."""
         return False
+
+    def ahead(self, work: Iterable[tuple[CaseData, str]]) -> None:
+        """Prepare, before a run, what the (case, variant) ``work`` will need and is cheaper made together than one
+        case at a time (IREE compiles many cases in one module). An optimisation only: each case's ``prepare`` must
+        still work, and fail, on its own. The default does nothing."""
 
     def prepare(self, case: CaseData, variant: str) -> Call:
         """Return the native call for ``case`` in ``variant``; raise Unsupported if the API cannot express it."""

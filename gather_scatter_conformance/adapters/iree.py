@@ -27,14 +27,14 @@ import functools
 import hashlib
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from gather_scatter_conformance.adapters import iree_stablehlo, onnx_graph
+from gather_scatter_conformance.adapters import iree_batch, iree_stablehlo, onnx_graph
 from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, ReleaseRules, delegation
 from gather_scatter_conformance.adapters.cache import LRU
 from gather_scatter_conformance.adapters.convert.path import cache_dir, write_atomic
@@ -99,22 +99,32 @@ def dispatches(vmfb: bytes) -> dict[str, str]:
     # (main_dispatch_0_embedded_elf_x86_64.so): neither is a dispatch.
     names = {n for n in found if not n.endswith("_so") and "_embedded_elf_" not in n and "_system_" not in n
              and not any(other.startswith(n + "_") for other in found)}
+    # A name stored before a byte that reads as a letter (``..._f32`` then ``X``) is found both ways: the longer
+    # is that artefact, never a dispatch of its own (each dispatch name ends in its element types).
+    names = {n for n in names if not any(n != other and n.startswith(other) for other in names)}
     formats = sorted({f.decode() for f in _FORMAT.findall(vmfb)})
     backend = TARGET if formats and all(f.startswith(_LLVM_CPU_FORMATS) for f in formats) else "|".join(formats)
-    return {n: backend or "unknown" for n in sorted(names, key=_dispatch_order)}
-
-
-def _dispatch_order(name: str) -> tuple[int, str]:
-    m = re.search(r"_dispatch_([0-9]+)", name)
-    return (int(m.group(1)) if m else 0, name)
+    return {n: backend or "unknown" for n in sorted(names, key=iree_batch.dispatch_order)}
 
 
 @dataclass
 class Compiled:
-    """A compiled module: its .vmfb and the dispatches read from it."""
+    """A compiled module: its .vmfb, the dispatches read from it (those of the case's own function, where the module
+    is a group's: adapters/iree_batch.py) and the function that runs the case (None: the module's one entry point)."""
 
     vmfb: bytes
     dispatches: dict[str, str]
+    function: str | None = None
+
+
+def compile_flow(text: str) -> str:
+    """``text`` (StableHLO) compiled as :func:`compile_text` does, to the flow level only (``--compile-to=flow``):
+    the MLIR text whose functions name the dispatches they call (adapters/iree_batch.py)."""
+    import iree.compiler as ireec
+
+    out = ireec.compile_str(text, target_backends=[TARGET], input_type="stablehlo",
+                            extra_args=[*COMPILE_FLAGS, "--compile-to=flow"])
+    return out.decode() if isinstance(out, bytes) else str(out)
 
 
 def compile_module(text: str, input_type: str) -> Compiled:
@@ -155,16 +165,43 @@ def _stored_vmfb(path: Path) -> bytes | None:
 
 
 def compiled_once(key: str, make: Callable[[], Compiled]) -> Compiled:
-    """The module kept on disk under ``key`` (:func:`vmfb_key`), else ``make()``'s, kept there (an unwritable
-    cache is no error; a failed compile keeps nothing)."""
+    """The module kept on disk under ``key`` (:func:`vmfb_key`), else the function compiled ahead for it in a
+    group's module (:func:`compile_ahead`), else ``make()``'s, kept there (an unwritable cache is no error; a failed
+    compile keeps nothing)."""
     path = _vmfb_path(key)
     vmfb = _stored_vmfb(path) if path is not None else None
     if vmfb is not None:
         return Compiled(vmfb, dispatches(vmfb))
+    ref = iree_batch.read_ref(path.with_suffix(".ref")) if path is not None else None
+    group = _group_vmfb(path.parent / f"{ref.group}.vmfb") if ref is not None and path is not None else None
+    if ref is not None and group is not None:
+        return Compiled(group, ref.dispatches, ref.function)
     compiled = make()
     if path is not None:
         write_atomic(path, hashlib.sha256(compiled.vmfb).digest() + compiled.vmfb)
     return compiled
+
+
+@functools.lru_cache(maxsize=4)
+def _group_vmfb(path: Path) -> bytes | None:
+    """A group's .vmfb (its cases run one after another: read once); None where missing or damaged."""
+    return _stored_vmfb(path)
+
+
+def compile_ahead(modules: Iterable[tuple[str, str]]) -> iree_batch.Ahead | None:
+    """Compile the (variant, StableHLO module text) ``modules`` that the disk cache lacks, many to a module
+    (adapters/iree_batch.py), so each case's run loads its function instead of compiling; None without a cache."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    folder = folder / "iree"
+
+    def present(key: str) -> bool:
+        return (folder / f"{key}.vmfb").exists() or (folder / f"{key}.ref").exists()
+
+    return iree_batch.compile_ahead(((vmfb_key(v, t), t) for v, t in modules), folder,
+                                    lambda text: compile_text(text, "stablehlo"), compile_flow, dispatches,
+                                    write_atomic, present)
 
 
 def entry_function(names: list[str]) -> str:
@@ -172,15 +209,16 @@ def entry_function(names: list[str]) -> str:
     return next(f for f in names if not f.startswith("__") and "$" not in f)
 
 
-def run_module(vmfb: bytes, arrays: list[np.ndarray]) -> np.ndarray:
-    """Load ``vmfb`` on a fresh local-sync device context and call its one exported function on ``arrays``; the
-    first result as a NumPy array. The runtime's errors (an input dtype the module does not take) propagate."""
+def run_module(vmfb: bytes, arrays: list[np.ndarray], function: str | None = None) -> np.ndarray:
+    """Load ``vmfb`` on a fresh local-sync device context and call ``function`` (default: its one exported function)
+    on ``arrays``; the first result as a NumPy array. The runtime's errors (an input dtype the module does not take)
+    propagate."""
     import iree.runtime as ireert
 
     ctx = ireert.SystemContext(config=ireert.Config(DEVICE))
     vm_module = ireert.VmModule.copy_buffer(ctx.instance, vmfb)
     ctx.add_vm_module(vm_module)
-    entry = entry_function(vm_module.function_names)
+    entry = function or entry_function(vm_module.function_names)
     # reshaped back: ascontiguousarray makes a 0-d array 1-d, which the module refuses for a scalar parameter
     out = ctx.modules[vm_module.name][entry](*[np.ascontiguousarray(a).reshape(a.shape) for a in arrays])
     if isinstance(out, (tuple, list)):
@@ -282,13 +320,26 @@ class IreeAdapter(Adapter):
             compiled = self.cache.get_or_make(key, make)
             facts["ops"] = list(compiled.dispatches)
             facts.update(delegation(compiled.dispatches, asked=TARGET))
-            return run_module(compiled.vmfb, arrays)
+            return run_module(compiled.vmfb, arrays, compiled.function)
 
         return Call(api, run, device="cpu", device_name=f"{TARGET} ({DEVICE})",
                     source="\n".join([*source, run_source(names)]), facts=facts)
 
+    def ahead(self, work: Iterable[tuple[CaseData, str]]) -> None:
+        # The StableHLO variants' modules, compiled many to a module (compile_ahead); a case StableHLO cannot say
+        # is left to its run, which records why.
+        modules = []
+        for case, variant in work:
+            if variant in _STABLEHLO_OP.values():
+                try:
+                    modules.append((variant, iree_stablehlo.module(case)))
+                except Exception:  # Unsupported or an invalid attribute: its run records it
+                    continue
+        compile_ahead(modules)
+
     def release(self) -> None:
         self.cache.clear()
+        _group_vmfb.cache_clear()
 
 
 def _op_line(text: str, variant: str) -> str:

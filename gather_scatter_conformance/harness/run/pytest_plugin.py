@@ -513,6 +513,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         from gather_scatter_conformance.harness.run.records import system_name
 
         state.planned.update(system_name(i.framework, i.device) for i in session.items if isinstance(i, CaseItem))
+        _ahead(session.items, state)
     if not session.items or not all(isinstance(i, CaseItem | CaseErrorItem) for i in session.items):
         return
     # Hypothesis's pytest plugin imports all of hypothesis in its terminal summary whether or not a test used it
@@ -523,6 +524,34 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     # The items live until the session ends: keep later collections (pytest runs two full ones at exit) from
     # walking them again.
     gc.freeze()
+
+
+def _ahead(items: list[pytest.Item], state: _State) -> None:
+    """Let each adapter prepare what this session's cases of it need together (Adapter.ahead: IREE compiles many
+    cases in one module), where the adapter runs in this interpreter (a release's own interpreter has its own
+    compiler) and on the CPU. Both pytest-xdist workers do it; the adapter shares the work between them. An
+    optimisation: a failure here leaves each case to prepare itself, as without it."""
+    import sys
+    import warnings
+
+    from gather_scatter_conformance import adapters
+    from gather_scatter_conformance.adapters.base import Adapter
+    from gather_scatter_conformance.harness.run.runner import case_data
+
+    by_framework: dict[str, list[CaseItem]] = {}
+    for item in items:
+        if isinstance(item, CaseItem) and item.device == "cpu" and item.cell not in state.done:
+            by_framework.setdefault(item.framework, []).append(item)
+    for name, its in by_framework.items():
+        adapter = adapters.get(name)
+        if type(adapter).ahead is Adapter.ahead or state.pythons.get(name, sys.executable) != sys.executable \
+                or adapter.unavailable() or not adapters.is_available(name):
+            continue
+        try:
+            adapter.ahead([(case_data(i.case), i.variant) for i in its])
+        except Exception as exc:  # ahead is an optimisation; the cases still run one by one
+            warnings.warn(f"{name}: preparing cases ahead failed, each case prepares itself: "
+                          f"{type(exc).__name__}: {exc}", stacklevel=1)
 
 
 def is_case_file(path: Path) -> bool:

@@ -269,15 +269,14 @@ def _source_key(record: Record) -> tuple[str, str, str]:
 def _describe(case: Case, framework: str, variant: str, device: str) -> tuple[str | None, str | None]:
     """(the call's statements, None), or (None, why this machine cannot write them)."""
     from gather_scatter_conformance import adapters
-    from gather_scatter_conformance.adapters.base import DEVICES, CaseData
+    from gather_scatter_conformance.adapters.base import DEVICES
+    from gather_scatter_conformance.harness.run.runner import case_data
 
     if device not in DEVICES:  # an execution provider's device (onnxruntime@openvino): set up by the run, not here
         return None, f"its device {device!r} is an execution provider this process does not run"
     try:
         adapter = adapters.get(framework)
-        _, source = adapter.describe(CaseData(op=case.op, inputs=case.inputs(), attrs=case.attrs,
-                                              opset=case.spec.opset, omit=tuple(case.spec.omit), device=device),
-                                     variant)
+        _, source = adapter.describe(case_data(case, device), variant)
     except KeyError:
         return None, "no adapter of that name here"
     except Exception as exc:

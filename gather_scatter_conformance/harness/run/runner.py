@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gather_scatter_conformance import adapters
+from gather_scatter_conformance.adapters.base import CaseData
 from gather_scatter_conformance.harness.cases.load import Case
 from gather_scatter_conformance.harness.judge import known
 from gather_scatter_conformance.harness.judge.verdict import expected_field, is_finding, judge
@@ -41,6 +42,12 @@ class InProcess:
 
         # No timeouts here, so no second try to spare (HUNG_BEFORE).
         return run_case(framework, variant, {k: v for k, v in payload.items() if k != HUNG_BEFORE})
+
+
+def case_data(case: Case, device: str = "cpu") -> CaseData:
+    """What an adapter sees of ``case`` run on ``device`` (adapters.base.CaseData), in this process."""
+    return CaseData(op=case.op, inputs=case.inputs(), attrs=case.attrs, opset=case.spec.opset,
+                    omit=tuple(case.spec.omit), device=device)
 
 
 def payload(case: Case, device: str = "cpu") -> dict[str, Any]:

@@ -1,0 +1,216 @@
+"""Many StableHLO cases compiled by IREE in one module, ahead of their runs (issue #38: compile once).
+
+A compile of a one-op module costs IREE 0.4-1.5 s, most of it fixed (the pipeline and linking one executable
+library), and a module of 40 functions compiles in a few times one's time. So before a run, the cases of the
+``stablehlo`` variant are compiled in groups: each case's ``@main`` is renamed ``@c<key>`` (its cache key) and the
+group's functions form one module. Each case still runs alone, by calling its own function in that module, and
+fails alone: a group that does not compile is halved until the failing case stands alone, and is left to compile
+at its own run, where its error is recorded as before.
+
+On disk, beside the single modules (adapters/iree.py, ``<cache>/iree/``): the group's ``.vmfb`` under the group's
+key, and for each case a ``<key>.ref``: the group's key, its function's name and the dispatches its function
+exports, named as a module of its own names them (``c<key>_dispatch_0_...`` -> ``main_dispatch_0_...``). IREE
+deduplicates identical executables across a module's functions; a function whose every dispatch went to another
+function's executable exports none of its own, so a case whose function exports nothing gets no ``.ref`` and
+compiles alone at its run: the dispatches a record names are the ones its own module would have.
+
+Two processes (pytest-xdist's workers) compiling ahead the same cases share the work: a group is compiled under a
+lock that the other process does not wait for, it moves on to the next group.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+GROUP = 40  # functions in one module: 40 compile in about 4 times one's time (iree 3.13.0, this machine)
+_MAIN = re.compile(r"func\.func @main\(")
+_REF_FORMAT = 1
+_DIGEST = hashlib.sha256().digest_size
+
+
+def function_name(key: str) -> str:
+    """The name a case's ``@main`` gets in a group: ``c`` and its cache key."""
+    return f"c{key}"
+
+
+def group_text(members: list[tuple[str, str]]) -> str:
+    """One module of the members' (key, module text) functions, each ``@main`` renamed :func:`function_name`."""
+    bodies = []
+    for key, text in members:
+        renamed, count = _MAIN.subn(f"func.func @{function_name(key)}(", text)
+        if count != 1:
+            raise ValueError(f"module text of {key} has {count} @main functions, not one")
+        bodies.append(renamed)
+    return "module {\n" + "\n".join(bodies) + "\n}\n"
+
+
+def dispatch_order(name: str) -> tuple[int, str]:
+    """How a module's dispatches are listed: by their ordinal (``main_dispatch_<N>_...``), then name."""
+    m = re.search(r"_dispatch_([0-9]+)", name)
+    return (int(m.group(1)) if m else 0, name)
+
+
+def groupable(text: str) -> bool:
+    """Whether a case's module may share a module: not where IREE would hoist a constant of it (an iota, a
+    constant) into the module's initializer, whose dispatches belong to no one function; not for float64 inputs,
+    which IREE demotes to float32 and the runtime then refuses at the call, in a message that names the function's
+    place in its module."""
+    return not any(s in text for s in ("stablehlo.iota", "stablehlo.constant", "f64"))
+
+
+_FUNC = re.compile(r"^\s*util\.func public @(c[0-9a-f]+)\(", re.M)
+_CALL = re.compile(r"flow\.dispatch @[\w$.-]+::@(c[0-9a-f]+)_(dispatch_[\w$]+)\(")
+
+
+def calls(flow_text: str) -> dict[str, list[str]]:
+    """Function -> the dispatch entry points it calls, from a module compiled to the flow level
+    (``--compile-to=flow``), each named as the function's own module would name it: ``main_dispatch_0_...``. A call
+    to another function's executable (IREE merged two identical ones) is named the same way, so it stays the
+    caller's."""
+    found: dict[str, list[str]] = {}
+    starts = [(m.start(), m.group(1)) for m in _FUNC.finditer(flow_text)]
+    for i, (start, name) in enumerate(starts):
+        end = starts[i + 1][0] if i + 1 < len(starts) else len(flow_text)
+        found[name] = [f"main_{m.group(2)}" for m in _CALL.finditer(flow_text, start, end)]
+    return found
+
+
+@dataclass
+class Ref:
+    """Where a case's compiled function is: the group's key, the function, its dispatches (renamed)."""
+
+    group: str
+    function: str
+    dispatches: dict[str, str]
+
+
+def write_ref(path: Path, ref: Ref, write: Callable[[Path, bytes], None]) -> None:
+    """Keep ``ref`` at ``path``: the SHA-256 of its JSON, then the JSON."""
+    body = json.dumps({"format": _REF_FORMAT, "group": ref.group, "function": ref.function,
+                       "dispatches": ref.dispatches}, sort_keys=True).encode()
+    write(path, hashlib.sha256(body).digest() + body)
+
+
+def read_ref(path: Path) -> Ref | None:
+    """The Ref kept at ``path``; None where there is none, or it is damaged or of another format."""
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    digest, body = blob[:_DIGEST], blob[_DIGEST:]
+    if not body or hashlib.sha256(body).digest() != digest:
+        return None
+    try:
+        data = json.loads(body)
+        ref = Ref(str(data["group"]), str(data["function"]), {str(k): str(v) for k, v in data["dispatches"].items()})
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if data.get("format") != _REF_FORMAT or not re.fullmatch(r"[0-9a-f]{32}", ref.group) \
+            or not re.fullmatch(r"c[0-9a-f]{32}", ref.function):
+        return None
+    return ref
+
+
+@dataclass
+class Ahead:
+    """What :func:`compile_ahead` did: cases found on disk already, compiled in groups, left to compile alone (their
+    group would not compile, or their function exported nothing of its own), groups compiled and groups another
+    process held."""
+
+    present: int = 0
+    grouped: int = 0
+    alone: int = 0
+    groups: int = 0
+    held: int = 0
+    failed_compiles: int = 0
+    keys: list[str] = field(default_factory=list)
+
+
+def compile_ahead(members: Iterable[tuple[str, str]], folder: Path, compile_text: Callable[[str], bytes],
+                  compile_flow: Callable[[str], str], dispatches: Callable[[bytes], dict[str, str]],
+                  write: Callable[[Path, bytes], None], present: Callable[[str], bool], size: int = GROUP) -> Ahead:
+    """Compile the (key, module text) ``members`` that ``present`` says are not on disk, ``size`` to a module, into
+    ``folder``: each group's .vmfb as ``<group key>.vmfb`` (digest, then bytes) and a ``<key>.ref`` per case, whose
+    dispatches are those its function calls at the flow level (``compile_flow``), as the .vmfb exports them
+    (``dispatches``). A module that is not :func:`groupable` is left to compile alone.
+
+    A group that fails to compile is halved until each failing case stands alone; that case gets nothing (it
+    compiles at its run and records its own error). Groups are formed from the sorted keys, so processes given the
+    same cases form the same groups; a group another process is compiling (its lock held) is skipped."""
+    from filelock import FileLock, Timeout
+
+    done = Ahead()
+    todo: dict[str, str] = {}
+    for key, text in members:
+        if key in todo:
+            continue
+        if present(key):
+            done.present += 1
+        elif not groupable(text):
+            done.alone += 1
+        else:
+            todo[key] = text
+    keys = sorted(todo)
+    folder.mkdir(parents=True, exist_ok=True)
+    for start in range(0, len(keys), size):
+        chunk = keys[start:start + size]
+        name = hashlib.sha256("\n".join(chunk).encode()).hexdigest()[:32]
+        lock = FileLock(str(folder / f"{name}.lock"))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            done.held += 1
+            continue
+        try:
+            left = [k for k in chunk if not present(k)]  # the other process may have compiled some meanwhile
+            _compile_group([(k, todo[k]) for k in left], folder, compile_text, compile_flow, dispatches, write, done)
+        finally:
+            lock.release()
+    return done
+
+
+def _compile_group(members: list[tuple[str, str]], folder: Path, compile_text: Callable[[str], bytes],
+                   compile_flow: Callable[[str], str], dispatches: Callable[[bytes], dict[str, str]],
+                   write: Callable[[Path, bytes], None], done: Ahead) -> None:
+    if not members:
+        return
+    if len(members) == 1:  # alone it compiles at its run, as any case does: nothing is gained ahead
+        done.alone += 1
+        return
+    text = group_text(members)
+    try:
+        vmfb = compile_text(text)
+        flow = compile_flow(text)
+    except Exception:  # a compiler error in one case: halve, and find it
+        done.failed_compiles += 1
+        half = len(members) // 2
+        _compile_group(members[:half], folder, compile_text, compile_flow, dispatches, write, done)
+        _compile_group(members[half:], folder, compile_text, compile_flow, dispatches, write, done)
+        return
+    exported = dispatches(vmfb)
+    if any(not name.startswith("c") for name in exported):  # an initializer's dispatch: no one function's
+        done.alone += len(members)
+        return
+    group = hashlib.sha256(vmfb).hexdigest()[:32]
+    write(folder / f"{group}.vmfb", hashlib.sha256(vmfb).digest() + vmfb)
+    done.groups += 1
+    backends = {("main_" + name.split("_", 1)[1]): backend for name, backend in exported.items()}
+    called = calls(flow)
+    for key, _ in members:
+        own = called.get(function_name(key))
+        # Alone where it calls no dispatch (nothing to attribute), a dispatch the module does not export, or not
+        # dispatches 0..n-1: a dispatch formed and then dropped in the module's company (seen once in 99, a
+        # ScatterND whose own module had dispatch 0 only) says it compiled otherwise than alone.
+        if not own or any(name not in backends for name in own) \
+                or sorted({dispatch_order(n)[0] for n in own}) != list(range(len({dispatch_order(n)[0] for n in own}))):
+            done.alone += 1
+            continue
+        ordered = sorted(dict.fromkeys(own), key=dispatch_order)
+        write_ref(folder / f"{key}.ref", Ref(group, function_name(key), {n: backends[n] for n in ordered}), write)
+        done.grouped += 1
+        done.keys.append(key)

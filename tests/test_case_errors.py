@@ -183,6 +183,38 @@ def test_data_dtypes_makes_a_copy_per_dtype_with_data_and_updates_of_it(tmp_path
     assert cases["p-int16"].line == cases["p"].line  # an error in a copy points at the case written
 
 
+def test_a_copy_is_no_focus_case_for_the_variants_that_compile_per_shape(tmp_path: Path) -> None:
+    """#38: the copies on every compiled variant (torch.compile, jit, converter paths) were a quarter of a run's
+    records and half its call time. A copy is tagged dtype-copy and runs on the fast variants; a slow one runs the
+    case it copies, and the copies too with --slow-variants all."""
+    import subprocess
+    import sys
+
+    (tmp_path / "c.yaml").write_text(textwrap.dedent("""\
+        op: Gather
+        cases:
+          - id: p
+            source: test
+            dimension: oob-positive
+            data_dtypes: [int16]
+            inputs:
+              data: {value: [10, 20, 30], dtype: float32}
+              indices: [1, 7]
+        """))
+
+    def collected(*extra: str) -> list[str]:
+        done = subprocess.run([sys.executable, "-m", "pytest", "c.yaml", "--framework", "torch", "--co", "-q",
+                               "-p", "no:cacheprovider", *extra], cwd=tmp_path, capture_output=True, text=True)
+        return [line.split("::")[-1] for line in done.stdout.splitlines() if "::" in line]
+
+    default = collected()
+    assert {"p[torch]", "p[torch:index_select/compile]", "p-int16[torch]", "p-int16[torch:indexing]"} <= set(default)
+    assert not [item for item in default if item.startswith("p-int16") and "compile" in item]
+    assert "p-int16[torch:index_select/compile]" in collected("--slow-variants", "all")
+    (copy,) = [c for c in _load(tmp_path, (tmp_path / "c.yaml").read_text()) if c.id == "p-int16"]
+    assert "dtype-copy" in copy.tags
+
+
 def test_a_value_a_listed_dtype_cannot_hold_names_the_copy(tmp_path: Path) -> None:
     message = _one_error(_load(tmp_path, """\
         op: ScatterElements

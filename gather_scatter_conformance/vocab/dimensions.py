@@ -15,6 +15,11 @@ from gather_scatter_conformance.vocab.dtypes import INDEX_DTYPES
 # behaviour table can show a label per data dtype where they differ (issue #40).
 DATA_TAG = "data:"
 DATA_DTYPE = "data-dtype:"  # the dimensions asking whether an API accepts a data dtype: data-dtype:int32
+# A case's copy with another data dtype (a case's ``data_dtypes``) carries this tag. It is no focus case: a variant
+# that compiles per shape (torch.compile, jit, a converter path) runs the case it copies, and the copies only with
+# --slow-variants all (issue #38: the copies on every compiled variant were a quarter of a run's records and half
+# its call time).
+DTYPE_COPY_TAG = "dtype-copy"
 
 # shift: a TensorScatter block moved whole to the nearest start where it fits (XLA's dynamic_update_slice).
 # alias: a gather read another valid element (the unchecked flat offset); alias-write: a scatter wrote one (the

@@ -268,7 +268,9 @@ def expand_dtypes(raw: Any) -> list[Any]:
     for dtype in listed:
         inputs = {name: _with_dtype(spec, dtype) if name in ("data", "updates") else spec
                   for name, spec in raw["inputs"].items()}
+        tags = base.get("tags") if isinstance(base.get("tags"), list) else []
         copies.append({**base, "id": f"{raw['id']}-{dtype}", "inputs": inputs,
+                       "tags": [*tags, dimensions.DTYPE_COPY_TAG],
                        "description": f"{raw.get('description', '')} [data as {dtype}]".strip()})
     return [raw, *copies]
 

@@ -626,6 +626,7 @@ class CaseFile(pytest.File):
         from gather_scatter_conformance.adapters.base import NOT_MAPPED
         from gather_scatter_conformance.harness.cases.errors import CaseFileError
         from gather_scatter_conformance.harness.cases.load import load_file
+        from gather_scatter_conformance.vocab.dimensions import DTYPE_COPY_TAG
 
         state = _state(self.config)
         file_id = case_file_id(self.path, state.rootdir)
@@ -641,7 +642,8 @@ class CaseFile(pytest.File):
                 continue
             if state.case_tags and not state.case_tags & set(entry.tags):
                 continue
-            focus = entry.dimension is not None or bool(_FOCUS_TAGS & set(entry.tags))
+            focus = (entry.dimension is not None or bool(_FOCUS_TAGS & set(entry.tags))) \
+                and DTYPE_COPY_TAG not in entry.tags
             for framework in state.frameworks:
                 adapter = adapters.get(framework)
                 # An operator the adapter does not map still gets one item (variant ""): the worker records it as

@@ -21,6 +21,8 @@ Parts (benchmarks/README.md has the method and the latest results):
   suite       the project's tests: make test's recorded time against 25 minutes, make check timed against 3
   records     the strict results reader (every line a checked record) vs json.loads per line, on a committed run;
               a worker under the memory limit vs one without
+  ahead       gsc run --framework iree with its cases compiled ahead, many to a module, vs each compiled alone
+              (--no-ahead), side by side, caches empty: wall ratio, and records that differ
   phases      make report's phases, from the results files it wrote (--phase-results): wall time, workers, memory,
               the frameworks' own call time; summed against 60 minutes
 
@@ -41,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.common import Row, print_rows, summary_lines
 
 PARTS = ("overhead", "collection", "reference", "onnx-runner", "history", "report", "site", "plugin", "cache",
-         "records", "suite", "phases", "matrix")
+         "records", "suite", "phases", "ahead", "matrix")
 DEFAULT_PARTS = ("overhead", "collection", "reference", "onnx-runner", "plugin", "cache", "records")
 
 
@@ -88,6 +90,10 @@ def _part(name: str, args: argparse.Namespace) -> list[Row]:
         from benchmarks import suite
 
         return suite.run(reps=1 if args.quick else 3)
+    if name == "ahead":
+        from benchmarks import ahead
+
+        return ahead.run(quick=args.quick)
     if name == "phases":
         from benchmarks import phases
 

@@ -67,6 +67,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     _option(group, "--gsc-device", default="cpu", metavar="cpu|gpu|cpu,gpu",
             help="where to run (default cpu). GPU tests of a framework that sees no GPU here are skipped with the "
                  "reason; ids of GPU tests end in @gpu")
+    _option(group, "--gsc-no-ahead", "--no-ahead", action="store_true",
+            help="prepare nothing ahead: each case compiles alone (IREE otherwise compiles a run's cases many to a "
+                 "module); to check that grouping changes no record")
     _option(group, "--gsc-slow-variants", "--slow-variants", default="focus", choices=("all", "focus"),
             help="variants that compile per shape (torch.compile): on every case, or only on probe, seed and "
                  "regression cases (default)")
@@ -513,7 +516,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         from gather_scatter_conformance.harness.run.records import system_name
 
         state.planned.update(system_name(i.framework, i.device) for i in session.items if isinstance(i, CaseItem))
-        _ahead(session.items, state)
+        if not session.config.getoption("gsc_no_ahead"):
+            _ahead(session.items, state)
     if not session.items or not all(isinstance(i, CaseItem | CaseErrorItem) for i in session.items):
         return
     # Hypothesis's pytest plugin imports all of hypothesis in its terminal summary whether or not a test used it

@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_variants_default_first_and_compile_twins() -> None:
     def with_twins(*eager: str) -> list[str]:
-        return [*eager, *(f"{v}/compile" for v in eager), *(f"{v}/compile_constant" for v in eager)]
+        return [*eager, *(f"{v}/compile" for v in eager), *(f"{v}/compile_constant" for v in eager),
+                *(f"{v}/compile_dynamic" for v in eager)]
 
     assert ADAPTER.variants("Gather") == with_twins("index_select", "indexing")
     assert ADAPTER.variants("GatherElements") == with_twins("gather", "take_along_dim")
@@ -55,6 +56,33 @@ def test_a_constant_twin_compiles_a_function_of_the_data_with_the_indices_a_cons
     np.testing.assert_array_equal(scope["result"], expected)
     with pytest.raises(ValueError, match="no variant"):
         ADAPTER.prepare(_case("Take", {"axis": None, "mode": "raise"}, data=F, indices=np.array([0])), "indexing")
+
+
+def test_a_dynamic_twin_compiles_for_symbolic_shapes() -> None:
+    """Dynamic shapes (#40): ``/compile_dynamic`` is torch.compile(dynamic=True): the graph it compiles takes other
+    shapes of the same rank and dtype without compiling again, and its value and its repro's agree with eager."""
+    import torch
+
+    from gather_scatter_conformance.adapters import torch as torch_adapter
+    from gather_scatter_conformance.adapters.torch_calls import expression
+
+    case = _case("Gather", {"axis": 0}, data=F, indices=np.array([2, 0]))
+    call = ADAPTER.prepare(case, "index_select/compile_dynamic")
+    assert "dynamic=True" in call.api and "dynamic=False" in ADAPTER.prepare(case, "index_select/compile").api
+    np.testing.assert_array_equal(ADAPTER.to_numpy(call.run()), F[[2, 0]])
+    scope: dict = {"np": np, "data": F, "indices": np.array([2, 0])}
+    exec(call.source, scope)
+    np.testing.assert_array_equal(scope["result"], F[[2, 0]])
+    expr = expression("Gather", "index_select", {"data": F.shape, "indices": (2,)}, {"axis": 0, "batch_dims": 0}, ())
+    data, indices = torch.from_numpy(F), torch.tensor([2, 0])
+    compiled = {d: torch_adapter.COMPILED.get(expr, ("data", "indices"), (data, indices), d) for d in (True, False)}
+    for dynamic, fn in compiled.items():
+        fn(data, indices)  # compiled for the case's shapes
+        before = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+        bigger = torch.arange(40.0).reshape(8, 5)
+        np.testing.assert_array_equal(fn(bigger, torch.tensor([7, 1, 3])).numpy(), bigger.numpy()[[7, 1, 3]])
+        grew = torch._dynamo.utils.counters["stats"]["unique_graphs"] - before
+        assert grew == (0 if dynamic else 1), (dynamic, grew)
 
 
 def test_translation_imports_no_torch() -> None:

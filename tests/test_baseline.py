@@ -471,11 +471,27 @@ def test_index_provenance_lists_a_label_the_constant_indices_change() -> None:
     changes = provenance_changes(table(recs, NO_CLAIMS))
     assert changes == [
         {"op": "Gather", "dimension": "empty-indices", "framework": "openvino", "framework_version": "2026.4.1",
-         "device": "cpu", "variant": "read_model", "input_label": "crash:SIGFPE", "constant_label": "wrong",
+         "device": "cpu", "variant": "read_model", "twin": "constant", "parent_label": "crash:SIGFPE",
+         "twin_label": "wrong",
          "cases": ["cases/probes/gather.yaml::probe-empty-indices"]},
         {"op": "GatherND", "dimension": "empty-indices", "framework": "openvino", "framework_version": "2026.4.1",
-         "device": "cpu", "variant": "read_model", "input_label": "ok", "constant_label": "error",
+         "device": "cpu", "variant": "read_model", "twin": "constant", "parent_label": "ok", "twin_label": "error",
          "cases": ["cases/probes/gathernd.yaml::probe-empty-indices"]}]
+
+
+def test_a_dynamic_twin_s_change_is_listed_beside_the_constant_twin_s() -> None:
+    """Dynamic shapes (#40): a ``<api>/<mode>_dynamic`` row is compared with its ``<api>/<mode>`` parent as a
+    constant twin is; the text names the sides static and dynamic. (pytorch#169779: index_select with -1 raised
+    under dynamic=False and ran under dynamic=True; made-up OpenVINO labels stand in for it here.)"""
+    rows = table([_provenance_probe("Gather", "negative-indices", "index_select/compile", "error"),
+                  _provenance_probe("Gather", "negative-indices", "index_select/compile_dynamic", "wrap"),
+                  _provenance_probe("Gather", "negative-indices", "index_select/compile_constant", "error")],
+                 NO_CLAIMS)
+    (change,) = provenance_changes(rows)
+    assert (change["variant"], change["twin"], change["parent_label"], change["twin_label"]) == (
+        "index_select/compile", "dynamic", "error", "wrap")
+    assert render_text(rows).splitlines()[-1] == ("  Gather negative-indices, openvino 2026.4.1:index_select/compile: "
+                                                   "error (static) -> wrap (dynamic)")
 
 
 def test_index_provenance_leaves_out_chance_flips_and_unsupported() -> None:
@@ -499,12 +515,13 @@ def test_index_provenance_leaves_out_chance_flips_and_unsupported() -> None:
     rows = table([*recs, _provenance_probe("GatherND", "empty-indices", "read_model", "unsupported|ok"),
                   _provenance_probe("GatherND", "empty-indices", "read_model/constant", "unsupported|error")],
                  NO_CLAIMS)
-    assert [(c["op"], c["variant"], c["input_label"], c["constant_label"]) for c in provenance_changes(rows)] == [
+    assert [(c["op"], c["variant"], c["parent_label"], c["twin_label"]) for c in provenance_changes(rows)] == [
         ("GatherND", "read_model", "unsupported|ok", "unsupported|error")]
 
 
 def test_gsc_behaviour_ends_with_the_index_provenance_section() -> None:
-    heading = "Index provenance: labels that change when the indices are a constant"
+    heading = ("Index provenance and dynamic shapes: labels that change when the indices are a constant or the shapes "
+               "symbolic")
     rows = table([_provenance_probe("Gather", "empty-indices", "read_model", "crash:SIGFPE"),
                   _provenance_probe("Gather", "empty-indices", "read_model/constant", "wrong")], NO_CLAIMS)
     lines = render_text(rows).splitlines()

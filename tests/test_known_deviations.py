@@ -27,7 +27,7 @@ from gather_scatter_conformance.harness.judge import known
 from gather_scatter_conformance.harness.report import claims
 from gather_scatter_conformance.harness.run.runner import InProcess, case_data, execute
 from gather_scatter_conformance.vocab.record import Record
-from gather_scatter_conformance.vocab.variants import constant_parent
+from gather_scatter_conformance.vocab.variants import twin_of
 
 pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
 
@@ -236,9 +236,10 @@ def test_shipped_cases_deviate_only_where_known(framework: str) -> None:
             is_listed = (case.nodeid, variant) in listed
             if not (is_listed or plan.selects(case, variant)):
                 continue
-            # A constant-indices twin compiles per index value: beyond the listed pairs, where the plan runs its
-            # parent, and there on the edges only.
-            parent = constant_parent(variant)
+            # A twin (constant indices, dynamic shapes) compiles per case: beyond the listed pairs, where the plan
+            # runs its parent, and there on the edges only.
+            twin = twin_of(variant)
+            parent = twin[0] if twin else None
             if parent and not (is_listed or (plan.selects(case, parent) and OTHER_VARIANT_TAGS & set(case.tags))):
                 continue
             danger = plan.cannot_run(case, variant)

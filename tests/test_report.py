@@ -627,7 +627,8 @@ def test_the_report_lists_the_labels_index_provenance_changes(tmp_path: Path) ->
     out = generate([write(tmp_path / "r.jsonl", records)], tmp_path / "out", claims_dir=NO_CLAIMS)
     assert json.loads(out["provenance.json"].read_text()) == [
         {"op": "Gather", "dimension": "empty-indices", "framework": "openvino", "framework_version": version,
-         "device": "cpu", "variant": "read_model", "input_label": "crash:SIGFPE", "constant_label": "wrong",
+         "device": "cpu", "variant": "read_model", "twin": "constant", "parent_label": "crash:SIGFPE",
+         "twin_label": "wrong",
          "cases": ["cases/probes/nonexistent.yaml::probe-empty-indices"]}]
     html = out["index.html"].read_text(encoding="utf-8")
     assert '<a href="#provenance">' in html and "<script>alert(5)" not in html

@@ -120,3 +120,21 @@ def test_case_files_and_prose() -> None:
     # Without an op, only names whose new name is the same everywhere change.
     assert migrate.migrate_text("run [take-raise] and 'opset13' and [opset12]") == (
         "run [take/raise] and 'opset13' and [GatherND-12]")
+
+
+@pytest.mark.parametrize(("variant", "kind", "twin"), [
+    ("Gather-13", "constant", "Gather-13/constant"),
+    ("gather/xla", "constant", "gather/xla_constant"),
+    ("index_select/compile", "dynamic", "index_select/compile_dynamic"),
+    ("Gather-13", "dynamic", "Gather-13/dynamic"),
+])
+def test_a_twin_names_its_parent_and_kind(variant: str, kind: str, twin: str) -> None:
+    """#40: a twin is the same call with the indices a constant or the shapes symbolic; its name says which and of
+    what, and the report reads both back (behaviour.twin_changes)."""
+    assert variants.twin(variant, kind) == twin
+    assert variants.twin_of(twin) == (variant, kind)
+    assert variants.twin_of(variant) is None
+    assert (variants.constant_parent(twin), variants.dynamic_parent(twin)) == (
+        (variant, None) if kind == "constant" else (None, variant))
+    with pytest.raises(ValueError, match="unknown twin"):
+        variants.twin(variant, "static")

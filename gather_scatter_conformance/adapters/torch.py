@@ -85,13 +85,15 @@ class CompileCache:
         self._fns: dict[tuple[str, tuple[Any, ...]], Any] = {}
         self.compiles = 0  # how many callables were built (for tests)
 
-    def get(self, expr: str, names: tuple[str, ...], tensors: tuple[Any, ...]) -> Any:
-        """The compiled lambda for ``expr`` over ``names``, built on first use for these shapes and dtypes."""
-        key = (expr, tuple((tuple(t.shape), str(t.dtype)) for t in tensors))
+    def get(self, expr: str, names: tuple[str, ...], tensors: tuple[Any, ...], dynamic: bool = False) -> Any:
+        """The compiled lambda for ``expr`` over ``names``, built on first use for these shapes and dtypes; with
+        ``dynamic``, compiled for symbolic dimensions (``dynamic=True``: sizes 0 and 1 stay specialised, as torch
+        does), one code object a signature all the same, so no recompile limit is ever reached."""
+        key = (expr, dynamic, tuple((tuple(t.shape), str(t.dtype)) for t in tensors))
         fn = self._fns.get(key)
         if fn is None:
             torch = _torch()
-            fn = torch.compile(_lambda(expr, names), backend="inductor", dynamic=False)
+            fn = torch.compile(_lambda(expr, names), backend="inductor", dynamic=dynamic)
             self._fns[key] = fn
             self.compiles += 1
         return fn
@@ -152,12 +154,14 @@ class TorchAdapter(Adapter):
 
     def is_slow(self, variant: str) -> bool:
         # inductor compiles each new shape (1.5-5 s per case here); a constant twin each index value
-        return variants.mode(variants.constant_parent(variant) or variant) == COMPILE
+        twin = variants.twin_of(variant)
+        return variants.mode(twin[0] if twin else variant) == COMPILE
 
     def prepare(self, case: CaseData, variant: str) -> Call:
         self.check_variant(case.op, variant)
         twin_of = variants.constant_parent(variant)
-        base, mode = variants.split(twin_of or variant)
+        dynamic = variants.dynamic_parent(variant) is not None
+        base, mode = variants.split(twin_of or variants.dynamic_parent(variant) or variant)
         compiled = mode == COMPILE
         # The case's inputs in the operator's order (TensorScatter: data, updates[, indices]), as the converter paths,
         # which export this call, feed them.
@@ -194,10 +198,10 @@ class TorchAdapter(Adapter):
             fn = _lambda(expr, names)
             api = expr
         else:
-            api = f"torch.compile(lambda {args}: {expr}, backend='inductor', dynamic=False)({args})"
+            api = f"torch.compile(lambda {args}: {expr}, backend='inductor', dynamic={dynamic})({args})"
 
             def fn(*ts: Any) -> Any:
-                return COMPILED.get(expr, names, ts)(*ts)
+                return COMPILED.get(expr, names, ts, dynamic)(*ts)
 
         def run() -> Any:
             # Factory calls inside an expression (torch.tensor, torch.arange) must land on the inputs' device.
@@ -205,7 +209,7 @@ class TorchAdapter(Adapter):
                 return fn(*tensors)
 
         return Call(api + note, run, device=case.device, device_name=device_name,
-                    source=_source(expr, names, arrays, compiled, case.device, held))
+                    source=_source(expr, names, arrays, compiled, case.device, held, dynamic))
 
     def to_numpy(self, out: Any) -> np.ndarray:
         torch = _torch()
@@ -220,7 +224,7 @@ class TorchAdapter(Adapter):
 
 
 def _source(expr: str, names: tuple[str, ...], arrays: tuple[np.ndarray, ...], compiled: bool, device: str,
-            held: str | None = None) -> str:
+            held: str | None = None, dynamic: bool = False) -> str:
     """The call as standalone statements (Call.source): tensors as to_tensor makes them, the same expression; with
     ``held``, that input is a Python list the compiled function makes its tensor of (a constant of the graph)."""
     lines = ["import torch", *source.tensors(names, arrays, "torch.from_numpy({name})",
@@ -235,7 +239,7 @@ def _source(expr: str, names: tuple[str, ...], arrays: tuple[np.ndarray, ...], c
                   f"fn = torch.compile(lambda {fed}: (lambda {args}: {expr})({passed}), backend='inductor', "
                   "dynamic=False)", f"out = fn({fed})"]
     elif compiled:
-        lines.append(f"fn = torch.compile(lambda {args}: {expr}, backend='inductor', dynamic=False)")
+        lines.append(f"fn = torch.compile(lambda {args}: {expr}, backend='inductor', dynamic={dynamic})")
         lines.append(f"out = fn({args})")
     else:
         lines.append(f"out = {expr}")

@@ -27,10 +27,12 @@ _EAGER: dict[str, tuple[str, ...]] = {
     "TensorScatter": (EMULATED_INDEX_COPY,),
 }
 # Every eager variant, then the same ones under torch.compile, then the compiled ones with the indices a constant of
-# the compiled function (index provenance, #40: ``index_select/compile_constant``); the first is the default.
+# the compiled function (index provenance, #40: ``index_select/compile_constant``), then compiled for symbolic
+# shapes (dynamic=True, #40: ``index_select/compile_dynamic``); the first is the default.
 VARIANTS: dict[str, tuple[str, ...]] = {
     op: eager + tuple(variants.join(v, COMPILE) for v in eager)
-    + tuple(variants.constant_twin(variants.join(v, COMPILE)) for v in eager) for op, eager in _EAGER.items()
+    + tuple(variants.twin(variants.join(v, COMPILE), kind) for kind in variants.TWIN_MODES for v in eager)
+    for op, eager in _EAGER.items()
 }
 
 # ScatterElements reduction -> Tensor.scatter_reduce's name for it (docs: "sum", "prod", "mean", "amax", "amin").

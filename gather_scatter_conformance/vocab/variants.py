@@ -15,35 +15,65 @@ _WORD = r"[A-Za-z_][A-Za-z0-9_]*"
 VARIANT = re.compile(rf"(?P<api>{_WORD}(?:\.{_WORD})*(?:-(?P<version>[0-9]+))?)(?:/(?P<mode>{_WORD}))?")
 _OP_VERSION = re.compile(r"(?P<op>[A-Z][A-Za-z]*)-(?P<version>[0-9]+)")
 
-# The mode of index provenance (issue #40): the variant ``<api>/constant`` runs ``<api>`` with the case's indices a
-# compile-time constant (an ONNX initializer, an OpenVINO constant node) instead of a run-time input, since runtimes
-# fold, check or specialise constants at compile time. Defined here, below adapters (onnx_graph.CONSTANT is this
-# name) and the report (behaviour.provenance_changes sets each such variant beside ``<api>``).
+# The twins of a variant (issue #40): the same call with something the compiler may use known or left open.
+# ``<api>/constant`` runs ``<api>`` with the case's indices a compile-time constant (an ONNX initializer, an OpenVINO
+# constant node) instead of a run-time input, since runtimes fold, check or specialise constants at compile time
+# (index provenance); ``<api>/dynamic`` compiles it for inputs whose dimensions are left symbolic (torch.compile's
+# dynamic=True, ONNX's dim_params), not specialised to the case's shapes, since such code takes other paths (dynamic
+# shapes). Defined here, below adapters (onnx_graph.CONSTANT is this name) and the report (behaviour.twin_changes
+# sets each twin beside ``<api>``).
 CONSTANT_MODE = "constant"
-# A variant that already has a mode gets its twin as ``<mode>_constant`` (TensorFlow's ``gather/xla_constant``,
-# JAX's ``take/jit_constant``): the same compile mode, the indices a constant.
-_CONSTANT_SUFFIX = "_" + CONSTANT_MODE
+DYNAMIC_MODE = "dynamic"
+TWIN_MODES = (CONSTANT_MODE, DYNAMIC_MODE)
+# A variant that already has a mode gets its twin as ``<mode>_<twin>`` (TensorFlow's ``gather/xla_constant``, JAX's
+# ``take/jit_constant``, torch's ``index_select/compile_dynamic``): the same compile mode, the one thing changed.
 
 
-def constant_twin(variant: str) -> str:
-    """The variant that runs ``variant`` with the indices a compile-time constant: ``Gather-13`` ->
-    ``Gather-13/constant``, ``gather/xla`` -> ``gather/xla_constant``."""
+def twin(variant: str, kind: str) -> str:
+    """The ``kind`` twin (:data:`TWIN_MODES`) of ``variant``: ``Gather-13`` -> ``Gather-13/constant``,
+    ``gather/xla`` -> ``gather/xla_constant``, ``index_select/compile`` -> ``index_select/compile_dynamic``."""
+    if kind not in TWIN_MODES:
+        raise ValueError(f"unknown twin {kind!r}; known: {', '.join(TWIN_MODES)}")
     api, mode = split(variant)
-    return join(api, CONSTANT_MODE if mode is None else mode + _CONSTANT_SUFFIX)
+    return join(api, kind if mode is None else f"{mode}_{kind}")
 
 
-def constant_parent(variant: str) -> str | None:
-    """The variant whose constant twin ``variant`` is (its indices a run-time input), or None when ``variant`` is
-    no twin (or off the grammar)."""
+def twin_of(variant: str) -> tuple[str, str] | None:
+    """(the variant ``variant`` is a twin of, the twin's kind), or None when ``variant`` is no twin (or off the
+    grammar)."""
     try:
         api, mode = split(variant)
     except ValueError:
         return None
-    if mode == CONSTANT_MODE:
-        return api
-    if mode and mode.endswith(_CONSTANT_SUFFIX):
-        return join(api, mode.removesuffix(_CONSTANT_SUFFIX))
+    for kind in TWIN_MODES:
+        if mode == kind:
+            return api, kind
+        if mode and mode.endswith("_" + kind):
+            return join(api, mode.removesuffix("_" + kind)), kind
     return None
+
+
+def constant_twin(variant: str) -> str:
+    """The variant that runs ``variant`` with the indices a compile-time constant (:func:`twin`)."""
+    return twin(variant, CONSTANT_MODE)
+
+
+def constant_parent(variant: str) -> str | None:
+    """The variant whose constant twin ``variant`` is (its indices a run-time input), or None when ``variant`` is
+    no constant twin (or off the grammar)."""
+    found = twin_of(variant)
+    return found[0] if found and found[1] == CONSTANT_MODE else None
+
+
+def dynamic_twin(variant: str) -> str:
+    """The variant that compiles ``variant`` for symbolic dimensions (:func:`twin`)."""
+    return twin(variant, DYNAMIC_MODE)
+
+
+def dynamic_parent(variant: str) -> str | None:
+    """The variant whose dynamic-shapes twin ``variant`` is (compiled for the case's shapes), or None."""
+    found = twin_of(variant)
+    return found[0] if found and found[1] == DYNAMIC_MODE else None
 
 
 def split(variant: str) -> tuple[str, str | None]:

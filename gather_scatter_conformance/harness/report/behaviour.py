@@ -153,65 +153,76 @@ def table(records: Iterable[Record], claims_dir: Path | None = None,
     return [row.as_dict() for row in rows]
 
 
-def constant_rows(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str]]:
-    """The measured rows of a constant twin (``<api>/constant``, ``<api>/<mode>_constant``), each with its parent
-    variant (``<api>``, ``<api>/<mode>``: vocab.variants.constant_parent)."""
+# What each side of a twin's pair is called: (the parent's, the twin's). Index provenance: the indices a run-time
+# input, or a constant; dynamic shapes: compiled for the case's shapes, or for symbolic ones.
+SIDES = {variants.CONSTANT_MODE: ("input", "constant"), variants.DYNAMIC_MODE: ("static", "dynamic")}
+
+
+def twin_rows(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str, str]]:
+    """The measured rows of a twin (``<api>/constant``, ``<api>/<mode>_dynamic``: vocab.variants.twin_of), each
+    with its parent variant (``<api>``, ``<api>/<mode>``) and the twin's kind."""
     out = []
     for row in rows:
         if row.get("measured") is False:
             continue
-        parent = variants.constant_parent(row["variant"])
-        if parent is not None:
-            out.append((row, parent))
+        found = variants.twin_of(row["variant"])
+        if found is not None:
+            out.append((row, *found))
     return out
 
 
 def provenance_changes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Where index provenance changes the label (issue #40): each measured constant twin's row (the case's
-    indices a compile-time constant) whose label shares no label with its parent ``<api>``'s row (the indices a
-    run-time input) of the same op, dimension, framework, release and device.
+    """Where a twin changes the label (issue #40): each measured twin's row (the case's indices a compile-time
+    constant, or its shapes left symbolic) whose label shares no label with its parent ``<api>``'s row (the indices
+    a run-time input, the shapes the case's) of the same op, dimension, framework, release and device.
 
     Labels are compared as sets (a row's label is its probes' labels ``|``-joined), and a change is only a
     disjoint pair: a memory-unsafe cell flips between ``zero`` and ``zero|garbage`` by chance, a duplicate-indices
     cell between ``last-wins|nondeterministic`` and ``last-wins``, and such pairs share a label; a pair with no
     label in common did something else. ``unsupported`` (the API cannot express the case, e.g. an empty constant)
-    is no behaviour and is left out of both sets: a row with no other label gives no change. A constant row
-    without its parent gives none either.
+    is no behaviour and is left out of both sets: a row with no other label gives no change. A twin's row without
+    its parent gives none either.
 
     One dict per change, in the rows' order: op, dimension, framework, framework_version, device, variant (the
-    parent), input_label (the parent's label), constant_label, cases (the probe cases behind both rows).
+    parent), twin (its kind: ``constant`` or ``dynamic``), parent_label, twin_label, cases (the probe cases behind
+    both rows).
     """
     def cell(row: dict[str, Any], variant: str) -> tuple[str, ...]:
         return row["op"], row["dimension"], row["framework"], row["framework_version"], variant, row["device"]
 
     by_cell = {cell(r, r["variant"]): r for r in rows if r.get("measured") is not False}
     changes = []
-    for row, parent_variant in constant_rows(rows):
+    for row, parent_variant, kind in twin_rows(rows):
         parent = by_cell.get(cell(row, parent_variant))
         if parent is None:
             continue
         given = set(parent["label"].split("|")) - {"unsupported"}
-        constant = set(row["label"].split("|")) - {"unsupported"}
-        if not given or not constant or given & constant:
+        twin = set(row["label"].split("|")) - {"unsupported"}
+        if not given or not twin or given & twin:
             continue
         changes.append({
             "op": row["op"], "dimension": row["dimension"], "framework": row["framework"],
             "framework_version": row["framework_version"], "device": row["device"], "variant": parent_variant,
-            "input_label": parent["label"], "constant_label": row["label"],
+            "twin": kind, "parent_label": parent["label"], "twin_label": row["label"],
             "cases": sorted({*(parent.get("cases") or []), *(row.get("cases") or [])}),
         })
     return changes
 
 
+HEADING = "Index provenance and dynamic shapes: labels that change when the indices are a constant or the shapes " \
+          "symbolic"
+
+
 def provenance_text(rows: list[dict[str, Any]]) -> list[str]:
-    """The text section of :func:`provenance_changes`: nothing where no constant-mode row was measured."""
-    if not constant_rows(rows):
+    """The text section of :func:`provenance_changes`: nothing where no twin was measured."""
+    if not twin_rows(rows):
         return []
-    out = ["\nIndex provenance: labels that change when the indices are a constant"]
+    out = [f"\n{HEADING}"]
     for change in provenance_changes(rows):
         at = "" if change["device"] == "cpu" else f"@{change['device']}"
+        given, twin = SIDES[change["twin"]]
         out.append(f"  {change['op']} {change['dimension']}, {change['framework']} {change['framework_version']}:"
-                   f"{change['variant']}{at}: {change['input_label']} (input) -> {change['constant_label']} (constant)")
+                   f"{change['variant']}{at}: {change['parent_label']} ({given}) -> {change['twin_label']} ({twin})")
     if len(out) == 1:
         out.append("  no change")
     return out
@@ -223,7 +234,7 @@ def render_text(rows: list[dict[str, Any]]) -> str:
     ``*`` marks a cell that contradicts the framework's documentation, ``?`` one the documentation says nothing
     about, ``†`` one that contradicts the blog's 2020 statement, ``!`` one that differs from the canonical (ONNX)
     behaviour, ``‡`` one whose data dtypes gave different labels (listed under the operator's table). Where
-    constant twins were measured, a last section lists the labels index provenance changes
+    twins were measured, a last section lists the labels index provenance or dynamic shapes change
     (:func:`provenance_changes`).
     """
     out = []

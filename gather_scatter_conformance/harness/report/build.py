@@ -14,11 +14,11 @@ import pandas as pd
 
 from gather_scatter_conformance.harness.judge.dimensions import DIMENSIONS, canonical_label, conforms
 from gather_scatter_conformance.harness.report import severity
-from gather_scatter_conformance.harness.report.behaviour import constant_rows, provenance_changes
+from gather_scatter_conformance.harness.report.behaviour import SIDES, provenance_changes, twin_rows
 from gather_scatter_conformance.harness.report.rows import Key, dtype_split_text
+from gather_scatter_conformance.vocab import variants
 from gather_scatter_conformance.vocab.dimensions import words
 from gather_scatter_conformance.vocab.ops import OPS
-from gather_scatter_conformance.vocab.variants import constant_twin
 
 if TYPE_CHECKING:
     from gather_scatter_conformance.vocab.record import Record
@@ -318,19 +318,20 @@ def changes(cur_rows: list[dict[str, Any]], base_rows: list[dict[str, Any]], cur
 
 
 def provenance(rows: list[dict[str, Any]], cell_urls: dict[Key, str] | None = None) -> dict[str, Any] | None:
-    """The Index provenance section: None where no constant twin was measured; else the labels index
-    provenance changes (harness.report.behaviour.provenance_changes), each with its column, its words and both
-    cells' pages (``input_url``, ``constant_url``; None without the site's ``cell_urls``)."""
-    if not constant_rows(rows):
+    """The Index provenance and dynamic shapes section: None where no twin was measured; else the labels a twin
+    changes (harness.report.behaviour.provenance_changes), each with its column, the two sides' names and words and
+    both cells' pages (``parent_url``, ``twin_url``; None without the site's ``cell_urls``)."""
+    if not twin_rows(rows):
         return None
     urls = cell_urls or {}
     items = []
     for change in provenance_changes(rows):
         op, dim, fw, dev, variant = (change["op"], change["dimension"], change["framework"], change["device"],
                                      change["variant"])
-        items.append({**change, "col": column_name(fw, variant, dev),
-                      "input_words": words(change["input_label"], dim),
-                      "constant_words": words(change["constant_label"], dim),
-                      "input_url": urls.get((op, dim, fw, variant, dev)),
-                      "constant_url": urls.get((op, dim, fw, constant_twin(variant), dev))})
+        given, twin = SIDES[change["twin"]]
+        items.append({**change, "col": column_name(fw, variant, dev), "parent_side": given, "twin_side": twin,
+                      "parent_words": words(change["parent_label"], dim),
+                      "twin_words": words(change["twin_label"], dim),
+                      "parent_url": urls.get((op, dim, fw, variant, dev)),
+                      "twin_url": urls.get((op, dim, fw, variants.twin(variant, change["twin"]), dev))})
     return {"changes": items}

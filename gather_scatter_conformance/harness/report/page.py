@@ -2,7 +2,7 @@
 
 Writes ``DIR/index.html`` (the landing page: inline CSS and JS, nothing fetched from elsewhere), its evidence beside
 it (``DIR/report-data.js``, loaded on the first drill-down), ``DIR/behaviour.json`` (the behaviour rows of
-harness.report.behaviour.table), ``DIR/provenance.json`` (the labels index provenance changes:
+harness.report.behaviour.table), ``DIR/provenance.json`` (the labels a constant or dynamic-shapes twin changes:
 harness.report.behaviour.provenance_changes), ``DIR/matrix.csv`` (case × framework:variant → status) and the site
 (harness.report.site: a page and a JSON file per cell, operator, system and port). See docs/report.md and
 docs/site.md.

@@ -37,7 +37,8 @@ def _case(**inputs: np.ndarray) -> CaseData:
 
 
 def test_variants() -> None:
-    assert ORT.variants("TensorScatter") == ["TensorScatter-24", "TensorScatter-24/constant"]
+    assert ORT.variants("TensorScatter") == ["TensorScatter-24", "TensorScatter-24/constant",
+                                             "TensorScatter-24/dynamic"]
     assert REFERENCE.variants("TensorScatter") == ["ReferenceEvaluator"]
 
 

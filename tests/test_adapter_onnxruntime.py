@@ -42,17 +42,21 @@ def _cpu_provider(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_variants_are_operator_versions_newest_first() -> None:
-    assert ADAPTER.variants("Gather") == ["Gather-13", "Gather-11", "Gather-1", "Gather-13/constant"]
+    assert ADAPTER.variants("Gather") == ["Gather-13", "Gather-11", "Gather-1", "Gather-13/constant",
+                                          "Gather-13/dynamic"]
     assert ADAPTER.variants("GatherElements") == ["GatherElements-13", "GatherElements-11",
-                                                  "GatherElements-13/constant"]
-    assert ADAPTER.variants("GatherND") == ["GatherND-13", "GatherND-12", "GatherND-11", "GatherND-13/constant"]
+                                                  "GatherElements-13/constant", "GatherElements-13/dynamic"]
+    assert ADAPTER.variants("GatherND") == ["GatherND-13", "GatherND-12", "GatherND-11", "GatherND-13/constant",
+                                            "GatherND-13/dynamic"]
     assert ADAPTER.variants("ScatterElements") == [
         "ScatterElements-18", "ScatterElements-16", "ScatterElements-13", "ScatterElements-11", "Scatter-11",
-        "Scatter-9", "ScatterElements-18/constant"]
+        "Scatter-9", "ScatterElements-18/constant", "ScatterElements-18/dynamic"]
     assert ADAPTER.variants("ScatterND") == ["ScatterND-18", "ScatterND-16", "ScatterND-13", "ScatterND-11",
-                                             "ScatterND-18/constant"]
-    assert ADAPTER.variants("Take") == ["Gather-13", "Gather-11", "Gather-1", "Gather-13/constant"]
-    assert [v for v in ADAPTER.variants("Gather") if ADAPTER.is_slow(v)] == ["Gather-13/constant"]
+                                             "ScatterND-18/constant", "ScatterND-18/dynamic"]
+    assert ADAPTER.variants("Take") == ["Gather-13", "Gather-11", "Gather-1", "Gather-13/constant",
+                                        "Gather-13/dynamic"]
+    assert [v for v in ADAPTER.variants("Gather") if ADAPTER.is_slow(v)] == ["Gather-13/constant",
+                                                                             "Gather-13/dynamic"]
     assert variant_target("ScatterElements", "Scatter-9") == ("Scatter", 9)
     assert variant_target("GatherND", "GatherND-12") == (None, 12)
     with pytest.raises(ValueError):
@@ -330,6 +334,22 @@ def test_openvino_provider_runs_nodes_and_falls_back_for_strings(monkeypatch: py
                               "Gather-13")
     assert strings.run().tolist() == ["bb"]
     assert strings.facts == {"providers": {"Gather": "CPUExecutionProvider"}, "fallback": True}
+
+
+def test_the_dynamic_variant_declares_symbolic_dimensions_and_serves_every_size_of_a_rank() -> None:
+    """Dynamic shapes (#40): ``/dynamic`` declares each input dimension a dim_param, so the session plans for any
+    size; its value, and its repro's, are the parent's."""
+    a = _case("GatherElements", {"axis": 0}, data=F, indices=np.array([[0, 1, 2, 0]]))
+    call = ADAPTER.prepare(a, "GatherElements-13/dynamic")
+    np.testing.assert_array_equal(call.run(), [[0, 5, 10, 3]])
+    assert "dimensions symbolic" in call.api
+    model, _, _ = variant_model(a, "GatherElements-13/dynamic")
+    assert [[d.dim_param for d in i.type.tensor_type.shape.dim] for i in model.graph.input] == [
+        ["data_d0", "data_d1"], ["indices_d0", "indices_d1"]]
+    scope: dict = {"np": np, "data": a.inputs["data"], "indices": a.inputs["indices"]}
+    exec(call.source, scope)  # the repro builds the same model, dim_params included
+    np.testing.assert_array_equal(scope["result"], [[0, 5, 10, 3]])
+    assert "'data_d0'" in call.source
 
 
 def test_the_constant_variant_holds_the_indices_in_the_model_and_a_session_per_index_value() -> None:

@@ -19,7 +19,7 @@ import numpy as np
 
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
 from gather_scatter_conformance.vocab.ops import SPECS, onnx_input_name
-from gather_scatter_conformance.vocab.variants import CONSTANT_MODE, constant_parent
+from gather_scatter_conformance.vocab.variants import CONSTANT_MODE, constant_parent, dynamic_parent
 
 # The one table of ONNX operator versions (ONNX changelog): every version a run may select, oldest first. The
 # deprecated Scatter-9/11 is ScatterElements' ancestor. onnxruntime's and DirectML's variants are these versions.
@@ -113,17 +113,30 @@ def constant_inputs(variant: str) -> tuple[str, ...]:
     return CONSTANT_INPUTS if constant_parent(variant) is not None else ()
 
 
-def build(case: CaseData, onnx_type: str | None = None,
-          constants: tuple[str, ...] = ()) -> tuple[Any, list[str], str]:
+def dynamic_shapes(variant: str) -> bool:
+    """Whether ``variant`` is a dynamic-shapes twin (``Gather-13/dynamic``): its model's inputs have symbolic
+    dimensions (dim_params), not the case's (issue #40)."""
+    return dynamic_parent(variant) is not None
+
+
+def input_shape(name: str, shape: tuple[int, ...], dynamic: bool) -> list[Any]:
+    """A graph input's declared shape: the case's, or with ``dynamic`` a dim_param per dimension
+    (``data_d0``, ``data_d1``), so the runtime plans for any size of that rank."""
+    return [f"{name}_d{i}" for i in range(len(shape))] if dynamic else list(shape)
+
+
+def build(case: CaseData, onnx_type: str | None = None, constants: tuple[str, ...] = (),
+          dynamic: bool = False) -> tuple[Any, list[str], str]:
     """Return (ModelProto, graph input names, a one-line description of the node) for ``case``. The case inputs
-    named in ``constants`` become initializers holding their values, not graph inputs (nor among the names)."""
+    named in ``constants`` become initializers holding their values, not graph inputs (nor among the names); with
+    ``dynamic``, the graph inputs' dimensions are symbolic (:func:`input_shape`)."""
     import onnx
     from onnx import helper, numpy_helper
 
     op, version, attrs = onnx_op(case, onnx_type)
     names = input_names(case)
     graph_inputs = [
-        helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), list(v.shape))
+        helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), input_shape(n, v.shape, dynamic))
         for (case_name, v), n in zip(case.inputs.items(), names, strict=True) if case_name not in constants
     ]
     held = [numpy_helper.from_array(v, n) for (case_name, v), n in zip(case.inputs.items(), names, strict=True)
@@ -150,6 +163,8 @@ def build(case: CaseData, onnx_type: str | None = None,
     shown = [f"{n}=constant" if n in {names[i] for i, c in enumerate(case.inputs) if c in constants} else n
              for n in node_inputs]
     text = f"{op}-{version}({', '.join(shown)}{''.join(f', {k}={v!r}' for k, v in attrs.items())})"
+    if dynamic:
+        text += " [inputs' dimensions symbolic]"
     return model, [n for n, c in zip(names, case.inputs, strict=True) if c not in constants], text
 
 
@@ -208,7 +223,8 @@ def model_source(model: Any) -> str:
 
     def value_info(vi: Any) -> str:
         t = vi.type.tensor_type
-        shape = [d.dim_value for d in t.shape.dim] if t.HasField("shape") else None
+        shape = [d.dim_param if d.HasField("dim_param") else d.dim_value for d in t.shape.dim] \
+            if t.HasField("shape") else None
         return f"helper.make_tensor_value_info({vi.name!r}, {tensor_type(t.elem_type)}, {shape!r})"
 
     g = model.graph

@@ -78,8 +78,9 @@ def _variants(op: str) -> list[str]:
     its deprecated ancestor; [] for an operator no ONNX node is built for (not mapped)."""
     types = [_onnx_type(op)] + ([_DEPRECATED[op]] if op in _DEPRECATED else [])
     versions = [f"{t}-{v}" for t in types for v in sorted(onnx_graph.VERSIONS.get(t, ()), reverse=True)]
-    # The newest version again with the indices an initializer (index provenance, onnx_graph.CONSTANT).
-    return versions + [variants.constant_twin(versions[0])] if versions else []
+    # The newest version again with the indices an initializer (index provenance, onnx_graph.CONSTANT), and with
+    # symbolic input dimensions (dynamic shapes, onnx_graph.dynamic_shapes).
+    return versions + [variants.twin(versions[0], kind) for kind in variants.TWIN_MODES] if versions else []
 
 
 _GPU_PROVIDERS = ("CUDAExecutionProvider", "ROCMExecutionProvider")  # what a --device gpu run picks, in order
@@ -152,12 +153,13 @@ def device_of(provider: str) -> str:
     return _DEVICES.get(provider, provider.removesuffix("ExecutionProvider").lower())
 
 
-def build_model(case: CaseData, onnx_type: str | None,
-                held: tuple[str, ...] = ()) -> tuple[Any, str, tuple[Any, ...]]:
+def build_model(case: CaseData, onnx_type: str | None, held: tuple[str, ...] = (),
+                dynamic: bool = False) -> tuple[Any, str, tuple[Any, ...]]:
     """(ModelProto, node description, the operator part of the cache key) for ``case``; the inputs named in
-    ``held`` are initializers, and their values part of the key."""
+    ``held`` are initializers, and their values part of the key; with ``dynamic`` the inputs' dimensions are
+    symbolic."""
     op, version, attrs = onnx_graph.onnx_op(case, onnx_type)
-    model, _, text = onnx_graph.build(case, onnx_type, held)
+    model, _, text = onnx_graph.build(case, onnx_type, held, dynamic)
     flat = onnx_graph.flattens(case)  # not when the axis is omitted: then the Gather node has no axis (default 0)
     if flat:
         # onnx_graph imports opset max(version, 13) for its Reshape, which silently turns Gather-1/11 into
@@ -166,7 +168,7 @@ def build_model(case: CaseData, onnx_type: str | None,
         model.opset_import[0].version = max(version, _RESHAPE_SHAPE_INPUT)
         text = f"Reshape(data, [-1]) -> {text}"
     values = tuple((n, case.inputs[n].tobytes()) for n in held if n in case.inputs)
-    return model, text, (op, version, tuple(sorted(attrs.items())), flat, values)
+    return model, text, (op, version, tuple(sorted(attrs.items())), flat, values, dynamic)
 
 
 def variant_model(case: CaseData, variant: str) -> tuple[Any, str, tuple[Any, ...]]:
@@ -174,7 +176,7 @@ def variant_model(case: CaseData, variant: str) -> tuple[Any, str, tuple[Any, ..
     honours a case's own opset, the others pin their version. Raises Unsupported where ONNX cannot say the case."""
     onnx_type, version = variant_target(case.op, variant)
     target = case if variant == _variants(case.op)[0] else dataclasses.replace(case, opset=version)
-    return build_model(target, onnx_type, onnx_graph.constant_inputs(variant))
+    return build_model(target, onnx_type, onnx_graph.constant_inputs(variant), onnx_graph.dynamic_shapes(variant))
 
 
 _RECORD_ASSIGNMENT = "session.record_ep_graph_assignment_info"  # session config key: keep each node's provider
@@ -265,8 +267,8 @@ class OnnxruntimeAdapter(Adapter):
         return _variants(op)
 
     def is_slow(self, variant: str) -> bool:
-        # a session per index value, not per signature: focus cases only
-        return bool(onnx_graph.constant_inputs(variant))
+        # a constant twin: a session per index value, not per signature; a dynamic one: a twin, run where they run
+        return variants.twin_of(variant) is not None
 
     def prepare(self, case: CaseData, variant: str) -> Call:
         provider_list, n_threads = providers(case.device), threads()

@@ -53,7 +53,7 @@ def test_crash_risk_names_the_known_crashers(tmp_path: Path) -> None:
 
 
 def test_variants_newest_node_first_and_onnx_frontend_last() -> None:
-    twins = ["{}/constant", f"{ONNX}/constant"]
+    twins = ["{}/constant", f"{ONNX}/constant", "{}/dynamic", f"{ONNX}/dynamic"]
     assert ADAPTER.variants("Gather") == ["Gather-8", "Gather-7", "Gather-1", ONNX,
                                           *(t.format("Gather-8") for t in twins)]
     assert ADAPTER.variants("GatherElements") == ["GatherElements-6", ONNX,
@@ -64,8 +64,9 @@ def test_variants_newest_node_first_and_onnx_frontend_last() -> None:
     assert ADAPTER.variants("ScatterND") == ["ScatterNDUpdate-15", "ScatterNDUpdate-3", "ScatterUpdate-3", ONNX,
                                              *(t.format("ScatterNDUpdate-15") for t in twins)]
     assert ADAPTER.variants("Take") == ["Gather-8", ONNX, *(t.format("Gather-8") for t in twins)]
-    assert ADAPTER.variants("TensorScatter") == [ONNX, f"{ONNX}/constant"]
-    assert [v for v in ADAPTER.variants("Gather") if ADAPTER.is_slow(v)] == ["Gather-8/constant", f"{ONNX}/constant"]
+    assert ADAPTER.variants("TensorScatter") == [ONNX, f"{ONNX}/constant", f"{ONNX}/dynamic"]
+    assert [v for v in ADAPTER.variants("Gather") if ADAPTER.is_slow(v)] == [
+        "Gather-8/constant", f"{ONNX}/constant", "Gather-8/dynamic", f"{ONNX}/dynamic"]
 
 
 @pytest.mark.parametrize("variant", ["Gather-8/constant", f"{ONNX}/constant"])
@@ -83,6 +84,24 @@ def test_the_constant_variants_hold_the_indices_in_the_model(variant: str) -> No
     scope: dict = {"np": np, "data": data, "indices": np.array([2, 0])}
     exec(call.source, scope)
     np.testing.assert_array_equal(scope["result"], expected)
+
+
+@pytest.mark.parametrize("variant", ["Gather-8/dynamic", f"{ONNX}/dynamic"])
+def test_the_dynamic_variants_compile_for_any_size_of_the_rank(variant: str) -> None:
+    """Dynamic shapes (#40): every input dimension is dynamic (a Parameter of shape [-1, -1]; dim_params through the
+    ONNX frontend), so the compiled model takes other sizes; the repro builds the same model."""
+    data = np.arange(12, dtype=np.float32).reshape(3, 4)
+    case = CaseData("Gather", {"data": data, "indices": np.array([2, 0])}, {"axis": 0, "batch_dims": 0})
+    ADAPTER.cache.clear()
+    call = ADAPTER.prepare(case, variant)
+    np.testing.assert_array_equal(call.run(), data[[2, 0]])
+    (compiled,) = ADAPTER.cache.values()
+    assert [p.get_partial_shape().is_dynamic for p in compiled.inputs] == [True, True]
+    bigger = np.arange(30, dtype=np.float32).reshape(6, 5)
+    np.testing.assert_array_equal(ADAPTER._infer(compiled, [bigger, np.array([5, 1, 0])]), bigger[[5, 1, 0]])
+    scope: dict = {"np": np, "data": data, "indices": np.array([2, 0])}
+    exec(call.source, scope)
+    np.testing.assert_array_equal(scope["result"], data[[2, 0]])
 
 
 def test_an_empty_constant_is_unsupported_with_openvinos_reason() -> None:

@@ -47,8 +47,10 @@ _VARIANTS: dict[str, list[str]] = {
 # Index provenance (issue #40): the default node and the ONNX frontend again, with the indices an ``ov.opset8.constant``
 # (an ONNX initializer through read_model) instead of a Parameter: what a deployed model's Gather usually has, and
 # what OpenVINO's compile-time passes see (openvino#35687's fix, PR #35756, covers constant indices only).
+# Dynamic shapes (issue #40): the same two again with every input dimension dynamic (a Parameter of shape [-1, ...],
+# dim_params through read_model), which the CPU plugin runs with its shape-agnostic kernels.
 for _names in _VARIANTS.values():
-    _names += [variants.constant_twin(v) for v in dict.fromkeys([_names[0], ONNX])]
+    _names += [variants.twin(v, kind) for kind in variants.TWIN_MODES for v in dict.fromkeys([_names[0], ONNX])]
 # What the ONNX frontend says of an operator it has no converter for (2026.4.1: "No conversion rule found for
 # operations: TensorScatter-24"; 2023.0.2: "OpenVINO does not support the following ONNX operations:
 # TensorScatter"): that case is unsupported through it (onnx_graph.importing).
@@ -91,6 +93,7 @@ class NodeSpec:
     flatten: bool = False
     arg_text: dict[str, str] = field(default_factory=dict)
     constants: tuple[str, ...] = ()  # inputs made ``ov.opset8.constant`` nodes of their values, not Parameters
+    dynamic: bool = False  # every Parameter's dimensions dynamic (-1), not the case's sizes
 
     @property
     def fed(self) -> dict[str, np.ndarray]:
@@ -106,13 +109,15 @@ class NodeSpec:
         if self.kwargs:
             args.append(fmt_attrs(**self.kwargs))
         call = f"ov.opset{self.opset}.{self.fn}({', '.join(args)})"
-        return f"{call}  # {self.variant}; ov.Core().compile_model(ov.Model([node], [{params}]), 'CPU')"
+        shapes = "; Parameters of dynamic shape [-1, ...]" if self.dynamic else ""
+        return f"{call}  # {self.variant}; ov.Core().compile_model(ov.Model([node], [{params}]), 'CPU'){shapes}"
 
     def key(self) -> tuple[Any, ...]:
         """Cache key: node version, attributes, and every Parameter's name, shape and element type."""
         shapes = tuple((n, a.shape, a.dtype.name) for n, a in self.inputs.items())
         values = tuple((n, self.inputs[n].tobytes()) for n in self.constants)  # a constant is part of the model
-        return (self.variant, self.opset, self.fn, tuple(sorted(self.kwargs.items())), self.flatten, shapes, values)
+        return (self.variant, self.opset, self.fn, tuple(sorted(self.kwargs.items())), self.flatten, shapes, values,
+                self.dynamic)
 
 
 def ov_module() -> Any:
@@ -264,8 +269,8 @@ _SPECS: dict[str, Callable[[CaseData, NodeSpec], NodeSpec]] = {
 
 def native_spec(case: CaseData, variant: str) -> NodeSpec:
     """Translate a case into the native node of ``variant``; raise Unsupported where that node cannot say it."""
-    twin_of = variants.constant_parent(variant)
-    node, mode = variants.split(twin_of or variant)
+    twin = variants.twin_of(variant)
+    node, mode = variants.split(twin[0] if twin else variant)
     if node not in _NODES or mode is not None:
         raise Unsupported(f"unknown OpenVINO variant {variant!r} for {case.op}")
     opset, fn = _NODES[node]
@@ -275,7 +280,7 @@ def native_spec(case: CaseData, variant: str) -> NodeSpec:
     held = tuple(n for n in onnx_graph.constant_inputs(variant) if n in spec.inputs)
     if any(spec.inputs[n].size == 0 for n in held):  # the C++ API can make one; Python's constant() cannot
         raise Unsupported("ov.opset8.constant refuses an empty array (\"Cannot create an empty Constant\")")
-    return replace(spec, variant=variant, constants=held)
+    return replace(spec, variant=variant, constants=held, dynamic=onnx_graph.dynamic_shapes(variant))
 
 
 # The conversions a repro script needs, as this module runs them: the functions' own source.
@@ -297,8 +302,9 @@ def _source(spec: NodeSpec) -> str:
     lines = [*_TENSOR_SOURCE]
     if "indices" in spec.arg_text:
         lines.append(f"indices = {spec.arg_text['indices']}")
+    shape = "[-1] * {n}.ndim" if spec.dynamic else "list({n}.shape)"
     lines.append("params = [" + ", ".join(
-        f"ov.opset8.parameter(list({n}.shape), ov.Type.string if {n}.dtype == object else ov.Type.bf16 "
+        f"ov.opset8.parameter({shape.format(n=n)}, ov.Type.string if {n}.dtype == object else ov.Type.bf16 "
         f"if {n}.dtype.name == 'bfloat16' else ov.Type({n}.dtype), name={n!r})" for n in names) + "]")
     lines.append("inputs = iter(params)")
     lines.append("args = [" + ", ".join(f"ov.opset8.constant({n})" if n in spec.constants else "next(inputs)"
@@ -365,7 +371,8 @@ def build_model(spec: NodeSpec, types: dict[str, Any] | None = None) -> Any:
 
     mod = opset(spec.opset)
     types = types or {n: element_type(arr) for n, arr in spec.inputs.items()}
-    params = [opset(8).parameter(list(arr.shape), types[n], name=n) for n, arr in spec.fed.items()]
+    params = [opset(8).parameter([-1] * arr.ndim if spec.dynamic else list(arr.shape), types[n], name=n)
+              for n, arr in spec.fed.items()]
     fed = iter(params)
     args = [opset(8).constant(arr) if n in spec.constants else next(fed) for n, arr in spec.inputs.items()]
     if spec.flatten:
@@ -419,7 +426,7 @@ class OpenVinoAdapter(Adapter):
 
     def prepare(self, case: CaseData, variant: str) -> Call:
         if variants.split(variant)[0] == ONNX:
-            return self._prepare_onnx(case, onnx_graph.constant_inputs(variant))
+            return self._prepare_onnx(case, onnx_graph.constant_inputs(variant), onnx_graph.dynamic_shapes(variant))
         spec = native_spec(case, variant)
         types = {n: element_type(arr) for n, arr in spec.inputs.items()}  # raises Unsupported for complex
         # Building the node runs OpenVINO's shape inference, which rejects invalid shapes/attributes here.
@@ -427,13 +434,14 @@ class OpenVinoAdapter(Adapter):
         return Call(spec.api(), lambda: self._infer(compiled, list(spec.fed.values())), source=_source(spec))
 
     def is_slow(self, variant: str) -> bool:
-        # a compile per index value, not per signature: focus cases only
-        return bool(onnx_graph.constant_inputs(variant))
+        # a constant twin compiles per index value, not per signature; twins run on focus cases only
+        return variants.twin_of(variant) is not None
 
     def describe(self, case: CaseData, variant: str) -> tuple[str, str]:
         """The call without compiling it: OpenVINO crashes while compiling some models (SIGFPE on empty data)."""
         if variants.split(variant)[0] == ONNX:
-            model, names, text = onnx_graph.build(case, None, onnx_graph.constant_inputs(variant))
+            model, names, text = onnx_graph.build(case, None, onnx_graph.constant_inputs(variant),
+                                                  onnx_graph.dynamic_shapes(variant))
             return (f"ov.Core().compile_model(core.read_model(model.SerializeToString()), 'CPU')  # model: {text}",
                     "\n".join(self._onnx_source(model, names)))
         spec = native_spec(case, variant)
@@ -445,8 +453,8 @@ class OpenVinoAdapter(Adapter):
                 "compiled = core.compile_model(core.read_model(model.SerializeToString()), 'CPU')",
                 *_INFER_SOURCE(names)]
 
-    def _prepare_onnx(self, case: CaseData, held: tuple[str, ...] = ()) -> Call:
-        model, _, text = onnx_graph.build(case, None, held)
+    def _prepare_onnx(self, case: CaseData, held: tuple[str, ...] = (), dynamic: bool = False) -> Call:
+        model, _, text = onnx_graph.build(case, None, held, dynamic)
         blob = model.SerializeToString()
         with importing("OpenVINO's ONNX frontend", NO_CONVERTER, model.graph.node[-1].op_type):
             compiled = self.compiled((ONNX, blob), lambda: self.core.read_model(blob))

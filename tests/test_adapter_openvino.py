@@ -104,6 +104,16 @@ def test_the_dynamic_variants_compile_for_any_size_of_the_rank(variant: str) -> 
     np.testing.assert_array_equal(scope["result"], data[[2, 0]])
 
 
+@pytest.mark.parametrize("variant", ["GatherND-8/dynamic", f"{ONNX}/dynamic"])
+def test_a_dynamic_gathernd_keeps_its_index_depth(variant: str) -> None:
+    """GatherND's output rank depends on the indices' last dimension: a dynamic twin keeps it at the case's size, as
+    an exporter does (onnx_graph.static_dims). With it dynamic, 2026.4.1's CPU plugin refuses every such model
+    ("Check '!shape.rank().is_dynamic()' failed"), which says nothing of how programs meet GatherND."""
+    data = np.arange(12, dtype=np.float32).reshape(3, 4)
+    case = CaseData("GatherND", {"data": data, "indices": np.array([[2, 1], [0, 3]])}, {"batch_dims": 0})
+    np.testing.assert_array_equal(ADAPTER.prepare(case, variant).run(), [9, 3])
+
+
 def test_an_empty_constant_is_unsupported_with_openvinos_reason() -> None:
     case = CaseData("Gather", {"data": np.ones((2, 3), np.float32), "indices": np.zeros(0, np.int64)},
                     {"axis": 0, "batch_dims": 0})

@@ -119,10 +119,21 @@ def dynamic_shapes(variant: str) -> bool:
     return dynamic_parent(variant) is not None
 
 
-def input_shape(name: str, shape: tuple[int, ...], dynamic: bool) -> list[Any]:
-    """A graph input's declared shape: the case's, or with ``dynamic`` a dim_param per dimension
-    (``data_d0``, ``data_d1``), so the runtime plans for any size of that rank."""
-    return [f"{name}_d{i}" for i in range(len(shape))] if dynamic else list(shape)
+def static_dims(op: str, name: str, ndim: int) -> set[int]:
+    """The dimensions of input ``name`` a dynamic-shapes twin keeps at the case's size: those that fix the output's
+    rank (GatherND's index depth, the last dimension of its indices), as an exporter keeps them. With it symbolic,
+    OpenVINO 2026.4.1's CPU plugin refuses the model ("Check '!shape.rank().is_dynamic()' failed"): not how programs
+    meet the operator."""
+    return {ndim - 1} if op == "GatherND" and name == "indices" and ndim else set()
+
+
+def input_shape(op: str, name: str, shape: tuple[int, ...], dynamic: bool) -> list[Any]:
+    """A graph input's declared shape: the case's, or with ``dynamic`` a dim_param per dimension (``data_d0``,
+    ``data_d1``) but :func:`static_dims`, so the runtime plans for any size of that rank."""
+    if not dynamic:
+        return list(shape)
+    kept = static_dims(op, name, len(shape))
+    return [size if i in kept else f"{name}_d{i}" for i, size in enumerate(shape)]
 
 
 def build(case: CaseData, onnx_type: str | None = None, constants: tuple[str, ...] = (),
@@ -136,7 +147,8 @@ def build(case: CaseData, onnx_type: str | None = None, constants: tuple[str, ..
     op, version, attrs = onnx_op(case, onnx_type)
     names = input_names(case)
     graph_inputs = [
-        helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), input_shape(n, v.shape, dynamic))
+        helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype),
+                                      input_shape(case.op, case_name, v.shape, dynamic))
         for (case_name, v), n in zip(case.inputs.items(), names, strict=True) if case_name not in constants
     ]
     held = [numpy_helper.from_array(v, n) for (case_name, v), n in zip(case.inputs.items(), names, strict=True)

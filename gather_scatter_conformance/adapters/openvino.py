@@ -94,6 +94,16 @@ class NodeSpec:
     arg_text: dict[str, str] = field(default_factory=dict)
     constants: tuple[str, ...] = ()  # inputs made ``ov.opset8.constant`` nodes of their values, not Parameters
     dynamic: bool = False  # every Parameter's dimensions dynamic (-1), not the case's sizes
+    op: str = ""  # the case's operator (which dimensions a dynamic twin keeps: onnx_graph.static_dims)
+
+    def shape(self, name: str) -> list[int]:
+        """The Parameter shape of input ``name``: the case's, or -1 for each dimension a dynamic twin leaves open
+        (onnx_graph.static_dims: GatherND's index depth stays)."""
+        shape = self.inputs[name].shape
+        if not self.dynamic:
+            return list(shape)
+        kept = onnx_graph.static_dims(self.op, name, len(shape))
+        return [size if i in kept else -1 for i, size in enumerate(shape)]
 
     @property
     def fed(self) -> dict[str, np.ndarray]:
@@ -280,7 +290,7 @@ def native_spec(case: CaseData, variant: str) -> NodeSpec:
     held = tuple(n for n in onnx_graph.constant_inputs(variant) if n in spec.inputs)
     if any(spec.inputs[n].size == 0 for n in held):  # the C++ API can make one; Python's constant() cannot
         raise Unsupported("ov.opset8.constant refuses an empty array (\"Cannot create an empty Constant\")")
-    return replace(spec, variant=variant, constants=held, dynamic=onnx_graph.dynamic_shapes(variant))
+    return replace(spec, variant=variant, constants=held, dynamic=onnx_graph.dynamic_shapes(variant), op=case.op)
 
 
 # The conversions a repro script needs, as this module runs them: the functions' own source.
@@ -302,9 +312,8 @@ def _source(spec: NodeSpec) -> str:
     lines = [*_TENSOR_SOURCE]
     if "indices" in spec.arg_text:
         lines.append(f"indices = {spec.arg_text['indices']}")
-    shape = "[-1] * {n}.ndim" if spec.dynamic else "list({n}.shape)"
     lines.append("params = [" + ", ".join(
-        f"ov.opset8.parameter({shape.format(n=n)}, ov.Type.string if {n}.dtype == object else ov.Type.bf16 "
+        f"ov.opset8.parameter({spec.shape(n)!r}, ov.Type.string if {n}.dtype == object else ov.Type.bf16 "
         f"if {n}.dtype.name == 'bfloat16' else ov.Type({n}.dtype), name={n!r})" for n in names) + "]")
     lines.append("inputs = iter(params)")
     lines.append("args = [" + ", ".join(f"ov.opset8.constant({n})" if n in spec.constants else "next(inputs)"
@@ -371,8 +380,7 @@ def build_model(spec: NodeSpec, types: dict[str, Any] | None = None) -> Any:
 
     mod = opset(spec.opset)
     types = types or {n: element_type(arr) for n, arr in spec.inputs.items()}
-    params = [opset(8).parameter([-1] * arr.ndim if spec.dynamic else list(arr.shape), types[n], name=n)
-              for n, arr in spec.fed.items()]
+    params = [opset(8).parameter(spec.shape(n), types[n], name=n) for n in spec.fed]
     fed = iter(params)
     args = [opset(8).constant(arr) if n in spec.constants else next(fed) for n, arr in spec.inputs.items()]
     if spec.flatten:

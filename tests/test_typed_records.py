@@ -40,6 +40,7 @@ NOT_RECORDS: dict[str, dict[str, str]] = {
     },
     'harness/cases/load.py': {
         'm': 'a first_mismatches entry',
+        'base': "a case's raw mapping from its YAML file",
     },
     'harness/cli.py': {
         'ev': "a memory checker's evidence line",

@@ -43,6 +43,10 @@ _DEFAULTS: dict[str, Any] = {}
 def _option(group: pytest.OptionGroup, *names: str, **kwargs: Any) -> None:
     """Add an option whose first name is ``--gsc-...`` (its dest, ``gsc_...``, cannot meet another plugin's)."""
     dest = names[0].removeprefix("--").replace("-", "_")
+    # A flag's default is False, not None: a None here made every run look like one that set the flag (a run of
+    # unrelated tests then imported the harness).
+    if kwargs.get("action") == "store_true":
+        kwargs.setdefault("default", False)
     _DEFAULTS[dest] = kwargs.get("default")
     group.addoption(*names, dest=dest, **kwargs)
 
@@ -67,7 +71,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     _option(group, "--gsc-device", default="cpu", metavar="cpu|gpu|cpu,gpu",
             help="where to run (default cpu). GPU tests of a framework that sees no GPU here are skipped with the "
                  "reason; ids of GPU tests end in @gpu")
-    _option(group, "--gsc-no-ahead", "--no-ahead", action="store_true",
+    _option(group, "--gsc-no-ahead", "--no-ahead", action="store_true", default=False,
             help="prepare nothing ahead: each case compiles alone (IREE otherwise compiles a run's cases many to a "
                  "module); to check that grouping changes no record")
     _option(group, "--gsc-slow-variants", "--slow-variants", default="focus", choices=("all", "focus"),
@@ -535,6 +539,12 @@ def _ahead(items: list[pytest.Item], state: _State) -> None:
     cases in one module), where the adapter runs in this interpreter (a release's own interpreter has its own
     compiler) and on the CPU. Both pytest-xdist workers do it; the adapter shares the work between them. An
     optimisation: a failure here leaves each case to prepare itself, as without it."""
+    by_framework: dict[str, list[CaseItem]] = {}
+    for item in items:
+        if isinstance(item, CaseItem) and item.device == "cpu" and item.cell not in state.done:
+            by_framework.setdefault(item.framework, []).append(item)
+    if not by_framework:  # a session of other tests imports nothing here (tests/test_plugin_manners.py)
+        return
     import sys
     import warnings
 
@@ -542,10 +552,6 @@ def _ahead(items: list[pytest.Item], state: _State) -> None:
     from gather_scatter_conformance.adapters.base import Adapter
     from gather_scatter_conformance.harness.run.runner import case_data
 
-    by_framework: dict[str, list[CaseItem]] = {}
-    for item in items:
-        if isinstance(item, CaseItem) and item.device == "cpu" and item.cell not in state.done:
-            by_framework.setdefault(item.framework, []).append(item)
     for name, its in by_framework.items():
         adapter = adapters.get(name)
         if type(adapter).ahead is Adapter.ahead or state.pythons.get(name, sys.executable) != sys.executable \

@@ -139,7 +139,6 @@ def compile_module(text: str, input_type: str) -> Compiled:
 # (which starts from a template that never compiled) and the next run load the .vmfb instead of compiling again
 # (0.3-1 s a compile). An entry is the SHA-256 of the .vmfb, then the .vmfb: a torn or damaged entry is a miss.
 _VMFB_FORMAT = 1
-_DIGEST = hashlib.sha256().digest_size
 
 
 def vmfb_key(variant: str, source: str | bytes) -> str:
@@ -156,12 +155,7 @@ def _vmfb_path(key: str) -> Path | None:
 
 def _stored_vmfb(path: Path) -> bytes | None:
     """The .vmfb kept at ``path``; None where there is none, or it does not match its digest."""
-    try:
-        blob = path.read_bytes()
-    except OSError:
-        return None
-    digest, vmfb = blob[:_DIGEST], blob[_DIGEST:]
-    return vmfb if vmfb and hashlib.sha256(vmfb).digest() == digest else None
+    return iree_batch.read_digested(path)
 
 
 def compiled_once(key: str, make: Callable[[], Compiled]) -> Compiled:

@@ -96,14 +96,21 @@ def write_ref(path: Path, ref: Ref, write: Callable[[Path, bytes], None]) -> Non
     write(path, hashlib.sha256(body).digest() + body)
 
 
-def read_ref(path: Path) -> Ref | None:
-    """The Ref kept at ``path``; None where there is none, or it is damaged or of another format."""
+def read_digested(path: Path) -> bytes | None:
+    """The bytes kept at ``path`` after their SHA-256 (a .vmfb, a .ref); None where there are none, or they do not
+    match their digest (a torn or damaged entry is a miss)."""
     try:
         blob = path.read_bytes()
     except OSError:
         return None
     digest, body = blob[:_DIGEST], blob[_DIGEST:]
-    if not body or hashlib.sha256(body).digest() != digest:
+    return body if body and hashlib.sha256(body).digest() == digest else None
+
+
+def read_ref(path: Path) -> Ref | None:
+    """The Ref kept at ``path``; None where there is none, or it is damaged or of another format."""
+    body = read_digested(path)
+    if body is None:
         return None
     try:
         data = json.loads(body)

@@ -384,3 +384,19 @@ def test_jax_path_keeps_jax_normalisation_and_fill(monkeypatch: pytest.MonkeyPat
     assert call.facts["conversion"]["source_result"]["outcome"] == "ok"
     with pytest.raises(Unsupported, match="mode='raise'"):
         path.prepare(_case("Take", {"axis": 0, "mode": "raise"}, data=DATA, indices=[0]), "take")
+
+
+def test_a_ref_naming_a_path_or_markup_is_a_miss(tmp_path: Path) -> None:
+    """Evidence is data: a .ref comes from a cache folder another run (or machine) wrote. Its group becomes a file
+    name and its function a call, so anything but the names compile_ahead writes is refused, digest or not."""
+    from gather_scatter_conformance.adapters import iree_batch
+    from gather_scatter_conformance.adapters.convert.path import write_atomic
+
+    good = iree_batch.Ref("a" * 32, "c" + "b" * 32, {"main_dispatch_0_x": "llvm-cpu"})
+    for ref in (good, iree_batch.Ref("../../" + "a" * 26, good.function, good.dispatches),
+                iree_batch.Ref(good.group, "c<script>alert(1)</script>", good.dispatches),
+                iree_batch.Ref(good.group, "__init", good.dispatches)):
+        iree_batch.write_ref(tmp_path / "x.ref", ref, write_atomic)
+        assert iree_batch.read_ref(tmp_path / "x.ref") == (ref if ref is good else None)
+    (tmp_path / "x.ref").write_bytes(b"\x00" * 40 + b'{"format": 1')  # truncated, wrong digest
+    assert iree_batch.read_ref(tmp_path / "x.ref") is None

@@ -520,7 +520,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         from gather_scatter_conformance.harness.run.records import system_name
 
         state.planned.update(system_name(i.framework, i.device) for i in session.items if isinstance(i, CaseItem))
-        if not session.config.getoption("gsc_no_ahead"):
+        # A collection runs no case: preparing them (IREE's compile) would import the compiler for nothing.
+        if not session.config.getoption("gsc_no_ahead") and not session.config.option.collectonly:
             _ahead(session.items, state)
     if not session.items or not all(isinstance(i, CaseItem | CaseErrorItem) for i in session.items):
         return

@@ -53,6 +53,9 @@ def test_variants_are_api_times_mode_with_eager_primary_first() -> None:
         "tensor_scatter_nd/function_dynamic", "tensor_scatter_nd/xla_dynamic",
         "scatter_nd/function_dynamic", "scatter_nd/xla_dynamic",
     ]
+    # The emulated ScatterElements and TensorScatter build their grids from static shapes: no dynamic twin.
+    assert not [v for op in tf_adapter.NO_DYNAMIC_TWIN for v in ADAPTER.variants(op) if "dynamic" in v]
+    assert "tensor_scatter_nd/xla_constant" in ADAPTER.variants("ScatterElements")
     assert split_variant("gather_nd/xla") == ("gather_nd", "xla")
     assert split_variant("gather_nd/xla_constant") == ("gather_nd", "xla")
     assert split_variant("gather_nd/function_dynamic") == ("gather_nd", "function")

@@ -39,18 +39,27 @@ def _run(case: CaseData, variant: str) -> np.ndarray:
 
 def test_variants_are_api_times_mode_with_eager_primary_first() -> None:
     assert ADAPTER.variants("Gather") == ["gather/eager", "gather/function", "gather/xla", "gather/function_constant",
-                                          "gather/xla_constant"]
+                                          "gather/xla_constant", "gather/function_dynamic", "gather/xla_dynamic"]
     assert ADAPTER.variants("Take")[:3] == ["take/eager", "take/function", "take/xla"]
     assert ADAPTER.variants("Take")[3:] == ["gather/eager", "gather/function", "gather/xla", "take/function_constant",
-                                            "take/xla_constant", "gather/function_constant", "gather/xla_constant"]
+                                            "take/xla_constant", "gather/function_constant", "gather/xla_constant",
+                                            "take/function_dynamic", "take/xla_dynamic", "gather/function_dynamic",
+                                            "gather/xla_dynamic"]
     assert ADAPTER.variants("ScatterND") == [
         "tensor_scatter_nd/eager", "tensor_scatter_nd/function", "tensor_scatter_nd/xla",
         "scatter_nd/eager", "scatter_nd/function", "scatter_nd/xla",
         "tensor_scatter_nd/function_constant", "tensor_scatter_nd/xla_constant",
         "scatter_nd/function_constant", "scatter_nd/xla_constant",
+        "tensor_scatter_nd/function_dynamic", "tensor_scatter_nd/xla_dynamic",
+        "scatter_nd/function_dynamic", "scatter_nd/xla_dynamic",
     ]
+    # The emulated ScatterElements and TensorScatter build their grids from static shapes: no dynamic twin.
+    assert not [v for op in tf_adapter.NO_DYNAMIC_TWIN for v in ADAPTER.variants(op) if "dynamic" in v]
+    assert "tensor_scatter_nd/xla_constant" in ADAPTER.variants("ScatterElements")
     assert split_variant("gather_nd/xla") == ("gather_nd", "xla")
     assert split_variant("gather_nd/xla_constant") == ("gather_nd", "xla")
+    assert split_variant("gather_nd/function_dynamic") == ("gather_nd", "function")
+    assert all(ADAPTER.is_slow(v) == ("_" in v.split("/")[1]) for op in tf_adapter.APIS for v in ADAPTER.variants(op))
     with pytest.raises(ValueError):
         split_variant("gather")
     with pytest.raises(ValueError):
@@ -232,3 +241,67 @@ def test_a_constant_twin_makes_the_indices_a_const_of_the_traced_graph(mode: str
     graph = adapter._closing_over(tf, adapter.build_spec(tf, case, "gather"), mode, indices, 1).get_concrete_function(
         tf.TensorSpec([5], tf.float32)).graph
     assert [op.type for op in graph.get_operations() if op.type == "Const"] and len(graph.inputs) == 1
+
+
+def _shapes(concrete: object) -> list[list[int | None]]:
+    """The shapes a concrete function was traced for (its structured input signature, the positional inputs)."""
+    args, _ = concrete.structured_input_signature  # type: ignore[attr-defined]
+    return [spec.shape.as_list() for spec in args]
+
+
+@pytest.mark.parametrize("mode", ["function", "xla"])
+def test_a_dynamic_twin_is_traced_for_unknown_dimensions(mode: str) -> None:
+    """Dynamic shapes (#40): the twin's tf.function has an input_signature of every input's rank with each dimension
+    None (a scalar's shape stays []), traced once for any sizes; the parent's is traced for the case's shapes. Both
+    give the reference value, and the twin's repro builds the same signature."""
+    tf_adapter._FUNCTIONS.clear()
+    data = np.arange(12, dtype=np.float32).reshape(3, 4)
+    case = _case("Gather", {"axis": 1}, data=data, indices=np.array([[3, 0], [1, 1]]))
+    want = compute("Gather", case.inputs, case.attrs)
+    parent, twin = ADAPTER.prepare(case, f"gather/{mode}"), ADAPTER.prepare(case, f"gather/{mode}_dynamic")
+    sig = "input_signature=[tf.TensorSpec([None, None], tf.float32), tf.TensorSpec([None, None], tf.int64)]"
+    assert sig in twin.api and "input_signature" not in parent.api
+    for call in (parent, twin):
+        np.testing.assert_array_equal(ADAPTER.to_numpy(call.run()), want)
+    static = tf_adapter._FUNCTIONS[(mode, parent.api, tf_adapter.STATIC)]
+    dynamic = tf_adapter._FUNCTIONS[(mode, twin.api, tf_adapter.DYNAMIC)]
+    assert _shapes(static.get_concrete_function(tf.constant(data), tf.constant(case.inputs["indices"]))) == [
+        [3, 4], [2, 2]]
+    assert _shapes(dynamic.get_concrete_function()) == [[None, None], [None, None]]
+    placeholders = [t.shape.as_list() for t in dynamic.get_concrete_function().graph.inputs]
+    assert placeholders == [[None, None], [None, None]]
+    # Another size of the same ranks and dtypes reuses the one trace.
+    other = _case("Gather", {"axis": 1}, data=np.ones((2, 5), np.float32), indices=np.array([[4]]))
+    assert ADAPTER.prepare(other, f"gather/{mode}_dynamic").api == twin.api
+    np.testing.assert_array_equal(_run(other, f"gather/{mode}_dynamic"), [[[1.0]], [[1.0]]])
+    assert dynamic.experimental_get_tracing_count() == 1
+    scope: dict = {"np": np, **case.inputs}
+    exec(twin.source, scope)
+    assert f"{sig})(data, indices)" in twin.source
+    np.testing.assert_array_equal(scope["result"], want)
+
+
+def test_a_dynamic_twin_s_signature_keeps_scalars_strings_and_python_attributes() -> None:
+    """A 0-d input's TensorSpec has shape [] (no dimension to leave open), a string input's dtype is tf.string, and
+    the attributes stay Python constants of the call, not inputs."""
+    strs = np.array([["a", "ü"], ["", "日本"]], dtype=object)
+    case = _case("Gather", {"axis": 1, "batch_dims": 0}, data=strs, indices=np.array(1, np.int32))
+    call = ADAPTER.prepare(case, "gather/function_dynamic")
+    assert call.api == ("tf.function(lambda data, indices: tf.gather(data, indices, axis=1, batch_dims=0), "
+                        "input_signature=[tf.TensorSpec([None, None], tf.string), tf.TensorSpec([], tf.int32)])"
+                        "(data, indices)")
+    assert ADAPTER.to_numpy(call.run()).tolist() == ["ü", "日本"]
+    fn = tf_adapter._FUNCTIONS[("function", call.api, tf_adapter.DYNAMIC)]
+    assert _shapes(fn.get_concrete_function()) == [[None, None], []]
+
+
+def test_a_dynamic_twin_runs_through_the_harness_to_the_reference() -> None:
+    from gather_scatter_conformance.harness.cases.load import load_file
+    from gather_scatter_conformance.harness.run.runner import InProcess, execute
+
+    (case,) = [c for c in load_file(ROOT / "cases" / "gather_nd.yaml", "cases/gather_nd.yaml")
+               if c.id == "gathernd-batch-dims-1-elements"]
+    for variant in ("gather_nd/function_dynamic", "gather_nd/xla_dynamic"):
+        record = execute(case, "tensorflow", variant, InProcess())
+        assert record.outcome == "ok" and record.verdict == "conforms", (variant, record.reason, record.error_message)
+        assert "input_signature=[tf.TensorSpec([None, None" in record.api

@@ -3,7 +3,9 @@
 Every call runs in three execution modes, each a variant: ``eager``, inside ``tf.function`` (graph), and inside
 ``tf.function(jit_compile=True)`` (XLA). They are worth telling apart: they disagree on out-of-range indices
 (eager and graph raise on CPU, XLA clamps gathers; tensorflow/tensorflow#61865). Variant names are
-``<api>/<mode>``, e.g. ``gather/xla``; what each api means is in adapters/tensorflow_calls.py.
+``<api>/<mode>``, e.g. ``gather/xla``; what each api means is in adapters/tensorflow_calls.py. The graph modes have
+two twins each (issue #40): ``<api>/<mode>_constant`` (the indices a Const of the traced graph) and
+``<api>/<mode>_dynamic`` (traced with an ``input_signature`` whose dimensions are all None: shapes unknown).
 """
 
 from __future__ import annotations
@@ -46,9 +48,11 @@ _BUILDERS: dict[tuple[str, str], Callable[[Any, dict[str, Any], tuple[str, ...]]
 THREADS = 2  # TensorFlow's intra-/inter-op pools; the default (all cores) buys nothing on these tiny inputs
 
 _tf: Any = None
-# One tf.function per (mode, api text): the text holds every attribute value, so equal texts compute the same
-# thing; TensorFlow then traces it once per input signature (shapes, dtypes) and keeps the traces.
-_FUNCTIONS: dict[tuple[str, str], Any] = {}
+# One tf.function per (mode, api text, signature kind): the text holds every attribute value, so equal texts compute
+# the same thing; TensorFlow then traces it once per input signature (shapes, dtypes) and keeps the traces. A dynamic
+# twin's function has its input_signature (each input's rank and dtype, no sizes) in its text and is traced once.
+STATIC, DYNAMIC = "static", "dynamic"  # the signature kinds: the case's shapes, or every dimension unknown
+_FUNCTIONS: dict[tuple[str, str, str], Any] = {}
 
 
 def tf_module() -> Any:
@@ -70,25 +74,59 @@ def tf_module() -> Any:
     return _tf
 # Every API in every mode, the first the default (the converter paths convert the /function ones); then, for each
 # API, its graph modes again with the indices a constant of the traced function (index provenance, #40:
-# ``gather/function_constant``, ``gather/xla_constant``), a trace and compile per index value: focus cases only.
+# ``gather/function_constant``, ``gather/xla_constant``), a trace and compile per index value: focus cases only;
+# then its graph modes traced for unknown dimensions (dynamic shapes, #40: ``gather/function_dynamic``,
+# ``gather/xla_dynamic``), run where the constant twins run.
+# Operators whose call here is an emulation that builds a coordinate grid from the inputs' static shapes (tf.range
+# over indices.shape): traced with unknown dimensions it fails (ValueError: None values not supported), which says
+# nothing about TensorFlow's own ops, so they have no dynamic twin.
+NO_DYNAMIC_TWIN = {
+    "ScatterElements": "its tensor_scatter_nd call builds the coordinate grid from indices.shape",
+    "TensorScatter": "its tensor_scatter_nd_update emulation builds the coordinate grid from updates.shape",
+}
 _VARIANTS = {op: [variants.join(api, mode) for api in apis for mode in MODES]
              + [variants.constant_twin(variants.join(api, mode)) for api in apis for mode in MODES[1:]]
+             + ([variants.dynamic_twin(variants.join(api, mode)) for api in apis for mode in MODES[1:]]
+                if op not in NO_DYNAMIC_TWIN else [])
              for op, apis in APIS.items()}
 
 
 def split_variant(variant: str) -> tuple[str, str]:
-    """``"gather/xla"`` -> ``("gather", "xla")`` (a constant twin, ``gather/xla_constant``, gives its parent's);
-    raises ValueError for a name that is not api/mode."""
-    api, mode = variants.split(variants.constant_parent(variant) or variant)
+    """``"gather/xla"`` -> ``("gather", "xla")`` (a twin, ``gather/xla_constant`` or ``gather/xla_dynamic``, gives
+    its parent's); raises ValueError for a name that is not api/mode."""
+    twin = variants.twin_of(variant)
+    api, mode = variants.split(twin[0] if twin else variant)
     if mode not in MODES:
         raise ValueError(f"variant {variant!r} is not <api>/<mode> with mode in {', '.join(MODES)}")
     return api, mode  # type: ignore[return-value]  # a mode in MODES is no None
 
 
-def render(spec: calls.Spec, mode: str) -> str:
-    """The call as a user would paste it in ``mode``: the bare call, or the call inside tf.function."""
+def signature(tf: Any, arrays: list[np.ndarray]) -> list[Any]:
+    """A dynamic twin's input_signature: per input a tf.TensorSpec of its rank with every dimension None (a scalar's
+    shape stays []) and the dtype :func:`to_tensor` gives it (tf.string for an object array)."""
+    return [tf.TensorSpec(shape=[None] * arr.ndim, dtype=tf.string if arr.dtype == object else tf.as_dtype(arr.dtype))
+            for arr in arrays]
+
+
+def signature_text(tf: Any, specs: list[Any]) -> str:
+    """``input_signature`` as source: ``[tf.TensorSpec([None, None], tf.float32), ...]``. Only ranks (ints) and
+    TensorFlow's own dtype names go in, each name checked to be the ``tf`` attribute of that dtype."""
+    parts = []
+    for spec in specs:
+        name = spec.dtype.name
+        if getattr(tf, name, None) != spec.dtype:
+            raise ValueError(f"dtype {spec.dtype!r} has no tf.{name}")
+        parts.append(f"tf.TensorSpec([{', '.join(['None'] * len(spec.shape))}], tf.{name})")
+    return f"[{', '.join(parts)}]"
+
+
+def render(spec: calls.Spec, mode: str, input_signature: str = "") -> str:
+    """The call as a user would paste it in ``mode``: the bare call, or the call inside tf.function (with
+    ``input_signature``, its source text, the dynamic twin's)."""
     args = ", ".join(spec.args)
     jit = ", jit_compile=True" if mode == "xla" else ""
+    if input_signature:
+        jit += f", input_signature={input_signature}"
     if mode == "eager":
         return f"{spec.prelude}; {spec.body}" if spec.prelude else spec.body
     if spec.prelude:
@@ -96,14 +134,15 @@ def render(spec: calls.Spec, mode: str) -> str:
     return f"tf.function(lambda {args}: {spec.body}{jit})({args})"
 
 
-def compiled(spec: calls.Spec, mode: str, api: str) -> Callable[..., Any]:
-    """The function to call in ``mode``: ``spec.fn`` itself (eager) or its cached tf.function wrapper."""
+def compiled(spec: calls.Spec, mode: str, api: str, input_signature: list[Any] | None = None) -> Callable[..., Any]:
+    """The function to call in ``mode``: ``spec.fn`` itself (eager) or its cached tf.function wrapper; with
+    ``input_signature`` (the dynamic twin's, whose text ``api`` holds), traced once for those unknown shapes."""
     if mode == "eager":
         return spec.fn
-    key = (mode, api)
+    key = (mode, api, STATIC if input_signature is None else DYNAMIC)
     fn = _FUNCTIONS.get(key)
     if fn is None:
-        fn = tf_module().function(spec.fn, jit_compile=(mode == "xla"))
+        fn = tf_module().function(spec.fn, jit_compile=(mode == "xla"), input_signature=input_signature)
         _FUNCTIONS[key] = fn
     return fn
 
@@ -151,7 +190,8 @@ class TensorFlowAdapter(Adapter):
     mapping = "docs/mapping/tensorflow.md"
 
     def is_slow(self, variant: str) -> bool:
-        return variants.constant_parent(variant) is not None  # a trace and compile per index value
+        # a constant twin: a trace and compile per index value; a dynamic one: a twin, run where they run
+        return variants.twin_of(variant) is not None
 
     def version(self) -> str:
         return tf_module().__version__
@@ -162,8 +202,10 @@ class TensorFlowAdapter(Adapter):
         api, mode = split_variant(variant)
         tf = tf_module()
         spec = build_spec(tf, case, api)
-        text = render(spec, mode)
-        fn = compiled(spec, mode, text)
+        dynamic = signature(tf, [case.inputs[name] for name in spec.args]) if variants.dynamic_parent(variant) else None
+        shapes = signature_text(tf, dynamic) if dynamic is not None else ""
+        text = render(spec, mode, shapes)
+        fn = compiled(spec, mode, text, dynamic)
         held = "indices" if variants.constant_parent(variant) and "indices" in spec.args else None
         if held:
             at = spec.args.index(held)
@@ -183,7 +225,7 @@ class TensorFlowAdapter(Adapter):
 
         note = "" if case.device == "cpu" else f"  # under tf.device({place!r})"
         return Call(text + note, run, case.device, device_name,
-                    source=_source(spec, mode, [case.inputs[name] for name in spec.args], place, held))
+                    source=_source(spec, mode, [case.inputs[name] for name in spec.args], place, held, shapes))
 
     def to_numpy(self, out: Any) -> np.ndarray:
         return from_tensor(out)
@@ -210,10 +252,14 @@ def _closing_over(tf: Any, spec: calls.Spec, mode: str, indices: np.ndarray, at:
     return tf.function(body, jit_compile=(mode == "xla"))
 
 
-def _source(spec: calls.Spec, mode: str, inputs: list[np.ndarray], place: str, held: str | None = None) -> str:
+def _source(spec: calls.Spec, mode: str, inputs: list[np.ndarray], place: str, held: str | None = None,
+            input_signature: str = "") -> str:
     """The call as standalone statements (Call.source): tf.constant inputs, the same body, eager or tf.function;
-    with ``held``, that input is a NumPy array the traced function makes a constant of."""
+    with ``held``, that input is a NumPy array the traced function makes a constant of; with ``input_signature``
+    (:func:`signature_text`), the tf.function is traced for it (the dynamic twin)."""
     call = {"eager": "f", "function": "tf.function(f)", "xla": "tf.function(f, jit_compile=True)"}[mode]
+    if input_signature:
+        call = f"{call[:-1]}, input_signature={input_signature})"
     args = ", ".join(spec.args)
     if held:
         fed = ", ".join(a for a in spec.args if a != held)

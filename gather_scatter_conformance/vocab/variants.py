@@ -19,9 +19,9 @@ _OP_VERSION = re.compile(r"(?P<op>[A-Z][A-Za-z]*)-(?P<version>[0-9]+)")
 # ``<api>/constant`` runs ``<api>`` with the case's indices a compile-time constant (an ONNX initializer, an OpenVINO
 # constant node) instead of a run-time input, since runtimes fold, check or specialise constants at compile time
 # (index provenance); ``<api>/dynamic`` compiles it for inputs whose dimensions are left symbolic (torch.compile's
-# dynamic=True, ONNX's dim_params), not specialised to the case's shapes, since such code takes other paths (dynamic
-# shapes). Defined here, below adapters (onnx_graph.CONSTANT is this name) and the report (behaviour.twin_changes
-# sets each twin beside ``<api>``).
+# dynamic=True, ONNX's dim_params, tf.function's input_signature of None dims), not specialised to the case's shapes,
+# since such code takes other paths (dynamic shapes). Defined here, below adapters (onnx_graph.CONSTANT is this name)
+# and the report (behaviour.twin_changes sets each twin beside ``<api>``).
 CONSTANT_MODE = "constant"
 DYNAMIC_MODE = "dynamic"
 TWIN_MODES = (CONSTANT_MODE, DYNAMIC_MODE)

@@ -8,12 +8,15 @@ needs one fails or skips there with its name instead of making the lane slow.
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.util
 import json
 import os
 import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,6 +51,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("--record-times") and not hasattr(config, "workerinput"):  # xdist's controller records
         config.pluginmanager.register(_TimeRecorder(Path(config.getoption("--record-times"))), "gsc-test-times")
     if not config.getoption("--no-frameworks"):
+        sys.meta_path.insert(0, _PaddleBeforeTensorFlow())
         return
     sys.path.insert(0, str(_REFUSING_SITE))
     from refuse_frameworks import install, refused_modules
@@ -56,6 +60,29 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[NO_FRAMEWORKS_ENV] = ",".join(modules)
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(_REFUSING_SITE), os.environ.get("PYTHONPATH"))))
     install(modules)
+
+
+class _PaddleBeforeTensorFlow(importlib.abc.MetaPathFinder):
+    """Imports paddle (as its adapter does) just before the first import of tensorflow in a test process. Importing
+    paddle 3.3.1 into a process that has imported tensorflow 2.21 is a segfault in libpaddle's load (measured:
+    ``python -c "import tensorflow, paddle"``; the other order works), and one xdist worker runs the tests of many
+    frameworks: four workers were lost in one run. A harness run keeps paddle in a worker of its own."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name != "tensorflow":
+            return None
+        sys.meta_path.remove(self)
+        if "paddle" not in sys.modules and importlib.util.find_spec("paddle") is not None:
+            from gather_scatter_conformance.adapters import paddle as paddle_adapter
+
+            threads = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+            paddle_adapter._paddle()
+            for key, value in threads.items():  # the adapter's thread settings are for paddle's process, not ours
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+        return None
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:

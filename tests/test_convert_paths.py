@@ -5,10 +5,8 @@ entries."""
 
 from __future__ import annotations
 
-import multiprocessing
 import subprocess
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -64,13 +62,6 @@ def _run(case: Case, path: str, variant: str | None = None) -> Record:
     record = execute(case, path, variant or adapters.get(path).variants(case.op)[0], InProcess())
     assert isinstance(record, Record), record
     return record
-
-
-def _record_and_script(nodeid: str, path: str, variant: str) -> tuple[Record, str]:
-    """The record of ``nodeid`` on ``path``'s ``variant`` (in this process) and its repro script's text."""
-    case = _case(nodeid)
-    rec = _run(case, path, variant)
-    return rec, script(case, rec)
 
 
 # --- registry ------------------------------------------------------------------------------------------------------
@@ -239,15 +230,11 @@ def test_a_bfloat16_repro_passes_the_converted_model_what_the_harness_passed(tmp
     missing = adapters.missing(path)
     if missing:
         pytest.skip(f"{path} needs {', '.join(missing)}")
-    # Measured and written in a fresh interpreter: importing paddle (its run, and the script's description of its
-    # call) after tensorflow, which another test of this worker may have imported, is a segfault (libpaddle's load,
-    # seen with -n 2).
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        rec, text = pool.submit(_record_and_script, "cases/probes/gather.yaml::probe-data-dtype-bfloat16", path,
-                                variant).result(timeout=600)
+    case = _case("cases/probes/gather.yaml::probe-data-dtype-bfloat16")
+    rec = _run(case, path, variant)
     assert rec.outcome == "error", rec
     path = tmp_path / "repro.py"
-    path.write_text(text)
+    path.write_text(script(case, rec))
     proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert f"raised {rec.error_type}" in proc.stdout

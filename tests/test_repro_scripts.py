@@ -3,19 +3,17 @@ standalone script written (harness.run.repro.script) and run in that framework's
 0, i.e. the recorded behaviour reproduced. MXNet's scripts run in .venv-mxnet.
 
 The findings are probes whose baseline label differs from the canonical one (baselines/<framework>.yaml): one per
-variant, measured again here, so a script is judged against what the harness observes today. A baseline label that
-names alternatives (``zero|garbage``: an unchecked read) is passed to the script, which then asserts the class of
-what it sees, not its bytes.
+variant (one twin of each kind a framework), measured again here, so a script is judged against what the harness
+observes today. A baseline label that names alternatives (``zero|garbage``: an unchecked read) is passed to the
+script, which then asserts the class of what it sees, not its bytes.
 """
 
 from __future__ import annotations
 
 import json
-import multiprocessing
 import subprocess
 import sys
 from collections import defaultdict
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -28,7 +26,7 @@ from gather_scatter_conformance.harness.judge.verdict import is_finding
 from gather_scatter_conformance.harness.run.isolation import Isolated
 from gather_scatter_conformance.harness.run.repro import script
 from gather_scatter_conformance.harness.run.runner import execute
-from gather_scatter_conformance.vocab.record import Record
+from gather_scatter_conformance.vocab.variants import twin_of
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHONS = adapters.venv_pythons(ROOT)
@@ -68,17 +66,6 @@ def _candidates(known: dict, probes: dict[str, Case]) -> dict[str, list[str]]:
     return out
 
 
-# Frameworks whose import in a process that imported another framework may crash it (paddle after tensorflow).
-FRESH_PROCESS = {"paddle"}
-
-
-def _write_scripts(chosen: list[tuple[str, str, Record, str | None]]) -> None:
-    """Each (path, probe node id, record, alternatives): the probe's repro script written to path."""
-    probes = _probes()
-    for path, nodeid, record, alternatives in chosen:
-        Path(path).write_text(script(probes[nodeid], record, alternatives))
-
-
 @pytest.mark.framework
 @pytest.mark.slow
 @pytest.mark.parametrize("framework", _frameworks())
@@ -87,9 +74,14 @@ def test_a_repro_of_a_finding_runs_for_every_variant(framework: str, tmp_path: P
     known = baseline.load(resources.baselines_dir(), framework)
     executor = Isolated(PYTHONS, 120.0)
     written: dict[str, str] = {}
-    chosen: list[tuple[str, str, Record, str | None]] = []
+    twins_written: set[str] = set()
     try:
         for variant, nodeids in sorted(_candidates(known, probes).items()):
+            # One twin of each kind (constant indices, dynamic shapes) a framework: its script is its parent's with
+            # the indices or the shapes written otherwise, the same code for every twin of the kind.
+            twin = twin_of(variant)
+            if twin and twin[1] in twins_written:
+                continue
             for nodeid in nodeids[:3]:  # the first whose finding shows again today, with its baseline label
                 record = execute(probes[nodeid], framework, variant, executor)
                 if not is_finding(record) or record.outcome == "timeout" or not record.native:
@@ -100,18 +92,13 @@ def test_a_repro_of_a_finding_runs_for_every_variant(framework: str, tmp_path: P
                 key = baseline.item_key(nodeid, variant)
                 alternatives = baseline.label_at(known, key, record.framework_version)
                 path = tmp_path / f"{variant.replace('/', '_')}.py"
-                chosen.append((str(path), nodeid, record, alternatives if "|" in (alternatives or "") else None))
+                path.write_text(script(probes[nodeid], record, alternatives if "|" in (alternatives or "") else None))
                 written[str(path)] = f"{variant}: {nodeid} ({record.outcome}, {record.label}; {alternatives})"
+                if twin:
+                    twins_written.add(twin[1])
                 break
     finally:
         executor.close()
-    # A script is written as `gsc repro` writes it, by the adapter in this process; paddle's in a fresh one:
-    # importing paddle after tensorflow (which this worker may have imported for another test) is a segfault.
-    if framework in FRESH_PROCESS:
-        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-            pool.submit(_write_scripts, chosen).result(timeout=600)
-    else:
-        _write_scripts(chosen)
     if not written:
         pytest.skip(f"{framework}: no probe finding in its baseline")
     python = PYTHONS.get(framework, sys.executable)

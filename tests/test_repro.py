@@ -124,6 +124,27 @@ def test_an_unchecked_read_asserts_its_class_not_its_bytes(tmp_path: Path) -> No
     assert "VALID = []" in script(case, zero, accept="zero|garbage")
 
 
+
+@pytest.mark.framework
+def test_a_valid_result_reproduces_alternatives_that_include_a_conforming_label(tmp_path: Path) -> None:
+    """CI, stop 53: Keras' scatter_update on torch wrote duplicates in one order that run, where its baseline says
+    ``nondeterministic|last-wins``; the script took any two equal valid results for an unchecked read that did not
+    reproduce. ``last-wins`` conforms (duplicate targets may take any one update), so a valid result reproduces it."""
+    from gather_scatter_conformance import adapters
+
+    case = _probe("cases/probes/scatter_nd.yaml::probe-duplicates")
+    record = _record(execute(case, "onnxruntime", adapters.get("onnxruntime").variants("ScatterND")[0], InProcess()))
+    assert record.verdict == "conforms" and record.label == "last-wins", record
+    # As a run records a finding (the call's statements kept); the script writes the call from the adapter anew.
+    varied = record.model_copy(update={"label": "nondeterministic", "native": "see the adapter"})
+    path = tmp_path / "repro.py"
+    path.write_text(script(case, varied, accept="nondeterministic|last-wins"))
+    ran = _run_script(path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "a valid result: the accepted label that conforms" in ran.stdout
+    # Alternatives that are all findings (an unchecked read) still ask for other bytes on a second run.
+    assert "again = run(**INPUTS)" in script(case, varied, accept="nondeterministic|garbage")
+
 @pytest.mark.framework
 def test_openvino_repro_scripts_run_on_string_data(tmp_path: Path) -> None:
     from gather_scatter_conformance.adapters.openvino import ADAPTER

@@ -53,8 +53,8 @@ TORCH_COMPILE_SUBSET = {
 # Each tf.function / XLA variant traces (XLA compiles) once per shape, 0.1-0.5 s a case: they run on cases with
 # these tags, where the modes part ways; GSC_TF_ALL_MODES=1 runs them on every case.
 TF_MODE_TAGS = {"negative-indices", "out-of-bounds", "index-dtype"}
-# The edges where a system's variants part ways (its APIs, its import paths, its backends, its modes): the systems
-# that build or compile each case run their variants on cases with one of these tags (and every listed pair).
+# The edges where a system's variants part ways (its APIs, its import paths, its backends): a compiler's or a
+# multi-backend system's other variants run on cases with one of these tags, its default variant on every case.
 # `make report` runs every variant on every case and judges each against the known file (docs/known.md).
 OTHER_VARIANT_TAGS = {"out-of-bounds", "negative-indices", "batch_dims", "negative-batch-dims", "mode"}
 
@@ -63,6 +63,12 @@ def on_the_edges(case: Case, variant: str) -> bool:
     """A plan's ``selects``: every variant, on cases tagged with one of OTHER_VARIANT_TAGS (for a system that compiles
     each case cold in CI: its listed pairs and its edges here, every case in ``make report``)."""
     return bool(OTHER_VARIANT_TAGS & set(case.tags))
+
+
+def default_variant_everywhere(framework: str) -> Callable[[Case, str], bool]:
+    """A plan's ``selects``: ``framework``'s first variant of each operator on every case, its others on cases
+    tagged with one of OTHER_VARIANT_TAGS."""
+    return lambda c, v: v == adapters.get(framework).variants(c.op)[0] or bool(OTHER_VARIANT_TAGS & set(c.tags))
 
 
 # TVM pairs whose verdict is chance: relax.op.scatter_nd min-combines the -1 update into the 8 bytes before its
@@ -108,36 +114,33 @@ WITHOUT_KNOWN_FILE = {
 PLANS: dict[str, Plan] = {
     "onnx-reference": Plan(),  # ONNX's own Python kernels: every case in a second or two
     "onnxruntime": Plan(),
-    # The systems below build, compile or convert each case, and CI starts with empty caches. A fresh clone's make
-    # test (2026-11-30, cold; seconds of this test's calls): ExecuTorch 215, IREE 202, JAX 80, LiteRT 63, OpenVINO
-    # 56, Keras 55, tinygrad 53, TVM 51, torch 41, paddle 33, TensorFlow 27, of 885 (the file runs on one xdist
-    # worker, so in series), and make test over its budget. So they run their listed pairs and the edges here
-    # (on_the_edges), every case in make report, which judges each against the known file.
-    "openvino": Plan(cannot_run=crash_risk, selects=on_the_edges),  # crashing cases: the isolated run's
-    "torch": Plan(selects=lambda c, v: on_the_edges(c, v) and (not v.endswith("/compile")
-                                                                or c.nodeid in TORCH_COMPILE_SUBSET)),
+    "openvino": Plan(cannot_run=crash_risk),  # cases that kill the process belong to the isolated run
+    "torch": Plan(selects=lambda c, v: not v.endswith("/compile") or c.nodeid in TORCH_COMPILE_SUBSET),
     "tensorflow": Plan(
-        selects=lambda c, v: on_the_edges(c, v) and (
+        selects=lambda c, v: (
             v.endswith("/eager") or os.environ.get("GSC_TF_ALL_MODES") == "1" or bool(TF_MODE_TAGS & set(c.tags))
         )
     ),
+    # The systems below compile or convert each case, and CI starts with empty caches (a fresh clone's make test,
+    # 2026-11-30, cold, seconds of this test: ExecuTorch 215, IREE 202, JAX 80, LiteRT 63, tinygrad 53, most of
+    # make test's time over its budget): their listed pairs and the edges, every case in make report.
     # JAX compiles every op anew (about 0.2 s a case and variant).
     "jax": Plan(selects=on_the_edges),
     "litert": Plan(selects=on_the_edges),  # a conversion per (case, variant), cached by signature
-    # paddle's to_static twins trace in about 10 ms a case. In a process of its own:
+    # paddle's to_static twins trace in about 10 ms a case: every variant runs on every case. In a process of its own:
     # importing paddle 3.3.1 after tensorflow 2.21 in one process is a segfault (libpaddle's load, seen here).
-    "paddle": Plan(isolated=True, selects=on_the_edges),
-    # MXNet runs in .venv-mxnet; scatters that write outside the array get a worker each (_run_mxnet).
-    "mxnet": Plan(selects=on_the_edges),
+    "paddle": Plan(isolated=True),
+    "mxnet": Plan(),  # runs in .venv-mxnet; scatters that write outside the array get a worker each (_run_mxnet)
     # TVM's scatters write outside the output for out-of-range indices (relax.op.scatter_nd for negative ones too)
     # and its gathers read outside: the cases run as a harness run runs them, so a crash is a record, not this test.
-    # Both variants build and compile a module a case.
+    # Both variants build and compile a module a case: relax.op on every case, the ONNX frontend on the edges.
     "tvm": Plan(isolated=True, cannot_run=lambda c, v: TVM_BY_CHANCE.get((c.nodeid, v)),
-                selects=on_the_edges),
+                selects=default_variant_everywhere("tvm")),
     # Keras picks its backend at import: isolated, each backend's variants run in a worker of their own (switching
-    # backends in this process would re-import Keras for every case). The backends disagree on the edges (an
-    # out-of-range slice_update start).
-    "keras": Plan(isolated=True, selects=on_the_edges),
+    # backends in this process would re-import Keras for every case). Each API on the TensorFlow backend on every
+    # case, on the other backends on the edges (where they disagree: an out-of-range slice_update start).
+    "keras": Plan(isolated=True,
+                  selects=lambda c, v: v.endswith("/tensorflow") or bool(OTHER_VARIANT_TAGS & set(c.tags))),
     # IREE's gathers read outside their operand and its scatters write outside their output for some out-of-range
     # indices (docs/mapping/iree.md): isolated, as a harness run runs them. A compile is 0.3-1.5 s a case: 435 s
     # for both variants on every shipped case, cold, 2026-11-29 (202 s for StableHLO on every case and the ONNX

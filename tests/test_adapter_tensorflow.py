@@ -263,8 +263,8 @@ def test_a_dynamic_twin_is_traced_for_unknown_dimensions(mode: str) -> None:
     assert sig in twin.api and "input_signature" not in parent.api
     for call in (parent, twin):
         np.testing.assert_array_equal(ADAPTER.to_numpy(call.run()), want)
-    static = tf_adapter._FUNCTIONS[(mode, parent.api, tf_adapter.STATIC)]
-    dynamic = tf_adapter._FUNCTIONS[(mode, twin.api, tf_adapter.DYNAMIC)]
+    static = tf_adapter._FUNCTIONS[(mode, parent.api)]
+    dynamic = tf_adapter._FUNCTIONS[(mode, twin.api)]
     assert _shapes(static.get_concrete_function(tf.constant(data), tf.constant(case.inputs["indices"]))) == [
         [3, 4], [2, 2]]
     assert _shapes(dynamic.get_concrete_function()) == [[None, None], [None, None]]
@@ -291,7 +291,7 @@ def test_a_dynamic_twin_s_signature_keeps_scalars_strings_and_python_attributes(
                         "input_signature=[tf.TensorSpec([None, None], tf.string), tf.TensorSpec([], tf.int32)])"
                         "(data, indices)")
     assert ADAPTER.to_numpy(call.run()).tolist() == ["ü", "日本"]
-    fn = tf_adapter._FUNCTIONS[("function", call.api, tf_adapter.DYNAMIC)]
+    fn = tf_adapter._FUNCTIONS[("function", call.api)]
     assert _shapes(fn.get_concrete_function()) == [[None, None], []]
 
 

@@ -48,11 +48,10 @@ _BUILDERS: dict[tuple[str, str], Callable[[Any, dict[str, Any], tuple[str, ...]]
 THREADS = 2  # TensorFlow's intra-/inter-op pools; the default (all cores) buys nothing on these tiny inputs
 
 _tf: Any = None
-# One tf.function per (mode, api text, signature kind): the text holds every attribute value, so equal texts compute
-# the same thing; TensorFlow then traces it once per input signature (shapes, dtypes) and keeps the traces. A dynamic
-# twin's function has its input_signature (each input's rank and dtype, no sizes) in its text and is traced once.
-STATIC, DYNAMIC = "static", "dynamic"  # the signature kinds: the case's shapes, or every dimension unknown
-_FUNCTIONS: dict[tuple[str, str, str], Any] = {}
+# One tf.function per (mode, api text): the text holds every attribute value, so equal texts compute the same
+# thing; TensorFlow then traces it once per input signature (shapes, dtypes) and keeps the traces. A dynamic twin's
+# text holds its input_signature (each input's rank and dtype, no sizes), so it has a function of its own, traced once.
+_FUNCTIONS: dict[tuple[str, str], Any] = {}
 
 
 def tf_module() -> Any:
@@ -139,7 +138,7 @@ def compiled(spec: calls.Spec, mode: str, api: str, input_signature: list[Any] |
     ``input_signature`` (the dynamic twin's, whose text ``api`` holds), traced once for those unknown shapes."""
     if mode == "eager":
         return spec.fn
-    key = (mode, api, STATIC if input_signature is None else DYNAMIC)
+    key = (mode, api)
     fn = _FUNCTIONS.get(key)
     if fn is None:
         fn = tf_module().function(spec.fn, jit_compile=(mode == "xla"), input_signature=input_signature)

@@ -1,16 +1,11 @@
 """The shipped conformance cases (cases/*.yaml, the imported ONNX node tests and the regression cases; not the
-probes), as the adapter tests run them."""
+probes), as the tests run them; the seed cases (cases/*.yaml) among them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from gather_scatter_conformance import adapters
 from gather_scatter_conformance.harness.cases.load import Case, load_file
-from gather_scatter_conformance.harness.judge import known
-from gather_scatter_conformance.harness.run.runner import InProcess, Skipped, execute
-from gather_scatter_conformance.vocab.record import Record
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,40 +23,9 @@ REGRESSION_GATHER_NEG = (
 )
 
 
-def seed_cases() -> list[Case]:
-    """The cases of cases/*.yaml (not probes, imported or regression ones), in file order."""
-    cases = ROOT / "cases"
-    return [c for path in sorted(cases.glob("*.yaml")) for c in load_file(path, path.relative_to(ROOT).as_posix())
-            if isinstance(c, Case)]
-
-
-def run_against_known(framework: str, cases: Iterable[Case],
-                      skip: Callable[[Case, str], bool] = lambda case, variant: False
-                      ) -> tuple[list[Record], list[str]]:
-    """Run every case on every variant of ``framework`` in this process (bar the pairs ``skip`` names): the records
-    of the calls the API could express, and one line per problem: a deviation known/<framework>.yaml does not
-    list, a listed pair that did not deviate, an unsupported case without its reason."""
-    listed = known.entries(framework)
-    ran, problems = [], []
-    for case in cases:
-        for variant in adapters.get(framework).variants(case.op):
-            if skip(case, variant):
-                continue
-            record = execute(case, framework, variant, InProcess())
-            assert not isinstance(record, Skipped), record  # the CPU is always here
-            key = f"{case.nodeid} [{variant}]"
-            if record.verdict == "n/a":
-                if not record.reason:
-                    problems.append(f"{key}: {record.outcome} without a reason")
-                continue
-            ran.append(record)
-            is_listed = (case.nodeid, variant) in listed
-            if record.verdict == "deviates" and not is_listed:
-                problems.append(f"{key}: deviates, not in known/{framework}.yaml: {record.reason} "
-                                f"{record.error_message or ''}"[:300])
-            elif record.verdict != "deviates" and is_listed:
-                problems.append(f"{key}: listed in known/{framework}.yaml, but {record.verdict}")
-    return ran, problems
+def is_seed(case: Case) -> bool:
+    """True for a case of cases/*.yaml (a seed case), not one of cases/imported/ or cases/regression/."""
+    return case.file.startswith("cases/") and case.file.count("/") == 1
 
 
 def shipped_cases() -> list[Case]:

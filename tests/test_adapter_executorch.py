@@ -24,7 +24,6 @@ from gather_scatter_conformance.harness.run.runner import InProcess, execute
 from gather_scatter_conformance.harness.run.worker import run_case
 from gather_scatter_conformance.vocab import wire
 from gather_scatter_conformance.vocab.ops import with_defaults
-from tests._shipped import run_against_known, seed_cases
 
 pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
 
@@ -244,19 +243,8 @@ def test_the_repro_source_runs_and_gives_the_same_result() -> None:
 # --- the shipped seed cases --------------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
-def test_every_seed_case_on_the_default_variants_conforms_or_is_a_known_deviation() -> None:
-    """Each seed case on its operator's default variant (every portable variant on the spec examples) conforms, is
-    n/a, or is listed in known/executorch.yaml (tests/_shipped.run_against_known); a lowering costs 0.4-1.5 s, so
-    the other variants are left to tests/test_known_deviations.py's listed pairs and the harness run."""
-    def skip(case: Any, variant: str) -> bool:
-        default = variant == ADAPTER.variants(case.op)[0]
-        return not (default or ("spec" in case.tags and variant.endswith("/portable")))
-
-    ran, problems = run_against_known(
-        "executorch", [c for c in seed_cases() if not {"crash", "memory-unsafe"} & set(c.tags)], skip=skip)
-    assert len(ran) > 150
-    assert not problems, "\n".join(problems)
+# The seed cases against known/executorch.yaml: tests/test_known_deviations.py's plan for executorch (each pair once in
+# make test).
 
 
 # --- the converter paths -----------------------------------------------------------------------------------------

@@ -19,7 +19,6 @@ from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.reference import compute
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
 from gather_scatter_conformance.vocab.ops import with_defaults
-from tests._shipped import run_against_known, seed_cases
 
 pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
 
@@ -59,15 +58,8 @@ def test_version_is_ai_edge_litert() -> None:
     assert ADAPTER.version() == litert_model.version() == importlib.metadata.version("ai-edge-litert")
 
 
-# --- every seed case on every variant --------------------------------------------------------------------------
-
-
-def test_seed_cases_conform_or_deviate_only_where_known() -> None:
-    ran, problems = run_against_known("litert", seed_cases())
-    assert len(ran) > 200  # most seed cases are expressible
-    assert not problems, "\n".join(problems)
-    for record in ran:  # the converted model's builtins, where the run reached the interpreter
-        assert record.ops is None or all(isinstance(o, str) for o in record.ops), record.case
+# The seed cases against known/litert.yaml: tests/test_known_deviations.py's plan for litert (each pair once in
+# make test).
 
 
 def test_in_range_results_equal_the_reference() -> None:

@@ -19,12 +19,10 @@ from gather_scatter_conformance.adapters import onnx_graph
 from gather_scatter_conformance.adapters import tvm as tvm_adapter
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
 from gather_scatter_conformance.harness.cases.load import Case
-from gather_scatter_conformance.harness.judge import known
 from gather_scatter_conformance.harness.reference import compute
 from gather_scatter_conformance.harness.run.worker import run_case
 from gather_scatter_conformance.vocab import wire
 from gather_scatter_conformance.vocab.ops import with_defaults
-from tests._shipped import run_against_known, seed_cases
 
 pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
 
@@ -108,16 +106,8 @@ def writes_outside(case: Case, variant: str) -> bool:
     return bool(((idx < low) | (idx >= dims)).any())
 
 
-def test_every_seed_case_conforms_or_is_a_known_deviation() -> None:
-    """Each seed case on relax.op.* (from_onnx: those of FRONTEND_TAGS) conforms to the reference engine, is n/a
-    (Unsupported), or is listed in known/tvm.yaml. Listed pairs and scatters outside the output are not run here;
-    tests/test_known_deviations.py runs every pair in isolation (listed ones must still deviate)."""
-    listed = known.entries("tvm")
-    ran, problems = run_against_known(
-        "tvm", [c for c in seed_cases() if not {"crash", "memory-unsafe"} & set(c.tags)],
-        skip=lambda c, v: (c.nodeid, v) in listed or writes_outside(c, v) or not _runs_here(c, v))
-    assert len(ran) > 350
-    assert not problems, "\n".join(problems)
+# The seed cases against known/tvm.yaml: tests/test_known_deviations.py's plan for tvm (each pair once in
+# make test).
 
 
 # --- Relax op lists (facts["ops"]) -----------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from _inprocess import MXNET_PYTHON, FreshMxnet, WarmMxnet, crash_risk, writes_outside
-from _shipped import ROOT, shipped_cases
+from _shipped import ROOT, is_seed, shipped_cases
 
 from gather_scatter_conformance import adapters
 from gather_scatter_conformance.adapters.base import Adapter
@@ -63,6 +63,12 @@ def on_the_edges(case: Case, variant: str) -> bool:
     """A plan's ``selects``: every variant, on cases tagged with one of OTHER_VARIANT_TAGS (for a system that compiles
     each case cold in CI: its listed pairs and its edges here, every case in ``make report``)."""
     return bool(OTHER_VARIANT_TAGS & set(case.tags))
+
+
+def seeds_and_edges(case: Case, variant: str) -> bool:
+    """A plan's ``selects``: every variant on the seed cases (cases/*.yaml) and on every case's edges (the adapter
+    tests leave their framework's sweep of the seed cases to this file, so that each pair runs once in make test)."""
+    return is_seed(case) or on_the_edges(case, variant)
 
 
 def default_variant_everywhere(framework: str) -> Callable[[Case, str], bool]:
@@ -126,7 +132,7 @@ PLANS: dict[str, Plan] = {
     # make test's time over its budget): their listed pairs and the edges, every case in make report.
     # JAX compiles every op anew (about 0.2 s a case and variant).
     "jax": Plan(selects=on_the_edges),
-    "litert": Plan(selects=on_the_edges),  # a conversion per (case, variant), cached by signature
+    "litert": Plan(selects=seeds_and_edges),  # a conversion per (case, variant), cached by signature
     # paddle's to_static twins trace in about 10 ms a case: every variant runs on every case. In a process of its own:
     # importing paddle 3.3.1 after tensorflow 2.21 in one process is a segfault (libpaddle's load, seen here).
     "paddle": Plan(isolated=True),
@@ -134,8 +140,10 @@ PLANS: dict[str, Plan] = {
     # TVM's scatters write outside the output for out-of-range indices (relax.op.scatter_nd for negative ones too)
     # and its gathers read outside: the cases run as a harness run runs them, so a crash is a record, not this test.
     # Both variants build and compile a module a case: relax.op on every case, the ONNX frontend on the edges.
+    # The ONNX frontend on the seed cases too (not the generated ones), as test_adapter_tvm's sweep ran it in-process.
     "tvm": Plan(isolated=True, cannot_run=lambda c, v: TVM_BY_CHANCE.get((c.nodeid, v)),
-                selects=default_variant_everywhere("tvm")),
+                selects=lambda c, v: default_variant_everywhere("tvm")(c, v)
+                or (is_seed(c) and "generated" not in c.tags)),
     # Keras picks its backend at import: isolated, each backend's variants run in a worker of their own (switching
     # backends in this process would re-import Keras for every case). Each API on the TensorFlow backend on every
     # case, on the other backends on the edges (where they disagree: an out-of-range slice_update start).
@@ -151,10 +159,13 @@ PLANS: dict[str, Plan] = {
     "mnn": Plan(),
     # tinygrad compiles a kernel per shape and dtype (clang, 0.08-0.25 s, cached on disk): every variant on every
     # shipped case in about 45 s here warm, 53 s cold; out-of-range indices are masked, no case kills the process.
-    "tinygrad": Plan(selects=on_the_edges),
-    # ExecuTorch exports per signature (0.4-1.5 s a case): the default variant on the edges; the others (the XNNPACK
-    # twins run the same portable kernels: XNNPACK delegates none of these operators) where listed.
-    "executorch": Plan(selects=lambda c, v: v == adapters.get("executorch").variants(c.op)[0] and on_the_edges(c, v)),
+    "tinygrad": Plan(selects=seeds_and_edges),
+    # ExecuTorch exports per signature (0.4-1.5 s a case): the default variant on the seed cases and the edges, every
+    # portable variant on the spec examples; the others (the XNNPACK twins run the same portable kernels: XNNPACK
+    # delegates none of these operators) where listed.
+    "executorch": Plan(selects=lambda c, v: (
+        (v == adapters.get("executorch").variants(c.op)[0] and (is_seed(c) or on_the_edges(c, v)))
+        or ("spec" in c.tags and v.endswith("/portable") and is_seed(c)))),
 }
 
 

@@ -132,3 +132,17 @@ def test_the_program_runs_where_core_ml_can_load_it() -> None:
         pytest.skip("running a Core ML model needs macOS")
     rec = _run("cases/gather.yaml::ov-gather8-example-1", "index_select")
     assert rec.outcome == "ok" and np.asarray(rec.observed).size
+
+
+def test_coremltools_is_imported_without_the_frontends_a_torch_program_never_reaches() -> None:
+    """#38: coremltools' import probes TensorFlow and ExecuTorch (17 s here, 8.5 without them). The path's import
+    leaves both out where neither is loaded, and a later import of either still gets the whole package."""
+    import subprocess
+
+    code = ("import sys\nfrom gather_scatter_conformance.adapters.convert import coreml\n"
+            "ct = coreml._coremltools()\n"
+            "assert 'tensorflow' not in sys.modules and 'executorch' not in sys.modules, 'probed'\n"
+            "from coremltools import _deps\nassert not _deps._HAS_TF\n"
+            "assert coreml._coremltools() is ct\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]

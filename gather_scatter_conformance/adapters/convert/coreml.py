@@ -43,6 +43,27 @@ _SHOWN = ("axis", "batch_dims", "validate_indices", "mode", "dtype")
 _PACKAGE = "case.mlpackage"
 
 
+# coremltools' optional-dependency probe (coremltools._deps) imports TensorFlow and ExecuTorch at its import: 8.5 of
+# its 17 s here, for frontends a traced torch program never reaches.
+_PROBED_FRONTENDS = ("tensorflow", "executorch")
+
+
+def _coremltools() -> Any:
+    """``coremltools``, imported (once a process) without TensorFlow and ExecuTorch where neither is loaded yet: its
+    probe then finds them absent, and a process that later imports either gets it whole. A process that has them
+    already imports coremltools as it is."""
+    if "coremltools" not in sys.modules:
+        held = [m for m in _PROBED_FRONTENDS if m not in sys.modules]
+        sys.modules.update(dict.fromkeys(held))  # None: `import m` raises ImportError, as for a missing package
+        try:
+            import coremltools  # noqa: F401
+        finally:
+            for m in held:
+                if sys.modules.get(m, ...) is None:
+                    del sys.modules[m]
+    return sys.modules["coremltools"]
+
+
 def _run_support() -> str | None:
     """Why a Core ML model cannot run in this process (one line), or None where it can (macOS with
     ``coremltools.libcoremlpython``, the native module that loads Core ML.framework)."""
@@ -137,9 +158,13 @@ class TorchCoreml(ConversionPath):
         return {"source": adapters.get(self.source).version(), "converter": self.converter_version(),
                 "target": target}
 
+    def import_converter(self) -> None:
+        _coremltools()
+
     def convert(self, case: CaseData, variant: str, example: dict[str, np.ndarray]) -> Converted:
-        import coremltools as ct
         import torch
+
+        ct = _coremltools()
 
         model, names, _ = module(case, variant)
         args = _tensors(example, names)

@@ -3,6 +3,7 @@ given case paths when there are some; `gsc validate` checks the shipped corpus b
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -121,3 +122,43 @@ def test_bash_completion_offers_commands_options_files_and_framework_names(tmp_p
 def test_completion_without_a_shell_is_one_line() -> None:
     done = _gsc(ROOT, "completion")
     assert done.returncode == 2 and done.stderr.strip().count("\n") == 0 and "bash" in done.stderr
+
+
+SEEN_PLUGINS = """\
+import json
+import os
+
+
+def pytest_configure(config):
+    names = [name for name, _ in config.pluginmanager.list_name_plugin()]
+    with open(f"plugins-{os.getpid()}.json", "w") as fh:
+        json.dump(names, fh)
+"""
+
+
+def test_a_run_loads_its_own_pytest_plugins_and_a_named_one_only(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """#38: the environment's other pytest11 entry points (playwright, anyio, hydra...: 3 s of each run's start here,
+    in each worker too) are not a run's; `-p NAME` among its pytest arguments loads one more. Called in-process, the
+    command leaves the environment as it found it."""
+    import importlib.metadata
+    import shutil
+
+    from gather_scatter_conformance.harness import cli
+
+    (tmp_path / "seen_plugins.py").write_text(SEEN_PLUGINS)
+    (tmp_path / "mine").mkdir()
+    shutil.copy(ROOT / "cases" / "gather_nd.yaml", tmp_path / "mine")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    # One worker (pytest-xdist's workers inherit the environment and the arguments: every `gsc run -n` here).
+    assert cli.main(["run", "mine", "--framework", "numpy", "--results", "r.jsonl", "--workers", "1",
+                     "-p", "seen_plugins"]) == 0
+    assert "PYTEST_DISABLE_PLUGIN_AUTOLOAD" not in os.environ
+    processes = [set(json.loads(p.read_text())) for p in tmp_path.glob("plugins-*.json")]
+    assert len(processes) == 1, processes
+    others = {e.name for e in importlib.metadata.entry_points(group="pytest11")} - {"gather_scatter_conformance"}
+    for loaded in processes:
+        assert {"gather_scatter_conformance.harness.run.pytest_plugin", "seen_plugins"} <= loaded
+        assert not others & loaded, others & loaded

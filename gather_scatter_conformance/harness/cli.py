@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.util
 import json
 import os
 import sys
@@ -10,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
 
     import pytest
 
@@ -24,8 +26,6 @@ def _workers(given: str, extra: list[str], results: str) -> list[str]:
     the memory available now at the memory a worker took in the last run of ``results`` (its manifest); [] for one
     worker, where pytest-xdist is missing, or where the pytest arguments already say ``-n``. Says its choice on
     stderr. ``given`` is checked by :func:`_workers_value`."""
-    import importlib.util
-
     from gather_scatter_conformance.harness.run import machine
     from gather_scatter_conformance.harness.run.records import manifest
 
@@ -95,7 +95,8 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
     argv += ["--tb=short", "-rN", "--disable-warnings", "-o", "console_output_style=classic"] + extra
     malformed = _MalformedCases()
     try:
-        code = pytest.main(argv, plugins=[malformed, console])
+        with _own_plugins_only(argv):
+            code = pytest.main(argv, plugins=[malformed, console])
     except KeyboardInterrupt:
         # A second Ctrl-C (or `timeout -s INT`, which signals the whole process group) landed while pytest handled
         # the first: it escapes pytest as a traceback (the H200 run of 2026-11-28). The results were not replaced.
@@ -115,6 +116,31 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
             return 1
         return 0
     return int(code)
+
+
+# The pytest plugins a run loads: the harness's and pytest-xdist's (its workers). The environment's other pytest11
+# entry points are not a run's business: here (playwright, anyio, hypothesis, jaxtyping, hydra, kgb: dependencies of
+# the frameworks) they took 3 of a run's first 3.3 s, in each worker too, and any could change how a case item runs.
+# `-p NAME` among a run's pytest arguments loads one more (docs/running.md).
+RUN_PLUGINS = ("gather_scatter_conformance.harness.run.pytest_plugin", "xdist.plugin")
+AUTOLOAD_OFF = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
+
+
+@contextlib.contextmanager
+def _own_plugins_only(argv: list[str]) -> Iterator[None]:
+    """While it lasts, pytest (and the pytest-xdist workers it starts, which inherit the environment) loads no
+    plugin by its entry point; ``argv`` gains a ``-p`` for each of :data:`RUN_PLUGINS` installed. The environment
+    is as it was afterwards: a test or a program that calls this command in-process keeps its plugins."""
+    argv += [a for name in RUN_PLUGINS if importlib.util.find_spec(name.partition(".")[0]) for a in ("-p", name)]
+    before = os.environ.get(AUTOLOAD_OFF)
+    os.environ[AUTOLOAD_OFF] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[AUTOLOAD_OFF]
+        else:
+            os.environ[AUTOLOAD_OFF] = before
 
 
 class _MalformedCases:

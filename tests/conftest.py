@@ -39,6 +39,23 @@ TEST_WORKER_GIB = 6.0
 CHECK_WORKER_GIB = 1.0
 
 
+# A pytest that a test starts (pytester, `python -m pytest`, a `gsc run`: each test's environment) loads the
+# harness's plugin and pytest-xdist's only, as `gsc run` does (docs/running.md): the frameworks' dependencies
+# install six more (playwright, anyio, hypothesis, jaxtyping, hydra, kgb), 3 s of each start here. A test of what a
+# user's pytest loads by entry point is marked `installed_plugins`; a test that builds an environment without
+# PYTEST_* variables (test_installed_wheel, test_plugin_manners) gets that anyway.
+STARTED_PYTEST_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+                      "PYTEST_PLUGINS": "gather_scatter_conformance.harness.run.pytest_plugin,xdist.plugin"}
+
+
+@pytest.fixture(autouse=True)
+def _started_pytests_load_the_harness_plugins(request: pytest.FixtureRequest,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    if request.node.get_closest_marker("installed_plugins") is None:
+        for key, value in STARTED_PYTEST_ENV.items():
+            monkeypatch.setenv(key, value)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--no-frameworks", action="store_true",
                      help="the developer lane (make check): deselect tests marked framework and refuse every "

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from _cases import records_of
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.installed_plugins]  # a user's pytest loads every plugin installed
 
 ROOT = Path(__file__).resolve().parents[1]
 PINS = ROOT / "constraints" / "pins.txt"

@@ -23,6 +23,8 @@ import yaml
 from _cases import records_of
 
 ROOT = Path(__file__).resolve().parents[1]
+# What a user does: their pytest loads every plugin installed (tests/conftest.py).
+pytestmark = pytest.mark.installed_plugins
 TOY = ROOT / "examples" / "toy-runtime"
 # One pytest-xdist worker runs this file (make test's --dist loadfile): its venv is built once, not once a worker.
 

@@ -3,89 +3,37 @@ valid value (adapters/attrs.py is the one place that checks and normalises them)
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
+from _invalid_attrs import computed_invalid, invalid_cases
 
 from gather_scatter_conformance import adapters
 from gather_scatter_conformance.adapters.attrs import InvalidAttribute, axis_index, batch_dims_count, valid_axis
-from gather_scatter_conformance.harness.cases.load import Case, ExpectedError, load_file
 from gather_scatter_conformance.harness.run.isolation import Isolated
-from gather_scatter_conformance.harness.run.runner import InProcess, execute
-from gather_scatter_conformance.vocab.variants import twin_of
+from gather_scatter_conformance.harness.run.runner import InProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Each is invalid under canonical semantics: the reference engine raises InvalidInput for all three.
-INVALID = """\
-op: {op}
-cases:
-  - id: axis-3-on-rank-2
-    source: "issue: numpy's adapter returned a value for this (axis taken mod the rank)"
-    inputs: {{data: [[1, 2], [3, 4]], indices: [[0], [1]]}}
-    attrs: {{axis: 3, batch_dims: 1}}
-  - id: batch-dims-past-axis
-    source: test
-    inputs: {{data: [[1, 2], [3, 4]], indices: [[0], [1]]}}
-    attrs: {{axis: 0, batch_dims: 1}}
-  - id: batch-dims-past-indices
-    source: test
-    inputs: {{data: [[1, 2], [3, 4]], indices: [[0], [1]]}}
-    attrs: {{axis: 1, batch_dims: 3}}
-"""
-INVALID_ND = """\
-op: GatherND
-cases:
-  - id: nd-batch-dims-past-indices
-    source: test
-    inputs: {data: [[1, 2], [3, 4]], indices: [[0], [1]]}
-    attrs: {batch_dims: 2}
-"""
-
-
-def _cases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Case]:
-    monkeypatch.setenv("GSC_CASE_CACHE", "off")
-    (tmp_path / "g.yaml").write_text(textwrap.dedent(INVALID.format(op="Gather")))
-    (tmp_path / "nd.yaml").write_text(INVALID_ND)
-    out = [c for f in ("g.yaml", "nd.yaml") for c in load_file(tmp_path / f)]
-    assert all(isinstance(c, Case) and isinstance(c.reference(), ExpectedError) for c in out), out
-    return out  # type: ignore[return-value]
-
 
 def _frameworks() -> list[str]:
+    # The converter paths' run is tests/test_convert_paths.py's, in the worker that converts their seed examples.
     pythons = adapters.venv_pythons(ROOT)
     return [n for n in adapters.names() if (adapters.is_available(n) or n in pythons)
-            and adapters.get(n).unavailable() is None]
+            and adapters.get(n).unavailable() is None and not adapters.is_path(n)]
 
 
 @pytest.mark.parametrize("framework", _frameworks())
 def test_no_adapter_computes_a_value_for_an_invalid_axis_or_batch_dims(
         framework: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pythons = adapters.venv_pythons(ROOT)
-    # A converter path runs a native runtime on a converted model, in a worker of its own as a run does: MNN's
-    # session on the invalid GatherND killed an xdist worker that had loaded other frameworks (CI, not alone).
-    isolate = framework in pythons or adapters.is_path(framework)
-    executor = Isolated(pythons, 120.0) if isolate else InProcess()
+    executor = Isolated(pythons, 120.0) if framework in pythons else InProcess()
     try:
-        for case in _cases(tmp_path, monkeypatch):
-            for variant in adapters.get(framework).variants(case.op):
-                # A twin changes where the indices come from or how shapes are known, not how the attributes are
-                # handed: its parent's run covers them (and a twin's compile per case is most of this test's time).
-                if twin_of(variant):
-                    continue
-                record = execute(case, framework, variant, executor)
-                if record.outcome != "ok":
-                    continue
-                # A value is the framework's own answer only where the call hands it the invalid attributes as
-                # they are (that is measured: a deviation); an adapter that translated them must have raised.
-                handed = [f"{k}={v}" for k, v in case.spec.attrs.items()]
-                assert all(h in record.api.replace(" ", "") for h in handed), (
-                    f"{framework}:{variant} computed {record.observed} for {case.id} via {record.api!r}")
-                assert record.verdict == "deviates"
+        problems = computed_invalid(framework, invalid_cases(tmp_path, monkeypatch), executor)
     finally:
         if hasattr(executor, "close"):
             executor.close()
+    assert not problems, problems
 
 
 def test_the_helpers_raise_where_the_reference_engine_does() -> None:

@@ -222,6 +222,18 @@ def test_tf_functions_are_cached_per_call_text_and_traced_per_shape() -> None:
     assert len(tf_adapter._FUNCTIONS) == 3  # eager wraps nothing
 
 
+@pytest.mark.parametrize("mode", ["eager", "function"])
+def test_the_repro_of_a_scalar_string_result_runs(mode: str) -> None:
+    """A 0-d tf.string result's .numpy() is bytes, not an array: the repro script's decoding must take it too."""
+    data = np.empty(3, dtype=object)
+    data[:] = ["a", "bb", "ccc"]
+    case = _case("Gather", {"axis": 0}, data=data, indices=np.array(1))
+    call = ADAPTER.prepare(case, f"gather/{mode}")
+    scope: dict = {"np": np, "data": data, "indices": np.array(1)}
+    exec(call.source, scope)
+    assert scope["result"].shape == () and scope["result"].item() == "bb" == ADAPTER.to_numpy(call.run()).item()
+
+
 @pytest.mark.parametrize("mode", ["function", "xla"])
 def test_a_constant_twin_makes_the_indices_a_const_of_the_traced_graph(mode: str) -> None:
     """Index provenance (#40): the twin traces a function of the data alone, the indices a Const node made inside

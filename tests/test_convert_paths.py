@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from _cases import records_of
+from _invalid_attrs import computed_invalid, invalid_cases
 
 from gather_scatter_conformance import adapters
 from gather_scatter_conformance.adapters.convert import path as convert_path
@@ -87,19 +88,22 @@ AVAILABLE = [n for n in PATHS if adapters.is_available(n) and adapters.get(n).un
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", AVAILABLE)
-def test_seed_examples_survive_each_path(path: str) -> None:
+def test_each_path_on_the_seed_examples_and_invalid_attributes(path: str, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The seed examples survive the path, and the path computes no value for an invalid axis or batch_dims that
+    its source was not handed as is (tests/_invalid_attrs.py; the frameworks': tests/test_adapter_attrs.py). One
+    worker per path for both: its start (a source, a converter and a target imported) is most of the time."""
     from gather_scatter_conformance.harness.run.isolation import Isolated
 
     # In a worker process of the path's own, as a run makes them: paddle, TensorFlow, torch and JAX in one test
-    # process (an xdist worker that ran other paths) crashed it.
+    # process (an xdist worker that ran other paths) crashed it, and MNN's session on the invalid GatherND another.
     executor = Isolated(timeout=180.0)
-    bad = []
     try:
-        for nodeid in SEEDS:
-            bad += _seed_problems(nodeid, path, executor)
+        seeds = [problem for nodeid in SEEDS for problem in _seed_problems(nodeid, path, executor)]
+        invalid = computed_invalid(path, invalid_cases(tmp_path, monkeypatch), executor)
     finally:
         executor.close()
-    assert not bad, bad
+    assert not seeds and not invalid, {"seed examples": seeds, "invalid attributes": invalid}
 
 
 def _seed_problems(nodeid: str, path: str, executor: Any) -> list[str]:

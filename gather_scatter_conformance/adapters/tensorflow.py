@@ -271,7 +271,7 @@ def _source(spec: calls.Spec, mode: str, inputs: list[np.ndarray], place: str, h
         *source.tensors(spec.args, inputs, "tf.constant({name})", string="tf.constant({name}, dtype=tf.string)"),
         *source.function("f", spec.args, [spec.prelude, spec.body] if spec.prelude else [spec.body]),
         f"with tf.device({place!r}):",
-        f"    out = {call}({args}).numpy()",
+        f"    out = np.asarray({call}({args}).numpy())",  # a 0-d string result's .numpy() is bytes
         "result = np.vectorize(lambda b: b.decode('utf-8'), otypes=[object])(out) "
         "if out.dtype.kind in 'OS' and out.size else np.asarray(out)",
     ])

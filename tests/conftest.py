@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from gather_scatter_conformance.harness.cli import AUTOLOAD_OFF, RUN_PLUGINS
+
 # The suite checks what runs measure: a record reused from the result cache (harness.run.cache) of an earlier
 # session, or of another test's fake adapter, would hide that. The result cache's own tests name their directory.
 os.environ.setdefault("GSC_RESULT_CACHE", "off")
@@ -44,8 +46,7 @@ CHECK_WORKER_GIB = 1.0
 # install six more (playwright, anyio, hypothesis, jaxtyping, hydra, kgb), 3 s of each start here. A test of what a
 # user's pytest loads by entry point is marked `installed_plugins`; a test that builds an environment without
 # PYTEST_* variables (test_installed_wheel, test_plugin_manners) gets that anyway.
-STARTED_PYTEST_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-                      "PYTEST_PLUGINS": "gather_scatter_conformance.harness.run.pytest_plugin,xdist.plugin"}
+STARTED_PYTEST_ENV = {AUTOLOAD_OFF: "1", "PYTEST_PLUGINS": ",".join(RUN_PLUGINS)}
 
 
 @pytest.fixture(autouse=True)

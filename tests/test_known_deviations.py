@@ -117,6 +117,8 @@ WITHOUT_KNOWN_FILE = {
     "directml": "needs Windows and a DirectX 12 GPU: never measured on this project's machines",
 }
 
+TVM_DEFAULT_EVERYWHERE = default_variant_everywhere("tvm")
+
 PLANS: dict[str, Plan] = {
     "onnx-reference": Plan(),  # ONNX's own Python kernels: every case in a second or two
     "onnxruntime": Plan(),
@@ -129,7 +131,8 @@ PLANS: dict[str, Plan] = {
     ),
     # The systems below compile or convert each case, and CI starts with empty caches (a fresh clone's make test,
     # 2026-11-30, cold, seconds of this test: ExecuTorch 215, IREE 202, JAX 80, LiteRT 63, tinygrad 53, most of
-    # make test's time over its budget): their listed pairs and the edges, every case in make report.
+    # make test's time over its budget): their listed pairs and the edges (LiteRT, tinygrad and ExecuTorch the seed
+    # cases too, which their adapter tests no longer sweep), every case in make report.
     # JAX compiles every op anew (about 0.2 s a case and variant).
     "jax": Plan(selects=on_the_edges),
     "litert": Plan(selects=seeds_and_edges),  # a conversion per (case, variant), cached by signature
@@ -139,11 +142,10 @@ PLANS: dict[str, Plan] = {
     "mxnet": Plan(),  # runs in .venv-mxnet; scatters that write outside the array get a worker each (_run_mxnet)
     # TVM's scatters write outside the output for out-of-range indices (relax.op.scatter_nd for negative ones too)
     # and its gathers read outside: the cases run as a harness run runs them, so a crash is a record, not this test.
-    # Both variants build and compile a module a case: relax.op on every case, the ONNX frontend on the edges.
-    # The ONNX frontend on the seed cases too (not the generated ones), as test_adapter_tvm's sweep ran it in-process.
+    # Both variants build and compile a module a case: relax.op on every case, the ONNX frontend on the edges and on
+    # the seed cases that are not generated (what test_adapter_tvm's sweep ran).
     "tvm": Plan(isolated=True, cannot_run=lambda c, v: TVM_BY_CHANCE.get((c.nodeid, v)),
-                selects=lambda c, v: default_variant_everywhere("tvm")(c, v)
-                or (is_seed(c) and "generated" not in c.tags)),
+                selects=lambda c, v: TVM_DEFAULT_EVERYWHERE(c, v) or (is_seed(c) and "generated" not in c.tags)),
     # Keras picks its backend at import: isolated, each backend's variants run in a worker of their own (switching
     # backends in this process would re-import Keras for every case). Each API on the TensorFlow backend on every
     # case, on the other backends on the edges (where they disagree: an out-of-range slice_update start).

@@ -23,6 +23,8 @@ Parts (benchmarks/README.md has the method and the latest results):
               a worker under the memory limit vs one without
   ahead       gsc run --framework iree with its cases compiled ahead, many to a module, vs each compiled alone
               (--no-ahead), side by side, caches empty: wall ratio, and records that differ
+  lowering    ExecuTorch's lowering of the seed cases with adapters/torch_export.py's changes vs as torch ships it,
+              side by side: ratio, and programs whose bytes differ
   phases      make report's phases, from the results files it wrote (--phase-results): wall time, workers, memory,
               the frameworks' own call time; summed against 60 minutes
 
@@ -43,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.common import Row, print_rows, summary_lines
 
 PARTS = ("overhead", "collection", "reference", "onnx-runner", "history", "report", "site", "plugin", "cache",
-         "records", "suite", "phases", "ahead", "matrix")
+         "records", "suite", "phases", "ahead", "lowering", "matrix")
 DEFAULT_PARTS = ("overhead", "collection", "reference", "onnx-runner", "plugin", "cache", "records")
 
 
@@ -94,6 +96,10 @@ def _part(name: str, args: argparse.Namespace) -> list[Row]:
         from benchmarks import ahead
 
         return ahead.run(quick=args.quick)
+    if name == "lowering":
+        from benchmarks import lowering
+
+        return lowering.run(quick=args.quick)
     if name == "phases":
         from benchmarks import phases
 

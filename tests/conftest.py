@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _installed import NO_FRAMEWORKS_ENV
 
 from gather_scatter_conformance.harness.cli import AUTOLOAD_OFF, RUN_PLUGINS
 
@@ -31,7 +32,6 @@ pytest_plugins = ["pytester"]
 # Where the refusal is installed in subprocesses too (their interpreters read sitecustomize at start): a test that
 # runs `gsc run` or a worker process is held to the lane as the test itself is.
 _REFUSING_SITE = Path(__file__).parent / "lanes"
-NO_FRAMEWORKS_ENV = "GSC_TEST_NO_FRAMEWORKS"
 # Seconds per test file in a full `make test` (benchmarks/test_times.py reads it against the 25-minute budget).
 TIMES = Path(__file__).parent / "times.json"
 # A pytest-xdist worker's memory with its framework processes (`-n auto`, below), on the large side: make test's two
@@ -84,12 +84,30 @@ class _PaddleBeforeTensorFlow(importlib.abc.MetaPathFinder):
     """Imports paddle (as its adapter does) just before the first import of tensorflow in a test process. Importing
     paddle 3.3.1 into a process that has imported tensorflow 2.21 is a segfault in libpaddle's load (measured:
     ``python -c "import tensorflow, paddle"``; the other order works), and one xdist worker runs the tests of many
-    frameworks: four workers were lost in one run. A harness run keeps paddle in a worker of its own."""
+    frameworks: four workers were lost in one run. A harness run keeps paddle in a worker of its own.
 
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+    Only an import does it, not a lookup (``importlib.util.find_spec("tensorflow")``, as ``adapters.is_available``
+    asks while the suite is collected): the spec found is tensorflow's own, with a loader that imports paddle when
+    tensorflow's module is created."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
         if name != "tensorflow":
             return None
-        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _PaddleFirst(spec.loader, self)
+        return spec
+
+
+class _PaddleFirst(importlib.abc.Loader):
+    """tensorflow's own loader, which imports paddle first (see _PaddleBeforeTensorFlow)."""
+
+    def __init__(self, loader: Any, finder: _PaddleBeforeTensorFlow) -> None:
+        self.loader, self.finder = loader, finder
+
+    def create_module(self, spec: Any) -> Any:
+        if self.finder in sys.meta_path:
+            sys.meta_path.remove(self.finder)
         if "paddle" not in sys.modules and importlib.util.find_spec("paddle") is not None:
             from gather_scatter_conformance.adapters import paddle as paddle_adapter
 
@@ -100,7 +118,13 @@ class _PaddleBeforeTensorFlow(importlib.abc.MetaPathFinder):
                     os.environ.pop(key, None)
                 else:
                     os.environ[key] = value
-        return None
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self.loader.exec_module(module)
+
+    def __getattr__(self, name: str) -> Any:  # the rest of the loader's interface (resources, source) is its own
+        return getattr(self.loader, name)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:

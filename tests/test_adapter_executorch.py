@@ -10,9 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-pytest.importorskip("executorch")
-pytest.importorskip("torch")
+from _installed import require
 
 from gather_scatter_conformance import adapters
 from gather_scatter_conformance.adapters import executorch as et_adapter
@@ -24,6 +22,8 @@ from gather_scatter_conformance.harness.run.runner import InProcess, execute
 from gather_scatter_conformance.harness.run.worker import run_case
 from gather_scatter_conformance.vocab import wire
 from gather_scatter_conformance.vocab.ops import with_defaults
+
+require("executorch", "torch")  # looked up, not imported: tests/_installed.py
 
 pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
 

@@ -13,9 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-pytest.importorskip("iree.compiler")
-pytest.importorskip("iree.runtime")
+from _installed import require
 
 from gather_scatter_conformance import adapters
 from gather_scatter_conformance.adapters import iree as iree_adapter
@@ -25,6 +23,8 @@ from gather_scatter_conformance.harness.reference import Policy, compute
 from gather_scatter_conformance.harness.run.worker import run_case
 from gather_scatter_conformance.vocab import wire
 from gather_scatter_conformance.vocab.ops import with_defaults
+
+require("iree.compiler", "iree.runtime")  # looked up, not imported: tests/_installed.py
 
 pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
 

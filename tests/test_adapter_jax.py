@@ -5,12 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import pytest
-
-pytest.importorskip("jax")
-
-import ml_dtypes
+from _installed import require
 
 from gather_scatter_conformance.adapters import jax as jax_adapter
 from gather_scatter_conformance.adapters.attrs import InvalidAttribute
@@ -20,6 +18,8 @@ from gather_scatter_conformance.harness.reference.compare import compare
 from gather_scatter_conformance.harness.run.worker import run_case
 from gather_scatter_conformance.vocab import wire
 from gather_scatter_conformance.vocab.ops import with_defaults
+
+require("jax")  # looked up, not imported: tests/_installed.py
 
 pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
 

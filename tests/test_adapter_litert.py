@@ -10,8 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-pytest.importorskip("ai_edge_litert")
+from _installed import require
 
 from gather_scatter_conformance.adapters import litert, litert_model
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
@@ -19,6 +18,8 @@ from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.reference import compute
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
 from gather_scatter_conformance.vocab.ops import with_defaults
+
+require("ai_edge_litert")  # looked up, not imported: tests/_installed.py
 
 pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
 

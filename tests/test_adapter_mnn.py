@@ -8,14 +8,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-pytest.importorskip("MNN")
+from _installed import require
 
 from gather_scatter_conformance import adapters
 from gather_scatter_conformance.adapters import mnn
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
 from gather_scatter_conformance.harness.reference import compute
 from gather_scatter_conformance.vocab.ops import with_defaults
+
+require("MNN")  # looked up, not imported: tests/_installed.py
 
 pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
 

@@ -7,11 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
-
-pytest.importorskip("onnxruntime")
-
 import onnx
+import pytest
+from _installed import require
 
 from gather_scatter_conformance.adapters import onnx_graph
 from gather_scatter_conformance.adapters.base import CaseData
@@ -19,6 +17,8 @@ from gather_scatter_conformance.adapters.onnx_reference import ADAPTER as REFERE
 from gather_scatter_conformance.adapters.onnxruntime import ADAPTER as ORT
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.harness.run.runner import InProcess, execute
+
+require("onnxruntime")  # looked up, not imported: tests/_installed.py
 
 pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
 

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 from _cases import records_of
-
-pytest.importorskip("onnxruntime")
-
-import ml_dtypes
+from _installed import require
 
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
 from gather_scatter_conformance.adapters.onnxruntime import (
@@ -27,6 +25,8 @@ from gather_scatter_conformance.adapters.onnxruntime import (
 )
 from gather_scatter_conformance.harness.run.worker import run_case
 from gather_scatter_conformance.vocab.record import Record
+
+require("onnxruntime")  # looked up, not imported: tests/_installed.py
 
 pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
 

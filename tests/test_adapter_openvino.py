@@ -6,13 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
-
-pytest.importorskip("openvino")
-
-import ml_dtypes
 from _inprocess import crash_risk
+from _installed import require
 
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
 from gather_scatter_conformance.adapters.openvino import (
@@ -26,6 +24,8 @@ from gather_scatter_conformance.adapters.openvino import (
 )
 from gather_scatter_conformance.harness.cases.load import Case, load_file
 from gather_scatter_conformance.vocab.ops import with_defaults
+
+require("openvino")  # looked up, not imported: tests/_installed.py
 
 pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
 

@@ -7,12 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import pytest
-
-pytest.importorskip("paddle")
-
-import ml_dtypes
+from _installed import require
 
 from gather_scatter_conformance import adapters
 from gather_scatter_conformance.adapters import paddle_calls
@@ -22,6 +20,8 @@ from gather_scatter_conformance.adapters.paddle_calls import expression
 from gather_scatter_conformance.harness.reference import compute
 from gather_scatter_conformance.harness.reference.compare import compare
 from gather_scatter_conformance.vocab.ops import with_defaults
+
+require("paddle")  # looked up, not imported: tests/_installed.py
 
 pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
 

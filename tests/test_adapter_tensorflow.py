@@ -3,22 +3,35 @@
 from __future__ import annotations
 
 from pathlib import Path
-
-import numpy as np
-import pytest
-
-pytest.importorskip("tensorflow")
+from typing import Any
 
 import ml_dtypes
+import numpy as np
+import pytest
+from _installed import require
 
 import gather_scatter_conformance.adapters.tensorflow as tf_adapter
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
 from gather_scatter_conformance.adapters.tensorflow import ADAPTER, from_tensor, split_variant, to_tensor
 from gather_scatter_conformance.harness.reference import compute
 
+require("tensorflow")  # looked up, not imported: tests/_installed.py
+
 pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
 
-tf = tf_adapter.tf_module()
+
+
+class _TensorFlow:
+    """TensorFlow, imported by the first test that uses it, not while the suite is collected (every xdist worker
+    collects this module)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name == "pytestmark":  # what collection asks of every module attribute
+            raise AttributeError(name)
+        return getattr(tf_adapter.tf_module(), name)
+
+
+tf = _TensorFlow()
 ROOT = Path(__file__).resolve().parents[1]
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -7,16 +7,18 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _installed import require
 
 from gather_scatter_conformance.adapters import tinygrad as tg
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
 from gather_scatter_conformance.harness.reference import compute
 from gather_scatter_conformance.vocab.ops import with_defaults
 
+require("tinygrad")  # looked up, not imported: tests/_installed.py
+
 pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
 
 tg.device()  # DEV before tinygrad's first import, which reads it once (without clang: PYTHON, not a failing CPU)
-pytest.importorskip("tinygrad")
 
 ADAPTER = tg.ADAPTER
 DATA = np.arange(12, dtype=np.float32).reshape(3, 4)

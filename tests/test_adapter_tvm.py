@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-pytest.importorskip("tvm")
+from _installed import require
 
 from gather_scatter_conformance.adapters import onnx_graph
 from gather_scatter_conformance.adapters import tvm as tvm_adapter
@@ -23,6 +22,8 @@ from gather_scatter_conformance.harness.reference import compute
 from gather_scatter_conformance.harness.run.worker import run_case
 from gather_scatter_conformance.vocab import wire
 from gather_scatter_conformance.vocab.ops import with_defaults
+
+require("tvm")  # looked up, not imported: tests/_installed.py
 
 pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
 

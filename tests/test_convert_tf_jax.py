@@ -8,11 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-pytest.importorskip("tensorflow")
-pytest.importorskip("tf2onnx")
-pytest.importorskip("jax2onnx")
-pytest.importorskip("openvino")
+from _installed import require
 
 from gather_scatter_conformance import adapters
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
@@ -21,6 +17,8 @@ from gather_scatter_conformance.harness.cases.load import Case, ExpectedError, l
 from gather_scatter_conformance.harness.reference import compute
 from gather_scatter_conformance.harness.reference.compare import compare
 from gather_scatter_conformance.vocab.ops import with_defaults
+
+require("tensorflow", "tf2onnx", "jax2onnx", "openvino")  # looked up, not imported: tests/_installed.py
 
 pytestmark = pytest.mark.framework  # make check runs none of these (docs/development.md)
 

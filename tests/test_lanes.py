@@ -58,6 +58,50 @@ def test_the_lane_collects_no_framework_test_and_make_test_collects_them() -> No
     assert "tests/test_adapter_torch.py::" in full.stdout or "torch" not in adapters.table()
 
 
+# A plugin that writes, once the suite is collected, which modules the collecting process has imported.
+_SEEN = """
+import json, os, sys
+
+def pytest_collection_finish(session):
+    with open(os.environ["GSC_TEST_SEEN"], "w") as out:
+        json.dump(sorted(sys.modules), out)
+"""
+
+
+@pytest.mark.framework
+@pytest.mark.slow
+def test_collecting_the_suite_imports_no_framework_but_torch(tmp_path: Path) -> None:
+    """Every xdist worker collects every module (tests/_installed.py): a framework imported at collection is paid
+    by each. Allowed: torch (test_adapter_torch builds its parameters from torch's dtypes), onnx (the case builders'
+    language, which the lane allows too) and iree, an empty namespace package that looking up iree.compiler
+    imports."""
+    (tmp_path / "seen_modules.py").write_text(_SEEN)
+    env = {**os.environ, "GSC_TEST_SEEN": str(tmp_path / "seen.json"),
+           "PYTHONPATH": os.pathsep.join(filter(None, (str(tmp_path), os.environ.get("PYTHONPATH"))))}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "tests", "--co", "-q", "-p", "seen_modules", "-p",
+                           "no:cacheprovider"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    imported = set(json.loads((tmp_path / "seen.json").read_text()))
+    assert imported & set(adapters.framework_modules()) <= {"torch", "onnx", "iree"}
+
+
+@pytest.mark.framework
+def test_paddle_comes_before_tensorflow_on_an_import_not_on_a_lookup() -> None:
+    if not all(adapters.is_available(n) for n in ("paddle", "tensorflow")):
+        pytest.skip("needs paddle and tensorflow")
+    code = ("import importlib.util, sys\n"
+            "import conftest\n"
+            "sys.meta_path.insert(0, conftest._PaddleBeforeTensorFlow())\n"
+            "found = importlib.util.find_spec('tensorflow') is not None\n"
+            "looked = 'paddle' in sys.modules\n"
+            "import tensorflow\n"
+            "print(found, looked, 'paddle' in sys.modules, tensorflow.constant([2]).numpy().tolist())\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT / "tests"),
+                                                                     os.environ.get("PYTHONPATH"))))}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.stdout.split()[-4:] == ["True", "False", "True", "[2]"], proc.stdout + proc.stderr[-2000:]
+
+
 @dataclass
 class _Item:
     nodeid: str

@@ -4,9 +4,10 @@ Importing TensorFlow, torch + ExecuTorch or paddle takes 2-5 s; a repro script's
 server process of the framework's interpreter imports the modules the scripts import (at the top, and inside
 ``run()``, where a repro script imports its framework), then forks a child per script
 that runs it as ``__main__`` (``runpy.run_path``): a fresh process and namespace for each, whose imports find the
-modules loaded. A module that a script imports after setting an environment variable (Keras reads
-``KERAS_BACKEND`` at import) is left for each child to import itself. Forking after the imports is safe for every
-framework here: the harness's templates do the same (harness/run/forkrun.py).
+modules loaded. Scripts that set an environment variable before an import (Keras reads ``KERAS_BACKEND`` at import)
+are grouped by what they set, literally: a process of the server's with that environment imports their modules and
+forks them; a script that sets it otherwise imports those modules in its own child. Forking after the imports is
+safe for every framework here: the harness's templates do the same (harness/run/forkrun.py).
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ _SERVER = r'''
 import ast, json, os, runpy, sys, time, traceback
 
 paths, timeout, parallel = json.loads(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
-after_env = set()
-before_env = []
+
 def imported(node):
     return ([a.name for a in node.names] if isinstance(node, ast.Import) else
             [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else [])
@@ -28,21 +28,37 @@ def imported(node):
 def sets_env(node):
     return isinstance(node, (ast.Assign, ast.AugAssign)) and "environ" in ast.dump(node)
 
-for path in paths:
-    tree = ast.parse(open(path).read())
+def literal_env(tree):
+    # The variables a script sets as os.environ["K"] = "V", sorted; None when it sets the environment otherwise.
+    found = {}
+    for n in ast.walk(tree):
+        if not sets_env(n):
+            continue
+        target = n.targets[0] if isinstance(n, ast.Assign) and len(n.targets) == 1 else None
+        key = getattr(getattr(target, "slice", None), "value", None)
+        value = getattr(n.value, "value", None) if isinstance(n.value, ast.Constant) else None
+        if not (isinstance(target, ast.Subscript) and isinstance(key, str) and isinstance(value, str)):
+            return None
+        found[key] = value
+    return tuple(sorted(found.items()))
+
+def modules(tree):
+    # (imports before the script changes the environment, imports after it); a repro script imports its framework
+    # inside run(), when it is called: after any environment the script sets anywhere (Keras's backend).
+    before, after = [], []
     env_set = False
     for node in tree.body:
         env_set = env_set or sets_env(node)
-        (after_env.update if env_set else before_env.extend)(imported(node))
-    # A repro script imports its framework inside run(): those imports happen when it is called, after any
-    # environment the script sets anywhere (Keras's backend is set inside run()).
+        (after if env_set else before).extend(imported(node))
     env_anywhere = any(sets_env(n) for n in ast.walk(tree))
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for inner in ast.walk(node):
-                (after_env.update if env_anywhere else before_env.extend)(imported(inner))
-for name in dict.fromkeys(before_env):
-    if name.split(".")[0] not in {n.split(".")[0] for n in after_env}:
+                (after if env_anywhere else before).extend(imported(inner))
+    return before, after
+
+def preimport(names):
+    for name in dict.fromkeys(names):
         try:
             __import__(name)
         except BaseException:
@@ -67,24 +83,59 @@ def child(path, log):
     sys.stderr.flush()
     os._exit(code)
 
-results, running, todo = {}, {}, list(paths)
-while todo or running:
-    while todo and len(running) < parallel:
-        path = todo.pop(0)
-        pid = os.fork()
-        if pid == 0:
-            child(path, path + ".log")
-        running[pid] = (path, time.monotonic())
-    time.sleep(0.01)
-    for pid, (path, start) in list(running.items()):
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if not done and time.monotonic() - start > timeout:
-            os.kill(pid, 9)
-            done, status = os.waitpid(pid, 0)
-        if done:
-            code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-            results[path] = code
-            del running[pid]
+def serve(todo):
+    results, running = {}, {}
+    while todo or running:
+        while todo and len(running) < parallel:
+            path = todo.pop(0)
+            pid = os.fork()
+            if pid == 0:
+                child(path, path + ".log")
+            running[pid] = (path, time.monotonic())
+        time.sleep(0.01)
+        for pid, (path, start) in list(running.items()):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if not done and time.monotonic() - start > timeout:
+                os.kill(pid, 9)
+                done, status = os.waitpid(pid, 0)
+            if done:
+                code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+                results[path] = code
+                del running[pid]
+    return results
+
+# Scripts that set the same literal environment form a group: a process of the server's, with that environment
+# set, imports everything they import (Keras then reads the backend they ask for) and forks them. A script that
+# sets it otherwise gets nothing imported after its setting.
+groups, before, after = {}, [], set()
+for path in paths:
+    tree = ast.parse(open(path).read())
+    env = literal_env(tree)
+    first, then = modules(tree)
+    before.extend(first)
+    after.update(then)
+    groups.setdefault(env, []).append((path, then))
+# What any script imports after setting its environment is imported by its group's process only, never here.
+preimport(n for n in before if n.split(".")[0] not in {m.split(".")[0] for m in after})
+results = {}
+for env, members in groups.items():
+    if not env:  # no environment set (nothing imported after it), or set otherwise (each child imports its own)
+        results.update(serve([p for p, _ in members]))
+        continue
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        os.environ.update(dict(env))
+        preimport(name for _, then in members for name in then)
+        with os.fdopen(write, "w") as out:
+            out.write(json.dumps(serve([p for p, _ in members])))
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as answer:
+        said = answer.read()
+    os.waitpid(pid, 0)
+    results.update(json.loads(said) if said else {p: -1 for p, _ in members})
 print(json.dumps(results))
 '''
 

@@ -183,8 +183,12 @@ def test_a_page_names_inputs_too_large_to_carry(tmp_path: Path) -> None:
 def test_the_script_server_runs_each_script_as_main_in_its_own_child(tmp_path: Path) -> None:
     """tests/_scripts.py: each script runs as __main__ in a child of its own (a failure, an exit status and a
     crash are that script's), and a module a script imports after setting the environment is not imported before
-    it (Keras reads KERAS_BACKEND at import)."""
+    it (Keras reads KERAS_BACKEND at import): scripts that set the same environment literally share one import of
+    it, made with that environment."""
     (tmp_path / "envmod.py").write_text("import os\nSEEN = os.environ.get('GSC_TEST_ENV')\n")
+    backend_log = tmp_path / "backend.log"  # each process that imports backendmod, and the backend it saw
+    (tmp_path / "backendmod.py").write_text("import os\nSEEN = os.environ.get('GSC_TEST_BACKEND')\n"
+                                            f"open({str(backend_log)!r}, 'a').write(f'{{SEEN}}\\n')\n")
     # A module a script imports inside run() (where repro scripts import their framework) is imported once, by the
     # server, not once per child: it notes each process that imports it.
     log = tmp_path / "heavy.log"
@@ -199,6 +203,12 @@ def test_the_script_server_runs_each_script_as_main_in_its_own_child(tmp_path: P
         "dies.py": "import os, signal\nos.kill(os.getpid(), signal.SIGABRT)\n",
         "state.py": "import envmod\nassert not hasattr(envmod, 'TOUCHED')\nenvmod.TOUCHED = True\n",
         "state2.py": "import envmod\nassert not hasattr(envmod, 'TOUCHED')\nenvmod.TOUCHED = True\n",
+        **{f"backend_{i}.py": ("import os\ndef run():\n    os.environ['GSC_TEST_BACKEND'] = "
+                               f"{backend!r}\n    import backendmod\n"
+                               f"    assert backendmod.SEEN == {backend!r}\nrun()\n")
+           for i, backend in enumerate(["jax", "jax", "torch", "torch", "jax"])},
+        "backend_other.py": ("import os\nos.environ['GSC_TEST_BACKEND'] = os.environ.get('X', 'numpy')\n"
+                             "import backendmod\nassert backendmod.SEEN == 'numpy'\n"),
     }
     for name, text in scripts.items():
         (tmp_path / name).write_text(text)
@@ -217,5 +227,8 @@ def test_the_script_server_runs_each_script_as_main_in_its_own_child(tmp_path: P
     assert by_name["ok.py"] == by_name["env.py"] == by_name["state.py"] == by_name["state2.py"] == "ok", by_name
     assert by_name["nested.py"] == by_name["nested2.py"] == "ok", by_name
     assert len(log.read_text().split()) == 1  # the server's import, inherited by both children
+    assert {r for n, r in by_name.items() if n.startswith("backend_")} == {"ok"}, by_name
+    # one import for the two jax scripts and the third, one for the torch pair, one in the child that set it otherwise
+    assert sorted(backend_log.read_text().split()) == ["jax", "numpy", "torch"]
     assert by_name["fails.py"].startswith("exit 1:") and "not reproduced" in by_name["fails.py"]
     assert by_name["exits.py"].startswith("exit 3") and by_name["dies.py"].startswith("exit -6")

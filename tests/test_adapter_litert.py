@@ -205,6 +205,41 @@ def test_models_are_cached_by_signature_and_released() -> None:
     assert len(ADAPTER.cache) == 0
 
 
+def test_a_converted_model_is_kept_on_disk_for_the_next_process(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """#38: a model depends on the call and the input signature, never the values: kept under the conversion cache,
+    the next process (an empty in-memory cache here) loads it instead of converting; a damaged entry is converted
+    anew and replaced."""
+    from gather_scatter_conformance.adapters.convert.path import CACHE_ENV
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    ADAPTER.release()
+    case = _case("GatherND", {"batch_dims": 0}, data=DATA, indices=[[1, 2]])
+    first = ADAPTER.prepare(case, "GATHER_ND").run()
+    (entry,) = (tmp_path / "litert").iterdir()
+    assert entry.suffix == ".tflite" and entry.read_bytes()[4:8] == b"TFL3"  # a TFLite flatbuffer's identifier
+    convert = litert_model.convert
+
+    def no_conversion(*args: Any) -> Any:
+        raise AssertionError("converted again")
+
+    monkeypatch.setattr(litert_model, "convert", no_conversion)
+    ADAPTER.release()
+    other_values = _case("GatherND", {"batch_dims": 0}, data=DATA * 2, indices=[[0, 1]])
+    np.testing.assert_array_equal(ADAPTER.prepare(other_values, "GATHER_ND").run(), [DATA[0, 1] * 2])
+    with pytest.raises(AssertionError, match="converted again"):  # another shape is another model
+        ADAPTER.prepare(_case("GatherND", {"batch_dims": 0}, data=DATA, indices=[[1]]), "GATHER_ND")
+    entry.write_bytes(b"not a model")
+    ADAPTER.release()
+    with pytest.raises(AssertionError, match="converted again"):
+        ADAPTER.prepare(case, "GATHER_ND")
+    monkeypatch.setattr(litert_model, "convert", convert)
+    ADAPTER.release()
+    np.testing.assert_array_equal(ADAPTER.prepare(case, "GATHER_ND").run(), first)
+    assert entry.read_bytes() != b"not a model"  # converted anew and stored again
+    ADAPTER.release()
+
+
 def test_module_functions_convert_list_ops_and_run() -> None:
     import tensorflow as tf
 

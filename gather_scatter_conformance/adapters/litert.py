@@ -11,11 +11,17 @@ TensorFlow adapter); GatherElements is a coordinate grid fed to tf.gather_nd, si
 take_along_axis builtin. A graph the converter can only keep with Flex (TF Select) ops or types TFLite lacks is no
 builtins-only LiteRT model: that is Unsupported, with the converter's reason. Conversion happens in ``prepare``
 (cached by op, variant, call and input signature), so its other failures are recorded errors of the case.
+
+A converted model is also kept on disk under the conversion cache ($GSC_CONVERSION_CACHE, as ExecuTorch's programs):
+the conversion (a SavedModel written and read back, then the MLIR converter: about 0.14 s a case here) depends on
+the same key and the TensorFlow release, never on the input values, so the next process or run loads the flatbuffer.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -25,6 +31,7 @@ from gather_scatter_conformance.adapters import tensorflow_calls as calls
 from gather_scatter_conformance.adapters.attrs import required
 from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, ReleaseRules, Unsupported
 from gather_scatter_conformance.adapters.cache import LRU
+from gather_scatter_conformance.adapters.convert.path import cache_dir, write_atomic
 from gather_scatter_conformance.vocab import variants
 
 CACHE_SIZE = 128
@@ -130,6 +137,45 @@ class _Model:
     order: list[int]  # the Spec argument each model input takes, in the model's input order
 
 
+def _loaded(model: bytes, spec: calls.Spec) -> _Model:
+    """``model`` in an Interpreter, its inputs matched to the call's arguments (the model orders them by name)."""
+    interp = litert_model.interpreter(model)
+    names = litert_model.input_names(interp)
+    if sorted(names) != sorted(spec.args):
+        raise RuntimeError(f"the converted model's inputs {names} are not the call's arguments {spec.args}")
+    order = [spec.args.index(n) for n in names]
+    return _Model(model, litert_model.ops(model), interp, order)
+
+
+# Models on disk: an entry is the flatbuffer, named by a hash of what shaped it (the in-memory key: op, variant, the
+# call's text, the input signature) and the TensorFlow and LiteRT releases.
+_MODEL_FORMAT = 1
+
+
+def _model_key(tf: Any, key: tuple[Any, ...]) -> str:
+    text = repr((_MODEL_FORMAT, tf.__version__, litert_model.version(), key))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _model_path(key: str) -> Path | None:
+    folder = cache_dir()
+    return None if folder is None else folder / "litert" / f"{key}.tflite"
+
+
+def _stored(key: str) -> bytes | None:
+    path = _model_path(key)
+    try:
+        return None if path is None else path.read_bytes()
+    except OSError:
+        return None
+
+
+def _store(key: str, model: bytes) -> None:
+    path = _model_path(key)
+    if path is not None:
+        write_atomic(path, model)
+
+
 def _body(spec: calls.Spec) -> str:
     return f"{spec.prelude}; {spec.body}" if spec.prelude else spec.body
 
@@ -177,7 +223,7 @@ class LitertAdapter(Adapter):
         arrays = [case.inputs[name] for name in spec.args]
         signature = tuple((name, tuple(a.shape), str(a.dtype)) for name, a in zip(spec.args, arrays, strict=True))
         key = (case.op, variant, spec.prelude, spec.body, signature)
-        entry = self.cache.get_or_make(key, lambda: self._convert(tf, spec, arrays))
+        entry = self.cache.get_or_make(key, lambda: self._convert(tf, spec, arrays, _model_key(tf, key)))
         inputs = [_to_input(arrays[i]) for i in entry.order]
         api = f"Interpreter(model: {_body(spec)} -> [{', '.join(entry.ops)}]).invoke()"
         facts = {"ops": list(entry.ops)}
@@ -188,7 +234,13 @@ class LitertAdapter(Adapter):
         return Call(api, run, source=_source(spec, case), facts=facts)
 
     @staticmethod
-    def _convert(tf: Any, spec: calls.Spec, arrays: list[np.ndarray]) -> _Model:
+    def _convert(tf: Any, spec: calls.Spec, arrays: list[np.ndarray], disk_key: str) -> _Model:
+        stored = _stored(disk_key)
+        if stored is not None:
+            try:
+                return _loaded(stored, spec)
+            except Exception:  # a damaged or foreign entry is a miss: converted anew
+                pass
         specs = [tf.TensorSpec(a.shape, _tf_dtype(tf, a), name=n) for n, a in zip(spec.args, arrays, strict=True)]
         concrete = tf.function(spec.fn, input_signature=specs).get_concrete_function()
         try:
@@ -198,12 +250,9 @@ class LitertAdapter(Adapter):
             if why is not None:
                 raise Unsupported(f"no builtins-only TFLite model: {why}") from exc
             raise
-        interp = litert_model.interpreter(model)
-        names = litert_model.input_names(interp)
-        if sorted(names) != sorted(spec.args):
-            raise RuntimeError(f"the converted model's inputs {names} are not the call's arguments {spec.args}")
-        order = [spec.args.index(n) for n in names]  # the model orders its inputs by name
-        return _Model(model, litert_model.ops(model), interp, order)
+        loaded = _loaded(model, spec)
+        _store(disk_key, model)  # only a model the interpreter loaded with the call's inputs
+        return loaded
 
     def to_numpy(self, out: Any) -> np.ndarray:
         from gather_scatter_conformance.adapters.tensorflow import from_tensor

@@ -15,7 +15,6 @@ from the lowered program and recorded as ``providers`` / ``fallback`` (``delegat
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,13 @@ from gather_scatter_conformance.adapters import executorch_program as et
 from gather_scatter_conformance.adapters import source
 from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, delegation
 from gather_scatter_conformance.adapters.cache import LRU
-from gather_scatter_conformance.adapters.convert.path import cache_dir, example_inputs, write_atomic
+from gather_scatter_conformance.adapters.convert.path import (
+    cache_file,
+    entry_name,
+    example_inputs,
+    read_entry,
+    write_atomic,
+)
 from gather_scatter_conformance.adapters.torch_calls import VARIANTS as TORCH_VARIANTS
 from gather_scatter_conformance.adapters.torch_calls import expression
 from gather_scatter_conformance.vocab import variants
@@ -57,13 +62,13 @@ def program(case: CaseData, torch_variant: str, backend: str) -> et.Lowered:
 
     expr, names = torch_call(case, torch_variant)
     example = example_inputs(case)
-    key = _program_key(expr, names, example, backend)
-    found = _stored(key)
+    files = _program_files(expr, names, example, backend)
+    found = _stored(files)
     if found is not None:
         return found
     lowered = et.lower(et.module_of(_lambda(expr, names)),
                        tuple(et.standard(to_tensor(example[n])) for n in names), backend)
-    _store(key, lowered)
+    _store(files, lowered)
     return lowered
 
 
@@ -75,39 +80,35 @@ def program(case: CaseData, torch_variant: str, backend: str) -> et.Lowered:
 _PROGRAM_FORMAT = 1
 
 
-def _program_key(expr: str, names: tuple[str, ...], example: dict[str, np.ndarray], backend: str) -> str:
+def _program_files(expr: str, names: tuple[str, ...], example: dict[str, np.ndarray],
+                   backend: str) -> tuple[Path, Path] | None:
+    """Where the program of ``expr`` on ``example``'s signature for ``backend`` is kept: its .pte and its JSON."""
     import torch
 
     shapes = tuple((n, tuple(example[n].shape), str(example[n].dtype)) for n in names)
-    text = repr((_PROGRAM_FORMAT, torch.__version__, et.version(), expr, shapes, backend))
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    name = entry_name(_PROGRAM_FORMAT, torch.__version__, et.version(), expr, shapes, backend)
+    pte = cache_file("executorch", f"{name}.pte")
+    return None if pte is None else (pte, pte.with_suffix(".json"))
 
 
-def _program_dir() -> Path | None:
-    folder = cache_dir()
-    return None if folder is None else folder / "executorch"
-
-
-def _stored(key: str) -> et.Lowered | None:
-    folder = _program_dir()
-    if folder is None:
-        return None
+def _stored(files: tuple[Path, Path] | None) -> et.Lowered | None:
+    pte, meta_file = files or (None, None)
     try:
-        meta = json.loads((folder / f"{key}.json").read_text())
+        meta = json.loads(read_entry(meta_file) or b"null")
         ops, placement = meta["ops"], meta["placement"]
         if not (isinstance(ops, list) and all(isinstance(o, str) for o in ops) and isinstance(placement, dict)
                 and all(isinstance(k, str) and isinstance(v, str) for k, v in placement.items())):
             return None
-        return et.Lowered((folder / f"{key}.pte").read_bytes(), ops, placement)
-    except (OSError, ValueError, KeyError, TypeError):
+        buffer = read_entry(pte)
+        return None if buffer is None else et.Lowered(buffer, ops, placement)
+    except (ValueError, KeyError, TypeError):
         return None
 
 
-def _store(key: str, lowered: et.Lowered) -> None:
-    folder = _program_dir()
-    if folder is not None:  # the program first, so a JSON that exists names a whole one
-        write_atomic(folder / f"{key}.pte", lowered.buffer)
-        write_atomic(folder / f"{key}.json", json.dumps({"ops": lowered.ops, "placement": lowered.placement}).encode())
+def _store(files: tuple[Path, Path] | None, lowered: et.Lowered) -> None:
+    if files is not None:  # the program first, so a JSON that exists names a whole one
+        write_atomic(files[0], lowered.buffer)
+        write_atomic(files[1], json.dumps({"ops": lowered.ops, "placement": lowered.placement}).encode())
 
 
 def repro(expr: str, names: tuple[str, ...], arrays: tuple[np.ndarray, ...], backend: str) -> str:

@@ -37,7 +37,7 @@ import numpy as np
 from gather_scatter_conformance.adapters import iree_batch, iree_stablehlo, onnx_graph
 from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, ReleaseRules, delegation
 from gather_scatter_conformance.adapters.cache import LRU
-from gather_scatter_conformance.adapters.convert.path import cache_dir, write_atomic
+from gather_scatter_conformance.adapters.convert.path import cache_dir, cache_file, write_atomic
 
 TARGET = "llvm-cpu"
 DEVICE = "local-sync"
@@ -148,11 +148,6 @@ def vmfb_key(variant: str, source: str | bytes) -> str:
     return h.hexdigest()[:32]
 
 
-def _vmfb_path(key: str) -> Path | None:
-    folder = cache_dir()
-    return None if folder is None else folder / "iree" / f"{key}.vmfb"
-
-
 def _stored_vmfb(path: Path) -> bytes | None:
     """The .vmfb kept at ``path``; None where there is none, or it does not match its digest."""
     return iree_batch.read_digested(path)
@@ -162,7 +157,7 @@ def compiled_once(key: str, make: Callable[[], Compiled]) -> Compiled:
     """The module kept on disk under ``key`` (:func:`vmfb_key`), else the function compiled ahead for it in a
     group's module (:func:`compile_ahead`), else ``make()``'s, kept there (an unwritable cache is no error; a failed
     compile keeps nothing)."""
-    path = _vmfb_path(key)
+    path = cache_file("iree", f"{key}.vmfb")
     vmfb = _stored_vmfb(path) if path is not None else None
     if vmfb is not None:
         return Compiled(vmfb, dispatches(vmfb))

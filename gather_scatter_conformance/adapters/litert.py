@@ -20,7 +20,6 @@ the same key and the TensorFlow release, never on the input values, so the next 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -31,7 +30,7 @@ from gather_scatter_conformance.adapters import tensorflow_calls as calls
 from gather_scatter_conformance.adapters.attrs import required
 from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, ReleaseRules, Unsupported
 from gather_scatter_conformance.adapters.cache import LRU
-from gather_scatter_conformance.adapters.convert.path import cache_dir, write_atomic
+from gather_scatter_conformance.adapters.convert.path import cache_file, entry_name, read_entry, write_atomic
 from gather_scatter_conformance.vocab import variants
 
 CACHE_SIZE = 128
@@ -152,28 +151,8 @@ def _loaded(model: bytes, spec: calls.Spec) -> _Model:
 _MODEL_FORMAT = 1
 
 
-def _model_key(tf: Any, key: tuple[Any, ...]) -> str:
-    text = repr((_MODEL_FORMAT, tf.__version__, litert_model.version(), key))
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-def _model_path(key: str) -> Path | None:
-    folder = cache_dir()
-    return None if folder is None else folder / "litert" / f"{key}.tflite"
-
-
-def _stored(key: str) -> bytes | None:
-    path = _model_path(key)
-    try:
-        return None if path is None else path.read_bytes()
-    except OSError:
-        return None
-
-
-def _store(key: str, model: bytes) -> None:
-    path = _model_path(key)
-    if path is not None:
-        write_atomic(path, model)
+def _model_file(tf: Any, key: tuple[Any, ...]) -> Path | None:
+    return cache_file("litert", f"{entry_name(_MODEL_FORMAT, tf.__version__, litert_model.version(), key)}.tflite")
 
 
 def _body(spec: calls.Spec) -> str:
@@ -223,7 +202,7 @@ class LitertAdapter(Adapter):
         arrays = [case.inputs[name] for name in spec.args]
         signature = tuple((name, tuple(a.shape), str(a.dtype)) for name, a in zip(spec.args, arrays, strict=True))
         key = (case.op, variant, spec.prelude, spec.body, signature)
-        entry = self.cache.get_or_make(key, lambda: self._convert(tf, spec, arrays, _model_key(tf, key)))
+        entry = self.cache.get_or_make(key, lambda: self._convert(tf, spec, arrays, _model_file(tf, key)))
         inputs = [_to_input(arrays[i]) for i in entry.order]
         api = f"Interpreter(model: {_body(spec)} -> [{', '.join(entry.ops)}]).invoke()"
         facts = {"ops": list(entry.ops)}
@@ -234,8 +213,8 @@ class LitertAdapter(Adapter):
         return Call(api, run, source=_source(spec, case), facts=facts)
 
     @staticmethod
-    def _convert(tf: Any, spec: calls.Spec, arrays: list[np.ndarray], disk_key: str) -> _Model:
-        stored = _stored(disk_key)
+    def _convert(tf: Any, spec: calls.Spec, arrays: list[np.ndarray], kept: Path | None) -> _Model:
+        stored = read_entry(kept)
         if stored is not None:
             try:
                 return _loaded(stored, spec)
@@ -251,7 +230,8 @@ class LitertAdapter(Adapter):
                 raise Unsupported(f"no builtins-only TFLite model: {why}") from exc
             raise
         loaded = _loaded(model, spec)
-        _store(disk_key, model)  # only a model the interpreter loaded with the call's inputs
+        if kept is not None:  # only a model the interpreter loaded with the call's inputs
+            write_atomic(kept, model)
         return loaded
 
     def to_numpy(self, out: Any) -> np.ndarray:

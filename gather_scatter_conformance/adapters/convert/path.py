@@ -313,6 +313,27 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"
 
 
+def entry_name(*parts: object) -> str:
+    """The name of a disk cache entry for what ``parts`` say shaped it (a format number, the releases, the call):
+    32 hex digits of the SHA-256 of their ``repr``, so an entry of another release or format is another file."""
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+
+
+def cache_file(folder: str, name: str) -> Path | None:
+    """``<conversion cache>/<folder>/<name>``, where an adapter keeps what it compiled or converted; None when the
+    cache is off."""
+    root = cache_dir()
+    return None if root is None else root / folder / name
+
+
+def read_entry(path: Path | None) -> bytes | None:
+    """The bytes kept at ``path``; None where there is no cache or no readable entry (a miss, never an error)."""
+    try:
+        return None if path is None else path.read_bytes()
+    except OSError:
+        return None
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write atomically (several workers may convert the same thing); an unwritable cache is no error."""
     try:

@@ -14,7 +14,6 @@ again, field by field but time, duration, host and the ``cached`` mark (a claim:
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -23,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import ROOT, Row, median
+from benchmarks.common import ROOT, Row, median, records_of
 
 LIMIT = 1 / 3
 VOLATILE = {"time", "duration_s", "host", "cached"}
@@ -46,14 +45,6 @@ def _gsc(results: Path, cache_dir: Path, frameworks: str, cases: tuple[str, ...]
     return elapsed
 
 
-def _records(path: Path) -> dict[tuple[str, str, str, str], dict[str, Any]]:
-    out = {}
-    for line in path.read_text().splitlines():
-        rec = json.loads(line)
-        out[(rec["case"], rec["framework"], rec["variant"], rec.get("device", "cpu"))] = rec
-    return out
-
-
 def _stable(rec: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in rec.items() if k not in VOLATILE}
 
@@ -71,7 +62,7 @@ def run(reps: int = 1, frameworks: str = "", cases: tuple[str, ...] = CASES) -> 
             firsts.append(_gsc(tmp / "first.jsonl", cache_dir, frameworks, cases))
             seconds.append(_gsc(tmp / "second.jsonl", cache_dir, frameworks, cases))
         _gsc(tmp / "fresh.jsonl", tmp / "unused", frameworks, cases, "--no-cache")
-        second, fresh = _records(tmp / "second.jsonl"), _records(tmp / "fresh.jsonl")
+        second, fresh = records_of(tmp / "second.jsonl"), records_of(tmp / "fresh.jsonl")
     reused = [k for k, r in second.items() if r.get("cached")]
     differ = [k for k in reused if k not in fresh or _stable(second[k]) != _stable(fresh[k])]
     a, b = median(seconds), median(firsts)

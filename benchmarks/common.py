@@ -38,6 +38,14 @@ class Row:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def records_of(path: Path) -> dict[tuple[str, str, str, str], dict[str, Any]]:
+    """A results file's records as JSON objects by (case, framework, variant, device), read by the harness's own
+    reader (its manifest line aside, every record checked)."""
+    from gather_scatter_conformance.harness.run.records import read
+
+    return {rec.key: rec.model_dump(mode="json", exclude_none=True) for rec in read([path])}
+
+
 def interleaved(sides: dict[str, Callable[[], float]], reps: int) -> dict[str, list[float]]:
     """Run each side ``reps`` times, alternating the order every round; each call returns its own duration."""
     names = list(sides)

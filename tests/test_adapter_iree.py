@@ -240,43 +240,60 @@ def test_cases_compiled_ahead_in_one_module_run_as_compiled_alone(tmp_path: Path
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """#38: IREE compiles a one-op module in 0.4-1.5 s, most of it fixed cost; many cases compiled as the functions
     of one module cost a few times one. Each case then runs its own function, with the value and the dispatches
-    (its own, named as its own module names them) that compiling it alone gives."""
+    (its own, named as its own module names them) that compiling it alone gives: the StableHLO modules in one
+    group, the ONNX importer's in another; a float64 case and a string case are not grouped (IREE demotes the
+    one and does not compile the other)."""
     from gather_scatter_conformance.adapters.convert.path import CACHE_ENV
 
+    alone_onnx = [_case("Gather", data=DATA[0, 0].astype(np.float64), indices=[1]),
+                  _case("Gather", data=np.array(["a", "b"]), indices=[1])]
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "ahead"))
     ADAPTER.release()
-    ADAPTER.ahead([(c, _variant(c.op, HLO)) for c in AHEAD_CASES] + [(AHEAD_CASES[0], _variant("Gather", ONNX))])
+    ADAPTER.ahead([(c, _variant(c.op, kind)) for kind in (HLO, ONNX) for c in AHEAD_CASES]
+                  + [(c, _variant(c.op, ONNX)) for c in alone_onnx])
     refs = sorted((tmp_path / "ahead" / "iree").glob("*.ref"))
     groups = sorted((tmp_path / "ahead" / "iree").glob("*.vmfb"))
-    assert (len(refs), len(groups)) == (6, 1)  # GatherElements and the ONNX import are left to their runs
+    # Left to their runs: GatherElements' StableHLO iota; Take's clip mode, which ONNX cannot say
+    assert (len(refs), len(groups)) == (6 + 6, 2)
+    runs = [(kind, case) for kind in (HLO, ONNX) for case in AHEAD_CASES if (kind, case.op) != (ONNX, "Take")]
     grouped = {}
-    for case in AHEAD_CASES:
+    for kind, case in runs:
         ADAPTER.release()
-        grouped[id(case)] = _run(case)
+        grouped[kind, id(case)] = _run(case, kind)
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "alone"))
-    for case in AHEAD_CASES:
+    for kind, case in runs:
         ADAPTER.release()
-        alone = _run(case)
-        np.testing.assert_array_equal(grouped[id(case)][0], alone[0])
-        assert grouped[id(case)][1] == alone[1] and alone[1]["ops"]
+        alone = _run(case, kind)
+        np.testing.assert_array_equal(grouped[kind, id(case)][0], alone[0])
+        assert grouped[kind, id(case)][1] == alone[1] and alone[1]["ops"], (kind, case.op)
     ADAPTER.release()
 
 
-def test_a_case_the_group_cannot_compile_is_left_to_its_own_run(tmp_path: Path) -> None:
-    """A group that does not compile is halved until the failing case stands alone: it gets no entry (its run
-    compiles it and records the compiler's error), the others theirs; a case left alone in a half, too, compiles
-    at its run (compiling it ahead would gain nothing)."""
+@pytest.mark.parametrize("says_where", [True, False], ids=["error-names-its-line", "error-names-no-line"])
+def test_a_case_the_group_cannot_compile_is_left_to_its_own_run(tmp_path: Path, says_where: bool) -> None:
+    """A case the group cannot compile gets no entry (its run compiles it and records the compiler's error), the
+    others theirs. Where the compiler's error names the failing function's line, that case is left out and the rest
+    compiled again; else the group is halved until the failing case stands alone, and a case left alone in a half,
+    too, compiles at its run (compiling it ahead would gain nothing)."""
     from gather_scatter_conformance.adapters import iree_batch
 
     texts = [iree_stablehlo.module(c) for c in AHEAD_CASES[:4]]
     broken = texts[1].replace("stablehlo.gather", "stablehlo.no_such_op")
     members = [(f"{i:032x}", t) for i, t in enumerate([texts[0], broken, texts[2], texts[3]])]
-    done = iree_batch.compile_ahead(members, tmp_path, lambda t: iree_adapter.compile_text(t, "stablehlo"),
-                                    iree_adapter.compile_flow, iree_adapter.dispatches,
-                                    iree_adapter.write_atomic, lambda key: False)
-    # [0, broken, 2, 3] fails; [0, broken] fails, and leaves 0 and the broken one alone; [2, 3] compiles
-    assert sorted(done.keys) == [members[2][0], members[3][0]]
-    assert (done.grouped, done.alone, done.failed_compiles) == (2, 2, 2)
+
+    def compile_text(text: str) -> bytes:
+        if not says_where and "no_such_op" in text:
+            raise RuntimeError("error: an error that names no line")
+        return iree_adapter.compile_text(text, "stablehlo")
+
+    done = iree_batch.compile_ahead(members, tmp_path, compile_text, iree_adapter.compile_flow,
+                                    iree_adapter.dispatches, iree_adapter.write_atomic, lambda key: False)
+    if says_where:  # [0, broken, 2, 3] fails at the broken one's line; [0, 2, 3] compiles
+        assert sorted(done.keys) == [members[0][0], members[2][0], members[3][0]]
+        assert (done.grouped, done.alone, done.failed_compiles) == (3, 1, 1)
+    else:  # [0, broken, 2, 3] fails; [0, broken] fails, and leaves 0 and the broken one alone; [2, 3] compiles
+        assert sorted(done.keys) == [members[2][0], members[3][0]]
+        assert (done.grouped, done.alone, done.failed_compiles) == (2, 2, 2)
     assert not (tmp_path / f"{members[1][0]}.ref").exists()
     ref = iree_batch.read_ref(tmp_path / f"{members[2][0]}.ref")
     assert ref is not None and ref.function == f"c{members[2][0]}"

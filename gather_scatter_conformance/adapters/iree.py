@@ -117,12 +117,12 @@ class Compiled:
     function: str | None = None
 
 
-def compile_flow(text: str) -> str:
-    """``text`` (StableHLO) compiled as :func:`compile_text` does, to the flow level only (``--compile-to=flow``):
-    the MLIR text whose functions name the dispatches they call (adapters/iree_batch.py)."""
+def compile_flow(text: str, input_type: str = "stablehlo") -> str:
+    """``text`` compiled as :func:`compile_text` does, to the flow level only (``--compile-to=flow``): the MLIR text
+    whose functions name the dispatches they call (adapters/iree_batch.py)."""
     import iree.compiler as ireec
 
-    out = ireec.compile_str(text, target_backends=[TARGET], input_type="stablehlo",
+    out = ireec.compile_str(text, target_backends=[TARGET], input_type=input_type,
                             extra_args=[*COMPILE_FLAGS, "--compile-to=flow"])
     return out.decode() if isinstance(out, bytes) else str(out)
 
@@ -177,20 +177,32 @@ def _group_vmfb(path: Path) -> bytes | None:
     return _stored_vmfb(path)
 
 
-def compile_ahead(modules: Iterable[tuple[str, str]]) -> iree_batch.Ahead | None:
-    """Compile the (variant, StableHLO module text) ``modules`` that the disk cache lacks, many to a module
-    (adapters/iree_batch.py), so each case's run loads its function instead of compiling; None without a cache."""
+def _present(key: str) -> bool:
+    """Whether the disk cache has the module of ``key`` (:func:`vmfb_key`), alone or in a group."""
+    path = cache_file("iree", f"{key}.vmfb")
+    return path is not None and (path.exists() or path.with_suffix(".ref").exists())
+
+
+# iree_batch's dialect of each input type.
+_DIALECTS = {"stablehlo": iree_batch.STABLEHLO, "onnx": iree_batch.ONNX}
+
+
+def compile_ahead(modules: Iterable[tuple[str, str, str]]) -> list[iree_batch.Ahead]:
+    """Compile the (key (:func:`vmfb_key`), input type, module text) ``modules`` that the disk cache lacks, many of
+    one input type to a module (adapters/iree_batch.py), so each case's run loads its function instead of compiling;
+    what was done for each input type (none without a cache)."""
     folder = cache_dir()
     if folder is None:
-        return None
-    folder = folder / "iree"
-
-    def present(key: str) -> bool:
-        return (folder / f"{key}.vmfb").exists() or (folder / f"{key}.ref").exists()
-
-    return iree_batch.compile_ahead(((vmfb_key(v, t), t) for v, t in modules), folder,
-                                    lambda text: compile_text(text, "stablehlo"), compile_flow, dispatches,
-                                    write_atomic, present)
+        return []
+    done = []
+    for input_type, dialect in _DIALECTS.items():
+        members = [(key, text) for key, kind, text in modules if kind == input_type]
+        if members:
+            done.append(iree_batch.compile_ahead(
+                members, folder / "iree", lambda text, kind=input_type: compile_text(text, kind),
+                lambda text, kind=input_type: compile_flow(text, kind), dispatches, write_atomic, _present,
+                dialect=dialect))
+    return done
 
 
 def entry_function(names: list[str]) -> str:
@@ -315,15 +327,21 @@ class IreeAdapter(Adapter):
                     source="\n".join([*source, run_source(names)]), facts=facts)
 
     def ahead(self, work: Iterable[tuple[CaseData, str]]) -> None:
-        # The StableHLO variants' modules, compiled many to a module (compile_ahead); a case StableHLO cannot say
-        # is left to its run, which records why.
+        # The StableHLO modules and the ONNX importer's, compiled many to a module (compile_ahead); a case either
+        # cannot say is left to its run, which records why. The importer runs only for a module not on disk.
         modules = []
         for case, variant in work:
-            if variant in _STABLEHLO_OP.values():
-                try:
-                    modules.append((variant, iree_stablehlo.module(case)))
-                except Exception:  # Unsupported or an invalid attribute: its run records it
-                    continue
+            try:
+                if variant in _STABLEHLO_OP.values():
+                    text = iree_stablehlo.module(case)
+                    modules.append((vmfb_key(variant, text), "stablehlo", text))
+                elif variant == IMPORT_ONNX:
+                    model = onnx_graph.build(case)[0]
+                    key = vmfb_key(variant, model.SerializeToString())
+                    if not _present(key):
+                        modules.append((key, "onnx", import_onnx(model)))
+            except Exception:  # Unsupported, an invalid attribute, an import error: its run records it
+                continue
         compile_ahead(modules)
 
     def release(self) -> None:

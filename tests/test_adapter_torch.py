@@ -337,3 +337,22 @@ def test_inductor_compiles_without_its_pool() -> None:
             "import torch._inductor.config as c; "
             "assert c.compile_threads == 1, c.compile_threads")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=300)
+
+
+@pytest.mark.parametrize("users_own", [False, True])
+def test_inductor_keeps_its_cache_beside_the_harness_caches_unless_the_user_set_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, users_own: bool) -> None:
+    """A run's workers get a temporary folder of their own, removed at its end (Isolated.scratch), where inductor
+    would keep what torch.compile built: the adapter points TORCHINDUCTOR_CACHE_DIR at the harness's cache
+    (``$GSC_INDUCTOR_CACHE``, ``torchinductor/``), so forked children and the next run find it. A user's own
+    setting wins."""
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+    monkeypatch.setenv(torch_adapter.INDUCTOR_CACHE_ENV, str(tmp_path / "gsc"))
+    if users_own:
+        monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "own"))
+    else:
+        monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    monkeypatch.setattr(torch_adapter, "_CONFIGURED", False)
+    torch_adapter._torch()
+    assert cache_dir() == str(tmp_path / ("own" if users_own else "gsc"))

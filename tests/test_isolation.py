@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from _cases import records_of
+from _installed import require
 
 from gather_scatter_conformance.harness.run.isolation import Isolated, signal_name
 
@@ -256,3 +257,34 @@ def test_memory_corruption_that_kills_at_exit_is_charged_to_its_case(tmp_path: P
     assert first["signal"] in ("SIGSEGV", "SIGABRT")
     assert "on exit" in first["error_message"]
     assert records["b-innocent"]["outcome"] == "ok"
+
+
+@pytest.mark.framework
+def test_workers_write_their_temporary_files_into_a_folder_of_the_run(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """TensorFlow's autograph writes a source file per converted function into the temporary folder and removes it
+    in an exit handler, which a risky case's forked child (``os._exit``) never runs: a run left hundreds of
+    ``__autograph_generated_file*.py`` in /tmp. The workers' TMPDIR is a folder of the executor, removed at close."""
+    require("tensorflow")
+    import tempfile
+
+    from gather_scatter_conformance.harness.cases.load import load_file
+    from gather_scatter_conformance.harness.run.runner import execute
+
+    system = tmp_path / "system-tmp"
+    system.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(system))  # where mkdtemp puts the executor's folder
+    cases = tmp_path / "gather.yaml"
+    cases.write_text("op: Gather\ncases:\n  - id: negative\n    source: test\n"
+                     "    inputs: {data: [1.0, 2.0, 3.0], indices: [-1, 0]}\n")
+    (case,) = load_file(cases, "gather.yaml")
+    ex = Isolated(timeout=120)
+    try:
+        record = execute(case, "tensorflow", "gather/function", ex)
+        assert record.outcome in ("ok", "error") and record.fault is None, record  # TF refuses -1 on the CPU
+        (scratch,) = system.iterdir()
+        assert scratch.name.startswith("gsc-workers-")
+        assert list(scratch.glob("__autograph_generated_file*.py")), "the forked child wrote no autograph file there"
+    finally:
+        ex.close()
+    assert not list(system.iterdir())

@@ -12,6 +12,7 @@ not take ml_dtypes arrays, so those go through float32 (exact) and ``.to(torch.b
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -23,11 +24,22 @@ from gather_scatter_conformance.vocab import variants
 
 _CONFIGURED = False
 _THREADS = 1  # the project's machines have 2 cores; a run should leave one to the harness and its neighbours
+# Inductor's compiled kernels and graphs (torch.compile) on disk: ``$GSC_INDUCTOR_CACHE``, else beside the harness's
+# other caches (docs/cache.md), so a run's forked children and its next run load what a worker compiled. Inductor
+# would keep them in the temporary folder, which a run's workers get of their own and lose at its end
+# (harness.run.isolation, Isolated.scratch). A user's own TORCHINDUCTOR_CACHE_DIR wins.
+INDUCTOR_CACHE_ENV = "GSC_INDUCTOR_CACHE"
 
 
 def _torch() -> Any:
     """Import torch once and keep it polite on small machines."""
     global _CONFIGURED
+    if not _CONFIGURED:
+        from gather_scatter_conformance.resources import cache_dir
+
+        where = cache_dir(INDUCTOR_CACHE_ENV, "torchinductor")
+        if where is not None:
+            os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(where))
     import torch
 
     if not _CONFIGURED:

@@ -66,7 +66,8 @@ CODE = ("adapters", "vocab", "harness/cases", "harness/reference", "harness/judg
 # Environment variables that change a framework's answer (GSC_* ones are all included but these locations).
 _ENV_NAMES = ("DEV", "KERAS_BACKEND", "TVM_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
               "CUDA_VISIBLE_DEVICES", "JAX_PLATFORMS", "JAX_ENABLE_X64", "TF_ENABLE_ONEDNN_OPTS")
-_NOT_ENV = ("GSC_RESULT_CACHE", "GSC_CONVERSION_CACHE", "GSC_CASE_CACHE", "GSC_ENV_CACHE", "GSC_JAX_CACHE")
+_NOT_ENV = ("GSC_RESULT_CACHE", "GSC_CONVERSION_CACHE", "GSC_CASE_CACHE", "GSC_ENV_CACHE", "GSC_JAX_CACHE",
+            "GSC_INDUCTOR_CACHE")
 _NEVER_OUTCOMES = ("crash", "timeout", "harness-error")
 # Devices that run on this machine's CPU, so the key (platform, packages, environment) says what answered: "cpu",
 # and ONNX Runtime's OpenVINO execution provider ("openvino"), which the adapter starts without a device_type, so it

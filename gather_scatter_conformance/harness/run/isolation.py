@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -237,6 +239,7 @@ class Isolated:
         self._workers: dict[tuple[str, tuple[tuple[str, str], ...]], _Worker] = {}
         self._versions: dict[str, str] = {}  # framework -> version, as its worker said when it warmed up
         self.memory_limit = memory_limit()
+        self._scratch: str | None = None  # the workers' TMPDIR (scratch()), made when the first worker starts
 
     def python_for(self, framework: str) -> str:
         """The interpreter that runs ``framework`` (this one unless configured otherwise)."""
@@ -272,8 +275,18 @@ class Isolated:
     def _worker(self, key: tuple[str, tuple[tuple[str, str], ...]]) -> _Worker:
         worker = self._workers.get(key)
         if worker is None:
-            worker = self._workers[key] = _Worker(self.python_for(key[0]), key[1] + cpu_only(key))
+            env = key[1] + cpu_only(key) + (("TMPDIR", self.scratch()),)
+            worker = self._workers[key] = _Worker(self.python_for(key[0]), env)
         return worker
+
+    def scratch(self) -> str:
+        """The temporary folder of this executor's workers and their forked children (their ``TMPDIR``), removed
+        by :meth:`close`. Frameworks write there and count on an exit handler to clean up, which a forked child
+        (``os._exit``) or a killed worker never runs: TensorFlow's autograph leaves a source file per converted
+        function (``__autograph_generated_file*.py``), so a run left hundreds in the system's /tmp."""
+        if self._scratch is None or not os.path.isdir(self._scratch):
+            self._scratch = tempfile.mkdtemp(prefix="gsc-workers-")
+        return self._scratch
 
     def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
         """Run one case in the framework's worker; a dead or stuck worker becomes a crash or timeout result (a
@@ -510,10 +523,13 @@ class Isolated:
             }
 
     def close(self) -> None:
-        """Stop every worker."""
+        """Stop every worker, and remove their temporary folder (:meth:`scratch`)."""
         for worker in self._workers.values():
             worker.close()
         self._workers.clear()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
 
 
 def cpu_only(key: tuple[str, tuple[tuple[str, str], ...]]) -> tuple[tuple[str, str], ...]:

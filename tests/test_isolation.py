@@ -288,3 +288,35 @@ def test_workers_write_their_temporary_files_into_a_folder_of_the_run(tmp_path: 
     finally:
         ex.close()
     assert not list(system.iterdir())
+
+
+@pytest.mark.framework
+def test_a_paths_progress_file_is_made_in_the_workers_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A converter path's case notes its progress in a file the parent makes and removes; a parent killed in
+    between left it in the system's temporary folder. It is made in the workers' folder, which goes with them."""
+    require("MNN", "onnx")
+    import tempfile
+
+    from gather_scatter_conformance.harness.cases.load import load_file
+    from gather_scatter_conformance.harness.run import runner
+
+    made: list[str | None] = []
+    real = tempfile.mkstemp
+
+    def mkstemp(*args: object, **kwargs: object) -> tuple[int, str]:
+        if kwargs.get("prefix") == "gsc-progress-":
+            made.append(kwargs.get("dir"))  # type: ignore[arg-type]
+        return real(*args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(runner.tempfile, "mkstemp", mkstemp)
+    cases = tmp_path / "gather.yaml"
+    cases.write_text("op: Gather\ncases:\n  - id: plain\n    source: test\n"
+                     "    inputs: {data: [1.0, 2.0, 3.0], indices: [2, 0]}\n")
+    (case,) = load_file(cases, "gather.yaml")
+    ex = Isolated(timeout=120)
+    try:
+        record = runner.execute(case, "onnx~mnnconvert~mnn", "Gather-13", ex)
+        assert record.fault is None, record
+        assert made == [ex.scratch()]
+    finally:
+        ex.close()

@@ -75,7 +75,10 @@ def _run_path(executor: Executor, framework: str, variant: str, job: dict[str, A
     or hangs), what the path noted there (its stage, the source's native result) joins the result."""
     from gather_scatter_conformance.adapters.convert.path import read_progress
 
-    fd, progress = tempfile.mkstemp(prefix="gsc-progress-")
+    # In the workers' own temporary folder where they have one (Isolated.scratch), which goes with them: a run
+    # killed before this removes the file leaves nothing in the system's.
+    scratch = getattr(executor, "scratch", None)
+    fd, progress = tempfile.mkstemp(prefix="gsc-progress-", dir=scratch() if callable(scratch) else None)
     os.close(fd)
     try:
         res = executor.run(framework, variant, {**job, "progress": progress})

@@ -13,6 +13,7 @@ out of the node.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -120,20 +121,40 @@ def dynamic_shapes(variant: str) -> bool:
 
 
 def static_dims(op: str, name: str, ndim: int) -> set[int]:
-    """The dimensions of input ``name`` a dynamic-shapes twin keeps at the case's size: those that fix the output's
-    rank (GatherND's index depth, the last dimension of its indices), as an exporter keeps them. With it symbolic,
-    OpenVINO 2026.4.1's CPU plugin refuses the model ("Check '!shape.rank().is_dynamic()' failed"): not how programs
-    meet the operator."""
-    return {ndim - 1} if op == "GatherND" and name == "indices" and ndim else set()
+    """The dimensions of input ``name`` a dynamic-shapes twin keeps at the case's size: the index depth (the last
+    dimension of GatherND's and ScatterND's indices), which says how the indices are read and fixes GatherND's output
+    rank, as an exporter keeps it. With it symbolic, OpenVINO 2026.4.1's CPU plugin refuses every GatherND model
+    ("Check '!shape.rank().is_dynamic()' failed"), and IREE 3.13.0's ONNX lowering ("failed to legalize operation
+    'torch.operator' ... onnx.ScatterND") and TVM 0.27's Relax build ("CodeGenVM cannot emit this Relax operator
+    directly") every ScatterND one (2026-11-30): not how programs meet the operators."""
+    return {ndim - 1} if op in ("GatherND", "ScatterND") and name == "indices" and ndim else set()
 
 
-def input_shape(op: str, name: str, shape: tuple[int, ...], dynamic: bool) -> list[Any]:
-    """A graph input's declared shape: the case's, or with ``dynamic`` a dim_param per dimension (``data_d0``,
-    ``data_d1``) but :func:`static_dims`, so the runtime plans for any size of that rank."""
+def declared_shapes(op: str, shapes: Mapping[str, tuple[int, ...]], dynamic: bool) -> dict[str, list[Any]]:
+    """The graph inputs' declared shapes, by case input: the case's, or with ``dynamic`` a dim_param per dimension
+    (``data_d0``, ``data_d1``) but :func:`static_dims`, so the runtime plans for any size of that rank. Where the
+    operator ties one input's dimensions to another's, they share the name, as an exporter's symbolic shapes do:
+    ScatterElements' updates have the indices' shape, ScatterND's are ``indices.shape[:-1] + data.shape[K:]``. A
+    compiler that checks the tie when it builds the model can then prove it (TVM 0.27's Relax ScatterND refuses
+    ``updates_d0`` against ``indices_d0``: "ScatterND op requires the updates tensor to have the shape with
+    constraint")."""
     if not dynamic:
-        return list(shape)
-    kept = static_dims(op, name, len(shape))
-    return [size if i in kept else f"{name}_d{i}" for i, size in enumerate(shape)]
+        return {name: list(shape) for name, shape in shapes.items()}
+    out = {name: [size if i in static_dims(op, name, len(shape)) else f"{name}_d{i}" for i, size in enumerate(shape)]
+           for name, shape in shapes.items()}
+    if "indices" not in out or "updates" not in out:
+        return out
+    sizes = {name: tuple(shape) for name, shape in shapes.items()}
+    if op == "ScatterElements":
+        tied = (sizes["indices"], out["indices"])
+    elif op == "ScatterND" and sizes["indices"] and "data" in out:
+        depth = int(sizes["indices"][-1])
+        tied = (sizes["indices"][:-1] + sizes["data"][depth:], out["indices"][:-1] + out["data"][depth:])
+    else:
+        return out
+    if tied[0] == sizes["updates"]:  # a case whose shapes break the tie (a probe of it) keeps names of its own
+        out["updates"] = list(tied[1])
+    return out
 
 
 def build(case: CaseData, onnx_type: str | None = None, constants: tuple[str, ...] = (),
@@ -146,9 +167,9 @@ def build(case: CaseData, onnx_type: str | None = None, constants: tuple[str, ..
 
     op, version, attrs = onnx_op(case, onnx_type)
     names = input_names(case)
+    shapes = declared_shapes(case.op, {n: v.shape for n, v in case.inputs.items()}, dynamic)
     graph_inputs = [
-        helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype),
-                                      input_shape(case.op, case_name, v.shape, dynamic))
+        helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), shapes[case_name])
         for (case_name, v), n in zip(case.inputs.items(), names, strict=True) if case_name not in constants
     ]
     held = [numpy_helper.from_array(v, n) for (case_name, v), n in zip(case.inputs.items(), names, strict=True)

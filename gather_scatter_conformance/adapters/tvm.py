@@ -7,7 +7,10 @@ Two kinds of variant per operator:
   ``relax.op.gather_nd``, ``relax.op.scatter_elements``, ``relax.op.scatter_nd``) as the one binding of a ``main``
   function made with ``relax.BlockBuilder``, its parameters typed with the case's shapes and dtypes;
 - ``from_onnx``: the case's one-node ONNX model (``adapters.onnx_graph.build``, as onnxruntime's adapter builds it),
-  imported with ``tvm.relax.frontend.onnx.from_onnx``: what the frontend makes of the node is recorded.
+  imported with ``tvm.relax.frontend.onnx.from_onnx``: what the frontend makes of the node is recorded; and its
+  twins (issue #40, vocab/variants.py), as ONNX Runtime's: ``from_onnx/constant`` with the indices an initializer
+  (the frontend makes it a Relax constant, which its passes may fold), and ``from_onnx/dynamic`` with the inputs'
+  dimensions symbolic (``dim_param``: Relax's symbolic shape variables, apache/tvm#20297's other code path).
 
 Both are compiled with ``tvm.compile(mod, target="llvm")`` (its default Relax pipeline legalizes the ops to TIR) and
 run by ``relax.VirtualMachine(ex, tvm.cpu())``. ``Call.facts["ops"]`` is the list of Relax ops of ``main`` before
@@ -45,6 +48,7 @@ from gather_scatter_conformance.adapters.base import (
     importing,
 )
 from gather_scatter_conformance.adapters.cache import LRU
+from gather_scatter_conformance.vocab import variants
 
 TARGET = "llvm"
 THREADS_ENV = "TVM_NUM_THREADS"
@@ -59,8 +63,10 @@ RELAX_OPS = {
     "ScatterND": "scatter_nd",
     "Take": "take",
 }
-_VARIANTS = {op: [f"relax.op.{name}", FROM_ONNX] for op, name in RELAX_OPS.items()}
-_VARIANTS["TensorScatter"] = [FROM_ONNX]  # Relax has no op of its own for it
+_ONNX_VARIANTS = [FROM_ONNX, *(variants.twin(FROM_ONNX, kind) for kind in variants.TWIN_MODES)]
+_VARIANTS = {op: [f"relax.op.{name}", *_ONNX_VARIANTS] for op, name in RELAX_OPS.items()}
+# Relax has no op of its own for it, and the frontend no converter (NO_CONVERTER): no twins, whatever the inputs.
+_VARIANTS["TensorScatter"] = [FROM_ONNX]
 # What the frontend raises for an operator it has no converter for (0.27: OpNotImplemented "The following operators
 # are not supported for frontend ONNX: TensorScatter"): such a case is unsupported through it.
 NO_CONVERTER = r"not supported for frontend ONNX: [^\n]*\b{op}\b"
@@ -251,19 +257,20 @@ class TvmAdapter(Adapter):
         return version()
 
     def is_slow(self, variant: str) -> bool:
-        return False  # 0.03-0.06 s a relax.op module, 0.15-0.2 s a from_onnx one (tvm 0.27.0, llvm): not per-shape slow
+        # 0.03-0.06 s a relax.op module, 0.15-0.2 s a from_onnx one (tvm 0.27.0, llvm): not per-shape slow. A constant
+        # twin builds per index value, a dynamic one is a twin: both run where slow variants run, as ONNX Runtime's.
+        return variants.twin_of(variant) is not None
 
     def prepare(self, case: CaseData, variant: str) -> Call:
         self.check_variant(case.op, variant)
         _check_dtypes(case)
         names = list(case.inputs)  # the operator's order (TensorScatter: data, updates, indices), as ONNX takes it
-        arrays = [case.inputs[n] for n in names]
-        tensors = ", ".join(f"tvm.runtime.tensor({n})" for n in names)
         head = ["import tvm", "from tvm import relax"]
-        tail = [*_COMPILE_SOURCE, f"result = vm['main']({tensors}).numpy()"]
         facts: dict[str, Any] = {}
-        if variant == FROM_ONNX:
-            model, _, text = onnx_graph.build(case)  # raises Unsupported where ONNX cannot say the case
+        if variant in _ONNX_VARIANTS:
+            held = onnx_graph.constant_inputs(variant)  # the twins' model: the indices an initializer, or shapes open
+            model, _, text = onnx_graph.build(case, None, held, onnx_graph.dynamic_shapes(variant))  # or Unsupported
+            names = [n for n in names if n not in held]
             key: tuple[Any, ...] = (variant, model.SerializeToString())
 
             def make() -> tuple[list[str], Any]:
@@ -277,7 +284,7 @@ class TvmAdapter(Adapter):
 
             api = f"tvm.relax.frontend.onnx.from_onnx(model: {text})"
             source = [onnx_graph.model_source(model), *head, "from tvm.relax.frontend.onnx import from_onnx",
-                      "mod = from_onnx(model)", *tail]
+                      "mod = from_onnx(model)"]
         else:
             call = relax_call(case)
             text = module_source(case, call)
@@ -289,8 +296,11 @@ class TvmAdapter(Adapter):
                 return facts["ops"], compile_module(mod)
 
             api = call
-            source = [*head, text, *tail]
+            source = [*head, text]
         api += f"  # tvm.compile(target={TARGET!r}), relax.VirtualMachine(tvm.cpu())"
+        arrays = [case.inputs[n] for n in names]
+        tensors = ", ".join(f"tvm.runtime.tensor({n})" for n in names)
+        source += [*_COMPILE_SOURCE, f"result = vm['main']({tensors}).numpy()"]
 
         def run() -> np.ndarray:
             ops, vm = self.cache.get_or_make(key, make)

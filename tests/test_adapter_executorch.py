@@ -43,11 +43,12 @@ def _run(case: CaseData, variant: str) -> tuple[np.ndarray, dict[str, Any]]:
 # --- variants ----------------------------------------------------------------------------------------------------
 
 
-def test_variants_are_the_torch_adapters_eager_calls_on_each_backend() -> None:
+def test_variants_are_the_torch_adapters_eager_calls_on_each_backend_then_the_defaults_twins() -> None:
     torch = adapters.get("torch")
     for op in ("Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "Take"):
         eager = [v for v in torch.variants(op) if "/" not in v]
-        assert ADAPTER.variants(op) == [f"{v}/portable" for v in eager] + [f"{v}/xnnpack" for v in eager]
+        assert ADAPTER.variants(op) == [f"{v}/portable" for v in eager] + [f"{v}/xnnpack" for v in eager] + [
+            f"{eager[0]}/portable_constant", f"{eager[0]}/portable_dynamic"]
         assert all(ADAPTER.is_slow(v) for v in ADAPTER.variants(op))
     assert ADAPTER.variants("Gather")[0] == "index_select/portable"
     with pytest.raises(ValueError, match="executorch has no variant"):
@@ -299,3 +300,49 @@ def test_a_lowered_program_is_kept_on_disk_for_the_paths_and_the_next_run(tmp_pa
     next(tmp_path.glob("executorch/*.json")).write_text('{"ops": "not a list"}')
     with pytest.raises(AssertionError, match="lowered again"):
         et_adapter.program(case, "index_select", et.XNNPACK)
+
+
+@pytest.mark.parametrize("case", [
+    _case("Gather", {"axis": 0}, data=DATA, indices=[2, 0]),
+    _case("GatherElements", {"axis": 1}, data=DATA, indices=[[0, 2], [2, 1], [1, 0], [0, 0]]),
+    _case("GatherND", {}, data=DATA, indices=[[1, 2], [0, 1]]),
+    _case("ScatterElements", {"axis": 0, "reduction": "add"}, data=DATA, indices=[[1, 0, 2]],
+          updates=np.ones((1, 3), np.float32)),
+    _case("ScatterND", {"reduction": "none"}, data=DATA, indices=[[1], [0]], updates=-np.ones((2, 3), np.float32)),
+], ids=lambda c: c.op)
+def test_the_twins_equal_the_reference_and_their_repros_reproduce(case: CaseData) -> None:
+    """#40: the default call exported with the indices a buffer of the module (a constant of the program) and with
+    every dimension Dim.AUTO computes what the reference engine does, and each repro runs the same program."""
+    import ml_dtypes
+
+    for twin in ADAPTER.variants(case.op)[-2:]:
+        out, _ = _run(case, twin)
+        np.testing.assert_array_equal(out, compute(case.op, case.inputs, case.attrs))
+        call = ADAPTER.prepare(case, twin)
+        scope: dict[str, Any] = {"np": np, "ml_dtypes": ml_dtypes, **case.inputs}
+        exec(call.source, scope)  # the repro statements the report writes
+        np.testing.assert_array_equal(scope["result"], out)
+        assert ("register_buffer" in call.source) == twin.endswith("constant")
+        assert ("Dim.AUTO" in call.source) == twin.endswith("dynamic")
+
+
+def test_the_dynamic_twin_runs_other_sizes_and_the_constant_twin_holds_its_indices() -> None:
+    """The dynamic program is not specialised to the case's sizes: it runs a smaller input too; the constant one
+    takes no indices, and a program is lowered per index value (they are part of it)."""
+    case = _case("Gather", {"axis": 0}, data=DATA, indices=[2, 0])
+    dynamic = et_adapter.program(case, "index_select", et.PORTABLE, dynamic=True)
+    method = et.load(dynamic.buffer)
+    small = et.execute(method, [torch_tensor(DATA[:2]), torch_tensor(np.array([1]))])
+    np.testing.assert_array_equal(ADAPTER.to_numpy(small), DATA[1:2])
+    held = et_adapter.program(case, "index_select", et.PORTABLE, held="indices")
+    np.testing.assert_array_equal(ADAPTER.to_numpy(et.execute(et.load(held.buffer), [torch_tensor(DATA)])),
+                                  DATA[[2, 0]])
+    other = et_adapter.program(_case("Gather", {"axis": 0}, data=DATA, indices=[1, 1]), "index_select", et.PORTABLE,
+                               held="indices")
+    assert other.buffer != held.buffer
+
+
+def torch_tensor(arr: np.ndarray) -> Any:
+    from gather_scatter_conformance.adapters.torch import to_tensor
+
+    return et.standard(to_tensor(np.ascontiguousarray(arr)))

@@ -7,10 +7,13 @@ never re-declared here. Each becomes an ``nn.Module``, ``torch.export.export``-e
 ``executorch.exir.to_edge_transform_and_lower`` and ``.to_executorch()``, and run by ``executorch.runtime.Runtime``
 on the case's own inputs (adapters/executorch_program.py).
 
-Variants: ``<torch variant>/portable`` (no partitioner: ExecuTorch's portable kernels) and
-``<torch variant>/xnnpack`` (the XNNPACK partitioner). Every variant exports per input signature (0.4-1.5 s here),
-so all are slow: the default runs on every case, the others on focus cases. Which backend ran each operator is read
-from the lowered program and recorded as ``providers`` / ``fallback`` (``delegation``), with ``ops``.
+Variants: ``<torch variant>/portable`` (no partitioner: ExecuTorch's portable kernels) and ``<torch
+variant>/xnnpack`` (the XNNPACK partitioner); and the twins (issue #40, vocab/variants.py) of each operator's
+default: ``<call>/portable_constant`` with the indices a buffer of the module (torch.export makes it a constant of
+the program, in its constant data) and ``<call>/portable_dynamic`` with every dimension exported ``Dim.AUTO``. Every
+variant exports per input signature (0.4-1.5 s here), so all are slow: the default runs on every case, the others on
+focus cases. Which backend ran each operator is read from the lowered program and recorded as ``providers`` /
+``fallback`` (``delegation``), with ``ops``.
 """
 
 from __future__ import annotations
@@ -44,8 +47,16 @@ def _eager(op: str) -> list[str]:
     return [v for v in TORCH_VARIANTS.get(op, ()) if variants.mode(v) is None]
 
 
-# Every eager torch call on the portable kernels, then the same calls with the XNNPACK partitioner.
-VARIANTS = {op: [variants.join(v, mode) for mode in et.BACKENDS for v in _eager(op)] for op in TORCH_VARIANTS}
+def _with_twins(calls: list[str]) -> list[str]:
+    """``calls``, then the twins (#40) of the first: ``<call>/portable_constant`` (the indices a buffer of the
+    module: a constant of the program) and ``<call>/portable_dynamic`` (every dimension exported ``Dim.AUTO``)."""
+    return [*calls, *(variants.twin(calls[0], kind) for kind in variants.TWIN_MODES)] if calls else calls
+
+
+# Every eager torch call on the portable kernels, then the same calls with the XNNPACK partitioner, then the twins of
+# the default.
+VARIANTS = {op: _with_twins([variants.join(v, mode) for mode in et.BACKENDS for v in _eager(op)])
+            for op in TORCH_VARIANTS}
 
 
 def torch_call(case: CaseData, torch_variant: str) -> tuple[str, tuple[str, ...]]:
@@ -55,19 +66,23 @@ def torch_call(case: CaseData, torch_variant: str) -> tuple[str, tuple[str, ...]
     return expression(case.op, torch_variant, {n: case.inputs[n].shape for n in names}, case.attrs, case.omit), names
 
 
-def program(case: CaseData, torch_variant: str, backend: str) -> et.Lowered:
+def program(case: CaseData, torch_variant: str, backend: str, held: str | None = None,
+            dynamic: bool = False) -> et.Lowered:
     """The case's torch call exported and lowered for ``backend`` (traced on in-range example indices), or the same
-    program as an earlier process lowered it: kept on disk by what shapes it (see _stored)."""
+    program as an earlier process lowered it: kept on disk by what shapes it (see _stored). ``held`` (an input's
+    name): that input is a buffer of the module holding the case's own values, a constant of the program;
+    ``dynamic``: every dimension exported ``Dim.AUTO`` (et.dynamic_shapes)."""
     from gather_scatter_conformance.adapters.torch import _lambda, to_tensor
 
     expr, names = torch_call(case, torch_variant)
     example = example_inputs(case)
-    files = _program_files(expr, names, example, backend)
+    constant = (names.index(held), et.standard(to_tensor(case.inputs[held]))) if held else None
+    files = _program_files(expr, names, example, backend, case.inputs[held].tobytes() if held else None, dynamic)
     found = _stored(files)
     if found is not None:
         return found
-    lowered = et.lower(et.module_of(_lambda(expr, names)),
-                       tuple(et.standard(to_tensor(example[n])) for n in names), backend)
+    fed = tuple(et.standard(to_tensor(example[n])) for n in names if n != held)
+    lowered = et.lower(et.module_of(_lambda(expr, names), constant), fed, backend, dynamic)
     _store(files, lowered)
     return lowered
 
@@ -80,13 +95,15 @@ def program(case: CaseData, torch_variant: str, backend: str) -> et.Lowered:
 _PROGRAM_FORMAT = 1
 
 
-def _program_files(expr: str, names: tuple[str, ...], example: dict[str, np.ndarray],
-                   backend: str) -> tuple[Path, Path] | None:
-    """Where the program of ``expr`` on ``example``'s signature for ``backend`` is kept: its .pte and its JSON."""
+def _program_files(expr: str, names: tuple[str, ...], example: dict[str, np.ndarray], backend: str,
+                   held: bytes | None = None, dynamic: bool = False) -> tuple[Path, Path] | None:
+    """Where the program of ``expr`` on ``example``'s signature for ``backend`` is kept: its .pte and its JSON; a
+    twin's by the held values too, or its dynamic export."""
     import torch
 
     shapes = tuple((n, tuple(example[n].shape), str(example[n].dtype)) for n in names)
-    name = entry_name(_PROGRAM_FORMAT, torch.__version__, et.version(), expr, shapes, backend)
+    twin = () if held is None and not dynamic else (held, dynamic)  # the parent's entries keep their names
+    name = entry_name(_PROGRAM_FORMAT, torch.__version__, et.version(), expr, shapes, backend, *twin)
     pte = cache_file("executorch", f"{name}.pte")
     return None if pte is None else (pte, pte.with_suffix(".json"))
 
@@ -111,13 +128,14 @@ def _store(files: tuple[Path, Path] | None, lowered: et.Lowered) -> None:
         write_atomic(files[1], json.dumps({"ops": lowered.ops, "placement": lowered.placement}).encode())
 
 
-def repro(expr: str, names: tuple[str, ...], arrays: tuple[np.ndarray, ...], backend: str) -> str:
+def repro(expr: str, names: tuple[str, ...], arrays: tuple[np.ndarray, ...], backend: str, held: str | None = None,
+          dynamic: bool = False) -> str:
     """The whole call as standalone statements (Call.source): torch tensors as the torch adapter makes them, the
     export, the lowering and the run, the output converted as :meth:`ExecuTorchAdapter.to_numpy` does."""
     lines = ["import torch", *source.tensors(names, arrays, "torch.from_numpy({name})",
                                              bfloat16="torch.from_numpy({name}.astype(np.float32)).to(torch.bfloat16)")]
     empty = tuple(n for n, a in zip(names, arrays, strict=True) if a.size == 0)
-    return "\n".join([*lines, *et.source(expr, names, backend, empty)])
+    return "\n".join([*lines, *et.source(expr, names, backend, empty, held, dynamic)])
 
 
 class ExecuTorchAdapter(Adapter):
@@ -150,18 +168,21 @@ class ExecuTorchAdapter(Adapter):
         from gather_scatter_conformance.adapters.torch import to_tensor
 
         self.check_variant(case.op, variant)
-        torch_variant, mode = variants.split(variant)
+        twin = variants.twin_of(variant)
+        torch_variant, mode = variants.split(twin[0] if twin else variant)
+        dynamic = bool(twin) and twin[1] == variants.DYNAMIC_MODE
         backend = et.BACKENDS[str(mode)]
         expr, names = torch_call(case, torch_variant)
+        held = "indices" if twin and twin[1] == variants.CONSTANT_MODE and "indices" in names else None
         arrays = tuple(case.inputs[n] for n in names)
         # Unsupported for string data (torch has no string tensors); empty ones with standard strides (et.standard).
-        tensors = [et.standard(to_tensor(a)) for a in arrays]
+        tensors = [et.standard(to_tensor(a)) for n, a in zip(names, arrays, strict=True) if n != held]
         key = (expr, backend, tuple((n, a.shape, str(a.dtype)) for n, a in zip(names, arrays, strict=True)),
-               tuple(case.omit))
+               tuple(case.omit), case.inputs[held].tobytes() if held else None, dynamic)
         facts: dict[str, Any] = {}
 
         def make() -> tuple[et.Lowered, Any]:
-            lowered = program(case, torch_variant, backend)
+            lowered = program(case, torch_variant, backend, held, dynamic)
             self._record(facts, lowered, backend)  # known before loading: a missing kernel still says what ran
             return lowered, et.load(lowered.buffer)
 
@@ -170,10 +191,11 @@ class ExecuTorchAdapter(Adapter):
             self._record(facts, lowered, backend)
             return et.execute(method, tensors)
 
-        api = f"{expr}  # torch.export -> to_edge_transform_and_lower(partitioner={_partitioner(backend)}) -> " \
+        how = ", indices a buffer of the module" if held else ", dynamic_shapes=Dim.AUTO" if dynamic else ""
+        api = f"{expr}  # torch.export{how} -> to_edge_transform_and_lower(partitioner={_partitioner(backend)}) -> " \
               "executorch.runtime"
-        return Call(api, run, device="cpu", device_name=backend, source=repro(expr, names, arrays, backend),
-                    facts=facts)
+        return Call(api, run, device="cpu", device_name=backend,
+                    source=repro(expr, names, arrays, backend, held, dynamic), facts=facts)
 
     @staticmethod
     def _record(facts: dict[str, Any], lowered: et.Lowered, backend: str) -> None:

@@ -104,16 +104,17 @@ def placement_of(graph_module: Any) -> tuple[list[str], dict[str, str]]:
     return ops, placement
 
 
-def lower(module: Any, example: tuple[Any, ...], backend: str) -> Lowered:
-    """Export ``module`` on ``example`` (static shapes), lower it for ``backend`` and serialise it. Exceptions are
-    the exporter's or the lowering's own."""
+def lower(module: Any, example: tuple[Any, ...], backend: str, dynamic: bool = False) -> Lowered:
+    """Export ``module`` on ``example`` (static shapes; with ``dynamic``, :func:`dynamic_shapes`), lower it for
+    ``backend`` and serialise it. Exceptions are the exporter's or the lowering's own."""
     import torch
     from executorch.exir import to_edge_transform_and_lower
 
     from gather_scatter_conformance.adapters.torch_export import reuse_op_tables
 
     reuse_op_tables()  # half of lowering a one-node program, otherwise (adapters/torch_export.py)
-    program = torch.export.export(module, example)
+    # forward takes *args: its dynamic_shapes are one entry, the tuple of the inputs' own
+    program = torch.export.export(module, example, dynamic_shapes=(dynamic_shapes(example),) if dynamic else None)
     edge = to_edge_transform_and_lower(program, partitioner=partitioners(backend))
     ops, placement = placement_of(edge.exported_program().graph_module)
     return Lowered(bytes(edge.to_executorch().buffer), ops, placement)
@@ -161,22 +162,43 @@ def standard(tensor: Any) -> Any:
     return tensor.clone(memory_format=torch.contiguous_format) if tensor.numel() == 0 else tensor
 
 
-def module_of(fn: Callable[..., Any]) -> Any:
-    """An ``nn.Module`` whose forward is ``fn`` over its inputs (what torch.export exports)."""
+def module_of(fn: Callable[..., Any], held: tuple[int, Any] | None = None) -> Any:
+    """An ``nn.Module`` whose forward is ``fn`` over its inputs (what torch.export exports). With ``held`` (the
+    argument's position, a tensor), that argument is a buffer of the module, not an input: torch.export makes it a
+    constant of the program, and ExecuTorch keeps it in the program's constant data (index provenance, #40)."""
     import torch
 
     class Case(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            if held is not None:
+                self.register_buffer("indices", held[1])
+
         def forward(self, *args: Any) -> Any:
+            if held is not None:
+                args = (*args[:held[0]], self.indices, *args[held[0]:])
             return fn(*args)
 
     return Case().eval()
 
 
-def source(expr: str, names: tuple[str, ...], backend: str, empty: tuple[str, ...] = ()) -> list[str]:
+def dynamic_shapes(example: tuple[Any, ...]) -> tuple[dict[int, Any], ...]:
+    """``torch.export``'s ``dynamic_shapes`` that leave every dimension of every input to the exporter
+    (``Dim.AUTO``): dynamic unless the program needs it fixed (a size of 0 or 1, a dimension another must equal,
+    which it then ties): what a user exporting for any size writes (dynamic shapes, #40)."""
+    import torch
+
+    return tuple({i: torch.export.Dim.AUTO for i in range(t.dim())} for t in example)
+
+
+def source(expr: str, names: tuple[str, ...], backend: str, empty: tuple[str, ...] = (), held: str | None = None,
+           dynamic: bool = False) -> list[str]:
     """Statements that export the torch call ``expr`` over ``names`` (torch tensors already bound; those in ``empty``
     have no elements and get standard strides, see :func:`standard`), lower it for ``backend``, run it on the inputs
-    and assign its output, as a NumPy array, to ``result`` (the repro's tail)."""
+    and assign its output, as a NumPy array, to ``result`` (the repro's tail). ``held`` (an input's name) is a buffer
+    of the module instead of an input; ``dynamic`` exports every dimension ``Dim.AUTO``."""
     args = ", ".join(names)
+    fed = ", ".join(n for n in names if n != held)
     lines = [f"{n} = {n}.clone(memory_format=torch.contiguous_format)  # empty: stride 0 from NumPy, refused"
              for n in empty]
     lines += ["from executorch.exir import to_edge_transform_and_lower",
@@ -185,15 +207,26 @@ def source(expr: str, names: tuple[str, ...], backend: str, empty: tuple[str, ..
     if backend == XNNPACK:
         lines.append("from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner")
         part = "[XnnpackPartitioner()]"
-    lines += ["class Case(torch.nn.Module):",
-              f"    def forward(self, {args}):",
-              f"        return {expr}",
-              "# exported with in-range example indices (zeros): the program depends on shapes and dtypes only",
-              f"example = ({args.replace('indices', 'torch.zeros_like(indices)')},)",
-              "program = torch.export.export(Case(), example)",
+    lines += ["class Case(torch.nn.Module):"]
+    if held:
+        lines += ["    def __init__(self):",
+                  "        super().__init__()",
+                  f"        self.register_buffer({held!r}, {held})  # a constant of the program, not an input",
+                  f"    def forward(self, {fed}):",
+                  f"        {held} = self.{held}",
+                  f"        return {expr}",
+                  f"example = ({fed},)"]
+    else:
+        lines += [f"    def forward(self, {args}):",
+                  f"        return {expr}",
+                  "# exported with in-range example indices (zeros): the program depends on shapes and dtypes only",
+                  f"example = ({args.replace('indices', 'torch.zeros_like(indices)')},)"]
+    shapes = ", dynamic_shapes=tuple({i: torch.export.Dim.AUTO for i in range(t.dim())} for t in example)" \
+        if dynamic else ""
+    lines += [f"program = torch.export.export(Case(), example{shapes})",
               f"edge = to_edge_transform_and_lower(program, partitioner={part})",
               "method = Runtime.get().load_program(edge.to_executorch().buffer).load_method('forward')",
-              f"out = method.execute([{args}])[0]",
+              f"out = method.execute([{fed}])[0]",
               "result = out.to(torch.float32).numpy().astype(ml_dtypes.bfloat16) if out.dtype == torch.bfloat16 "
               "else out.numpy()"]
     return lines

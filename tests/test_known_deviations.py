@@ -159,7 +159,7 @@ PLANS: dict[str, Plan] = {
     # indices (docs/mapping/iree.md): isolated, as a harness run runs them. A compile is 0.3-1.5 s a case: 435 s
     # for both variants on every shipped case, cold, 2026-11-29 (202 s for StableHLO on every case and the ONNX
     # importer on the edges, compiled ahead, 2026-11-30); both on the edges (252 pairs: 66 s cold with the StableHLO
-    # modules compiled ahead, 44 s with the ONNX importer's too, 2026-11-30).
+    # modules compiled ahead, 44 s with the ONNX importer's too, 2026-11-30; 450 with the importer's twins).
     "iree": Plan(isolated=True, selects=on_the_edges),
     # MNN.expr folds each expression on consts as it is built: every shipped case in well under a second; its
     # out-of-range reads and writes are masked (zeros, dropped), nothing here kills the process.

@@ -17,7 +17,7 @@ from _installed import require
 
 from gather_scatter_conformance import adapters
 from gather_scatter_conformance.adapters import iree as iree_adapter
-from gather_scatter_conformance.adapters import iree_stablehlo
+from gather_scatter_conformance.adapters import iree_stablehlo, onnx_graph
 from gather_scatter_conformance.adapters.base import CaseData, Unsupported
 from gather_scatter_conformance.harness.reference import Policy, compute
 from gather_scatter_conformance.harness.run.worker import run_case
@@ -451,6 +451,6 @@ def test_a_compile_that_succeeds_writes_nothing_to_the_terminal(capfd: pytest.Ca
     showed them between its progress lines (the cases compiled ahead run in pytest's own process)."""
     case = _case("ScatterND", data=np.zeros(4, np.float32), indices=np.array([[1], [3]], np.uint8),
                  updates=np.array([5.0, 6.0], np.float32))
-    text = iree_adapter.import_onnx(iree_adapter.onnx_model(case, "import_onnx/dynamic")[0])
+    text = iree_adapter.import_onnx(onnx_graph.build_variant(case, "import_onnx/dynamic")[0])
     assert iree_adapter.compile_text(text, "onnx") and iree_adapter.compile_flow(text, "onnx")
     assert capfd.readouterr().err == ""

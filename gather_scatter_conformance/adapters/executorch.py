@@ -50,7 +50,7 @@ def _eager(op: str) -> list[str]:
 def _with_twins(calls: list[str]) -> list[str]:
     """``calls``, then the twins (#40) of the first: ``<call>/portable_constant`` (the indices a buffer of the
     module: a constant of the program) and ``<call>/portable_dynamic`` (every dimension exported ``Dim.AUTO``)."""
-    return [*calls, *(variants.twin(calls[0], kind) for kind in variants.TWIN_MODES)] if calls else calls
+    return [*calls, *variants.twins(calls[0])] if calls else calls
 
 
 # Every eager torch call on the portable kernels, then the same calls with the XNNPACK partitioner, then the twins of

@@ -51,7 +51,7 @@ CACHE_SIZE = 256
 IMPORT_ONNX = "import_onnx"
 _STABLEHLO_OP = {"Gather": "stablehlo.gather", "GatherElements": "stablehlo.gather", "GatherND": "stablehlo.gather",
                  "Take": "stablehlo.gather", "ScatterElements": "stablehlo.scatter", "ScatterND": "stablehlo.scatter"}
-_ONNX_VARIANTS = [IMPORT_ONNX, *(variants.twin(IMPORT_ONNX, kind) for kind in variants.TWIN_MODES)]
+_ONNX_VARIANTS = [IMPORT_ONNX, *variants.twins(IMPORT_ONNX)]
 _VARIANTS = {op: [name, *_ONNX_VARIANTS] for op, name in _STABLEHLO_OP.items()}
 # StableHLO has no op of its own for it. torch-mlir's importer leaves the node as `torch.operator "onnx.TensorScatter"`,
 # which the compiler refuses ("failed to legalize operation 'torch.operator'"): an error, recorded as such, since the
@@ -279,14 +279,6 @@ def import_source() -> str:
     ])
 
 
-def onnx_model(case: CaseData, variant: str) -> tuple[Any, str, tuple[str, ...]]:
-    """(the ModelProto, its node in one line, the case inputs it holds as initializers) of an ONNX variant: the
-    indices an initializer for the constant twin, symbolic dimensions for the dynamic one."""
-    held = onnx_graph.constant_inputs(variant)
-    model, _, node = onnx_graph.build(case, None, held, onnx_graph.dynamic_shapes(variant))
-    return model, node, held
-
-
 class IreeAdapter(Adapter):
     name = "iree"
     # iree.compiler and iree.runtime share the top-level package `iree` (two distributions): the module says that
@@ -321,7 +313,7 @@ class IreeAdapter(Adapter):
         names = list(case.inputs)  # the operator's order (TensorScatter: data, updates, indices), as ONNX takes it
         facts: dict[str, Any] = {}
         if variant in _ONNX_VARIANTS:
-            model, node, held = onnx_model(case, variant)  # Unsupported where ONNX cannot say the case
+            model, node, held = onnx_graph.build_variant(case, variant)  # Unsupported where ONNX cannot say it
             names = [n for n in names if n not in held]
             model_bytes = model.SerializeToString()
             key: tuple[Any, ...] = (variant, model_bytes)
@@ -362,7 +354,7 @@ class IreeAdapter(Adapter):
                     text = iree_stablehlo.module(case)
                     modules.append((vmfb_key(variant, text), "stablehlo", text))
                 elif variant in _ONNX_VARIANTS:
-                    model = onnx_model(case, variant)[0]
+                    model = onnx_graph.build_variant(case, variant)[0]
                     key = vmfb_key(variant, model.SerializeToString())
                     if not _present(key):
                         modules.append((key, "onnx", import_onnx(model)))

@@ -157,6 +157,15 @@ def declared_shapes(op: str, shapes: Mapping[str, tuple[int, ...]], dynamic: boo
     return out
 
 
+def build_variant(case: CaseData, variant: str) -> tuple[Any, str, tuple[str, ...]]:
+    """(:func:`build`'s model of ``variant``, its node in one line, the case inputs it holds as initializers): the
+    indices an initializer for a constant twin (:func:`constant_inputs`), symbolic dimensions for a dynamic one
+    (:func:`dynamic_shapes`), the case as it is otherwise."""
+    held = constant_inputs(variant)
+    model, _, text = build(case, None, held, dynamic_shapes(variant))
+    return model, text, held
+
+
 def build(case: CaseData, onnx_type: str | None = None, constants: tuple[str, ...] = (),
           dynamic: bool = False) -> tuple[Any, list[str], str]:
     """Return (ModelProto, graph input names, a one-line description of the node) for ``case``. The case inputs

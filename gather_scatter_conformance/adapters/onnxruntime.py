@@ -80,7 +80,7 @@ def _variants(op: str) -> list[str]:
     versions = [f"{t}-{v}" for t in types for v in sorted(onnx_graph.VERSIONS.get(t, ()), reverse=True)]
     # The newest version again with the indices an initializer (index provenance, onnx_graph.CONSTANT), and with
     # symbolic input dimensions (dynamic shapes, onnx_graph.dynamic_shapes).
-    return versions + [variants.twin(versions[0], kind) for kind in variants.TWIN_MODES] if versions else []
+    return versions + variants.twins(versions[0]) if versions else []
 
 
 _GPU_PROVIDERS = ("CUDAExecutionProvider", "ROCMExecutionProvider")  # what a --device gpu run picks, in order

@@ -63,7 +63,7 @@ RELAX_OPS = {
     "ScatterND": "scatter_nd",
     "Take": "take",
 }
-_ONNX_VARIANTS = [FROM_ONNX, *(variants.twin(FROM_ONNX, kind) for kind in variants.TWIN_MODES)]
+_ONNX_VARIANTS = [FROM_ONNX, *variants.twins(FROM_ONNX)]
 _VARIANTS = {op: [f"relax.op.{name}", *_ONNX_VARIANTS] for op, name in RELAX_OPS.items()}
 # Relax has no op of its own for it, and the frontend no converter (NO_CONVERTER): no twins, whatever the inputs.
 _VARIANTS["TensorScatter"] = [FROM_ONNX]
@@ -268,8 +268,7 @@ class TvmAdapter(Adapter):
         head = ["import tvm", "from tvm import relax"]
         facts: dict[str, Any] = {}
         if variant in _ONNX_VARIANTS:
-            held = onnx_graph.constant_inputs(variant)  # the twins' model: the indices an initializer, or shapes open
-            model, _, text = onnx_graph.build(case, None, held, onnx_graph.dynamic_shapes(variant))  # or Unsupported
+            model, text, held = onnx_graph.build_variant(case, variant)  # Unsupported where ONNX cannot say it
             names = [n for n in names if n not in held]
             key: tuple[Any, ...] = (variant, model.SerializeToString())
 

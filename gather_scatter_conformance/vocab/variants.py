@@ -38,6 +38,11 @@ def twin(variant: str, kind: str) -> str:
     return join(api, kind if mode is None else f"{mode}_{kind}")
 
 
+def twins(variant: str) -> list[str]:
+    """The twins of ``variant``, one of each kind, in :data:`TWIN_MODES` order."""
+    return [twin(variant, kind) for kind in TWIN_MODES]
+
+
 def twin_of(variant: str) -> tuple[str, str] | None:
     """(the variant ``variant`` is a twin of, the twin's kind), or None when ``variant`` is no twin (or off the
     grammar)."""

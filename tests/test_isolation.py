@@ -9,6 +9,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _cases import records_of
@@ -259,6 +260,16 @@ def test_memory_corruption_that_kills_at_exit_is_charged_to_its_case(tmp_path: P
     assert records["b-innocent"]["outcome"] == "ok"
 
 
+def _one_gather(tmp_path: Path, indices: str) -> Any:
+    """The one case of a Gather file written to ``tmp_path``: data [1.0, 2.0, 3.0], ``indices`` as YAML."""
+    from gather_scatter_conformance.harness.cases.load import load_file
+
+    (tmp_path / "gather.yaml").write_text("op: Gather\ncases:\n  - id: one\n    source: test\n"
+                                          f"    inputs: {{data: [1.0, 2.0, 3.0], indices: {indices}}}\n")
+    (case,) = load_file(tmp_path / "gather.yaml", "gather.yaml")
+    return case
+
+
 @pytest.mark.framework
 def test_workers_write_their_temporary_files_into_a_folder_of_the_run(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
@@ -268,16 +279,12 @@ def test_workers_write_their_temporary_files_into_a_folder_of_the_run(tmp_path: 
     require("tensorflow")
     import tempfile
 
-    from gather_scatter_conformance.harness.cases.load import load_file
     from gather_scatter_conformance.harness.run.runner import execute
 
     system = tmp_path / "system-tmp"
     system.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(system))  # where mkdtemp puts the executor's folder
-    cases = tmp_path / "gather.yaml"
-    cases.write_text("op: Gather\ncases:\n  - id: negative\n    source: test\n"
-                     "    inputs: {data: [1.0, 2.0, 3.0], indices: [-1, 0]}\n")
-    (case,) = load_file(cases, "gather.yaml")
+    case = _one_gather(tmp_path, "[-1, 0]")
     ex = Isolated(timeout=120)
     try:
         record = execute(case, "tensorflow", "gather/function", ex)
@@ -297,7 +304,6 @@ def test_a_paths_progress_file_is_made_in_the_workers_folder(tmp_path: Path, mon
     require("MNN", "onnx")
     import tempfile
 
-    from gather_scatter_conformance.harness.cases.load import load_file
     from gather_scatter_conformance.harness.run import runner
 
     made: list[str | None] = []
@@ -309,10 +315,7 @@ def test_a_paths_progress_file_is_made_in_the_workers_folder(tmp_path: Path, mon
         return real(*args, **kwargs)  # type: ignore[call-overload]
 
     monkeypatch.setattr(runner.tempfile, "mkstemp", mkstemp)
-    cases = tmp_path / "gather.yaml"
-    cases.write_text("op: Gather\ncases:\n  - id: plain\n    source: test\n"
-                     "    inputs: {data: [1.0, 2.0, 3.0], indices: [2, 0]}\n")
-    (case,) = load_file(cases, "gather.yaml")
+    case = _one_gather(tmp_path, "[2, 0]")
     ex = Isolated(timeout=120)
     try:
         record = runner.execute(case, "onnx~mnnconvert~mnn", "Gather-13", ex)

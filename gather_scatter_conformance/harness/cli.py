@@ -22,8 +22,9 @@ if TYPE_CHECKING:
 
 
 def _workers(given: str, extra: list[str], results: str) -> list[str]:
-    """pytest-xdist's ``-n`` for ``gsc run --workers``: a number as given, or for ``auto`` what fits the cores and
-    the memory available now at the memory a worker took in the last run of ``results`` (its manifest); [] for one
+    """pytest-xdist's ``-n`` (and its work stealing) for ``gsc run --workers``: a number as given, or for ``auto``
+    what fits the cores and the memory available now at the memory a worker took in the last run of ``results`` (its
+    manifest); [] for one
     worker, where pytest-xdist is missing, or where the pytest arguments already say ``-n``. Says its choice on
     stderr. ``given`` is checked by :func:`_workers_value`."""
     from gather_scatter_conformance.harness.run import machine
@@ -46,7 +47,9 @@ def _workers(given: str, extra: list[str], results: str) -> list[str]:
     if n > 1 and importlib.util.find_spec("xdist") is None:
         print("gsc: one worker: pytest-xdist is not installed (pip install pytest-xdist)", file=sys.stderr)
         return []
-    return ["-n", str(n)] if n > 1 else []
+    # Work stealing: each worker starts on a contiguous share of the run, which comes framework worker by framework
+    # worker (pytest_plugin.by_worker), and an idle one takes half of the busiest one's rest.
+    return ["-n", str(n), "--dist", "worksteal"] if n > 1 else []
 
 
 def _workers_value(text: str) -> str:

@@ -105,6 +105,11 @@ OUTSIDE_SIGNALS = ("SIGKILL", "SIGTERM")
 # killer would take a random process, or the machine). $GSC_WORKER_MEMORY in GiB (0: no limit); by default a third
 # of the machine's memory: two pytest-xdist workers' cases at once and the rest still fit.
 MEMORY_ENV = "GSC_WORKER_MEMORY"
+# How many framework worker processes an executor keeps warm: past it, the one used least recently is stopped (its
+# memory freed) when another starts. A run's items come worker by worker (pytest_plugin.by_worker), so a session
+# needs one at a time, and a few more cost nothing but memory; $GSC_WARM_WORKERS sets it (0: no limit).
+WARM_ENV = "GSC_WARM_WORKERS"
+WARM_DEFAULT = 3
 _POLL_FIRST, _POLL_MOST = 0.05, 0.5  # seconds between memory checks while a case runs: most cases end before one
 
 
@@ -240,6 +245,7 @@ class Isolated:
         self._versions: dict[str, str] = {}  # framework -> version, as its worker said when it warmed up
         self.memory_limit = memory_limit()
         self._scratch: str | None = None  # the workers' TMPDIR (scratch()), made when the first worker starts
+        self.warm_limit = warm_limit()
 
     def python_for(self, framework: str) -> str:
         """The interpreter that runs ``framework`` (this one unless configured otherwise)."""
@@ -273,11 +279,18 @@ class Isolated:
         return self.fork and not off_cpu(key)
 
     def _worker(self, key: tuple[str, tuple[tuple[str, str], ...]]) -> _Worker:
-        worker = self._workers.get(key)
+        worker = self._workers.pop(key, None)  # put back last: the dict's order is least recently used first
         if worker is None:
+            self._cool(self.warm_limit - 1)
             env = key[1] + cpu_only(key) + (("TMPDIR", self.scratch()),)
-            worker = self._workers[key] = _Worker(self.python_for(key[0]), env)
+            worker = _Worker(self.python_for(key[0]), env)
+        self._workers[key] = worker
         return worker
+
+    def _cool(self, keep: int) -> None:
+        """Stop the workers used least recently until at most ``keep`` are warm (none when the limit is 0)."""
+        while self.warm_limit and len(self._workers) > max(keep, 0):
+            self._workers.pop(next(iter(self._workers))).close()
 
     def scratch(self) -> str:
         """The temporary folder of this executor's workers and their forked children (their ``TMPDIR``), removed
@@ -530,6 +543,16 @@ class Isolated:
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
+
+
+def warm_limit() -> int:
+    """How many framework workers an executor keeps warm (:data:`WARM_ENV`, else :data:`WARM_DEFAULT`; 0: all)."""
+    text = os.environ.get(WARM_ENV, "").strip()
+    if not text:
+        return WARM_DEFAULT
+    if not text.isdigit():
+        raise ValueError(f"{WARM_ENV}={text!r}: a whole number of warm framework workers (0: no limit)")
+    return int(text)
 
 
 def cpu_only(key: tuple[str, tuple[tuple[str, str], ...]]) -> tuple[tuple[str, str], ...]:

@@ -500,8 +500,37 @@ def _end_run(state: _State) -> None:
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     state = config.stash.get(_KEY, None)
-    if state is None or state.shard is None:
+    if state is None:
         return
+    if state.shard is not None:
+        _keep_shard(config, state, items)
+    by_worker(items)
+
+
+def by_worker(items: list[pytest.Item]) -> None:
+    """Order ``items`` (in place) worker by worker: every case item that runs in one framework worker process
+    (isolation.Isolated.worker_key: the framework, the environment its variant asks for, the device) together, the
+    workers in the order their first item was collected and each one's items in collection order; other items
+    first. A session then needs one framework's process at a time, and pytest-xdist's work stealing (gsc run
+    --workers) gives each of its workers a contiguous share: the executor keeps a few processes warm, not one per
+    framework of the run (Isolated.warm_limit), so a run holds a few frameworks in memory instead of all of them
+    (issue #38: the frameworks phase held 17.5 GiB of 24 with every framework warm in both workers)."""
+    from gather_scatter_conformance.harness.run.isolation import Isolated
+
+    rank: dict[Any, int] = {}
+
+    def key(pair: tuple[int, pytest.Item]) -> tuple[int, int]:
+        index, item = pair
+        if not isinstance(item, CaseItem):
+            return -1, index
+        worker = Isolated.worker_key(item.framework, item.variant, item.device)
+        return rank.setdefault(worker, len(rank)), index
+
+    items[:] = [item for _, item in sorted(enumerate(items), key=key)]
+
+
+def _keep_shard(config: pytest.Config, state: _State, items: list[pytest.Item]) -> None:
+    """Keep (in place) the items of this run's shard (``--shard K/N``)."""
     from gather_scatter_conformance.harness.run import shards
 
     k, n = state.shard

@@ -50,9 +50,9 @@ def test_variants_are_operator_versions_newest_first() -> None:
                                             "GatherND-13/dynamic"]
     assert ADAPTER.variants("ScatterElements") == [
         "ScatterElements-18", "ScatterElements-16", "ScatterElements-13", "ScatterElements-11", "Scatter-11",
-        "Scatter-9", "ScatterElements-18/constant", "ScatterElements-18/dynamic"]
+        "Scatter-9", "ScatterElements-18/constant", "ScatterElements-18/dynamic", "ScatterElements-18/threads"]
     assert ADAPTER.variants("ScatterND") == ["ScatterND-18", "ScatterND-16", "ScatterND-13", "ScatterND-11",
-                                             "ScatterND-18/constant", "ScatterND-18/dynamic"]
+                                             "ScatterND-18/constant", "ScatterND-18/dynamic", "ScatterND-18/threads"]
     assert ADAPTER.variants("Take") == ["Gather-13", "Gather-11", "Gather-1", "Gather-13/constant",
                                         "Gather-13/dynamic"]
     assert [v for v in ADAPTER.variants("Gather") if ADAPTER.is_slow(v)] == ["Gather-13/constant",

@@ -60,9 +60,11 @@ def test_variants_newest_node_first_and_onnx_frontend_last() -> None:
                                                   *(t.format("GatherElements-6") for t in twins)]
     assert ADAPTER.variants("GatherND") == ["GatherND-8", "GatherND-5", ONNX, *(t.format("GatherND-8") for t in twins)]
     assert ADAPTER.variants("ScatterElements") == ["ScatterElementsUpdate-12", "ScatterElementsUpdate-3", ONNX,
-                                                   *(t.format("ScatterElementsUpdate-12") for t in twins)]
+                                                   *(t.format("ScatterElementsUpdate-12") for t in twins),
+                                                   "ScatterElementsUpdate-12/one_thread"]
     assert ADAPTER.variants("ScatterND") == ["ScatterNDUpdate-15", "ScatterNDUpdate-3", "ScatterUpdate-3", ONNX,
-                                             *(t.format("ScatterNDUpdate-15") for t in twins)]
+                                             *(t.format("ScatterNDUpdate-15") for t in twins),
+                                             "ScatterNDUpdate-15/one_thread"]
     assert ADAPTER.variants("Take") == ["Gather-8", ONNX, *(t.format("Gather-8") for t in twins)]
     assert ADAPTER.variants("TensorScatter") == [ONNX, f"{ONNX}/constant", f"{ONNX}/dynamic"]
     assert [v for v in ADAPTER.variants("Gather") if ADAPTER.is_slow(v)] == [

@@ -37,8 +37,9 @@ def test_variants_default_first_and_compile_twins() -> None:
     assert ADAPTER.variants("Gather") == with_twins("index_select", "indexing")
     assert ADAPTER.variants("GatherElements") == with_twins("gather", "take_along_dim")
     assert ADAPTER.variants("GatherND") == with_twins("indexing")
-    assert ADAPTER.variants("ScatterElements") == with_twins("scatter", "scatter_reduce")
-    assert ADAPTER.variants("ScatterND") == with_twins("index_put")
+    assert ADAPTER.variants("ScatterElements") == [*with_twins("scatter", "scatter_reduce"), "scatter/threads",
+                                                   "scatter_reduce/threads"]
+    assert ADAPTER.variants("ScatterND") == [*with_twins("index_put"), "index_put/threads"]
     assert ADAPTER.variants("Take") == with_twins("take", "index_select")
     assert [v for v in ADAPTER.variants("Take") if ADAPTER.is_slow(v)] == with_twins("take", "index_select")[2:]
 

@@ -520,8 +520,8 @@ def test_index_provenance_leaves_out_chance_flips_and_unsupported() -> None:
 
 
 def test_gsc_behaviour_ends_with_the_index_provenance_section() -> None:
-    heading = ("Index provenance and dynamic shapes: labels that change when the indices are a constant or the shapes "
-               "symbolic")
+    heading = ("Index provenance, dynamic shapes and threads: labels that change when the indices are a constant, the "
+               "shapes symbolic or the intra-op threads other")
     rows = table([_provenance_probe("Gather", "empty-indices", "read_model", "crash:SIGFPE"),
                   _provenance_probe("Gather", "empty-indices", "read_model/constant", "wrong")], NO_CLAIMS)
     lines = render_text(rows).splitlines()
@@ -534,3 +534,9 @@ def test_gsc_behaviour_ends_with_the_index_provenance_section() -> None:
     # no constant-mode row measured: no section
     rows = table([_provenance_probe("Gather", "oob-positive", "Gather-8", "zero")], NO_CLAIMS)
     assert heading not in render_text(rows)
+    # a thread twin (issue #40 item 5): the plugin's default of a thread a core against one thread
+    rows = table([_provenance_probe("ScatterND", "duplicates", "ScatterNDUpdate-15", "nondeterministic"),
+                  _provenance_probe("ScatterND", "duplicates", "ScatterNDUpdate-15/one_thread", "last-wins")],
+                 NO_CLAIMS)
+    assert render_text(rows).splitlines()[-1] == ("  ScatterND duplicates, openvino 2026.4.1:ScatterNDUpdate-15: "
+                                                  "nondeterministic (a thread a core) -> last-wins (one thread)")

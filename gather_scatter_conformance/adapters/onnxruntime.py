@@ -40,6 +40,7 @@ from gather_scatter_conformance.adapters.base import (
 )
 from gather_scatter_conformance.adapters.cache import LRU
 from gather_scatter_conformance.vocab import variants
+from gather_scatter_conformance.vocab.dimensions import DUPLICATE_TARGET_OPS
 
 PROVIDERS_ENV = "GSC_ORT_PROVIDERS"
 THREADS_ENV = "GSC_ORT_THREADS"
@@ -80,7 +81,10 @@ def _variants(op: str) -> list[str]:
     versions = [f"{t}-{v}" for t in types for v in sorted(onnx_graph.VERSIONS.get(t, ()), reverse=True)]
     # The newest version again with the indices an initializer (index provenance, onnx_graph.CONSTANT), and with
     # symbolic input dimensions (dynamic shapes, onnx_graph.dynamic_shapes).
-    return versions + variants.twins(versions[0]) if versions else []
+    if not versions:
+        return []
+    threads = [variants.twin(versions[0], variants.THREADS_MODE)] if op in DUPLICATE_TARGET_OPS else []
+    return versions + variants.twins(versions[0]) + threads
 
 
 _GPU_PROVIDERS = ("CUDAExecutionProvider", "ROCMExecutionProvider")  # what a --device gpu run picks, in order
@@ -271,7 +275,9 @@ class OnnxruntimeAdapter(Adapter):
         return variants.twin_of(variant) is not None
 
     def prepare(self, case: CaseData, variant: str) -> Call:
-        provider_list, n_threads = providers(case.device), threads()
+        provider_list = providers(case.device)
+        # a threads twin: a thread a core where the parent has one (GSC_ORT_THREADS)
+        n_threads = (os.cpu_count() or 1) if variants.threads_of(variant) else threads()
         try:
             model, text, op_key = variant_model(case, variant)
         except Unsupported as exc:  # ONNX cannot say the case: filed with the cells of the provider's device

@@ -32,6 +32,7 @@ from gather_scatter_conformance.adapters.base import (
 )
 from gather_scatter_conformance.adapters.cache import LRU
 from gather_scatter_conformance.vocab import variants
+from gather_scatter_conformance.vocab.dimensions import DUPLICATE_TARGET_OPS
 
 ONNX = "read_model"  # the one-node ONNX model through the ONNX frontend: core.read_model(model_bytes)
 # Variants per operator, the default (newest opset node) first.
@@ -51,6 +52,12 @@ _VARIANTS: dict[str, list[str]] = {
 # dim_params through read_model), which the CPU plugin runs with its shape-agnostic kernels.
 for _names in _VARIANTS.values():
     _names += [variants.twin(v, kind) for kind in variants.TWIN_MODES for v in dict.fromkeys([_names[0], ONNX])]
+# Threads (issue #40): the scatters' default node again, compiled with one inference thread
+# ({"INFERENCE_NUM_THREADS": 1}) where the CPU plugin's default is a thread a core.
+for _op in DUPLICATE_TARGET_OPS:
+    if _VARIANTS[_op][0] != ONNX:
+        _VARIANTS[_op].append(variants.twin(_VARIANTS[_op][0], variants.ONE_THREAD_MODE))
+ONE_THREAD = {"INFERENCE_NUM_THREADS": 1}  # the compile config of a one_thread twin
 # What the ONNX frontend says of an operator it has no converter for (2026.4.1: "No conversion rule found for
 # operations: TensorScatter-24"; 2023.0.2: "OpenVINO does not support the following ONNX operations:
 # TensorScatter"): that case is unsupported through it (onnx_graph.importing).
@@ -120,7 +127,17 @@ class NodeSpec:
             args.append(fmt_attrs(**self.kwargs))
         call = f"ov.opset{self.opset}.{self.fn}({', '.join(args)})"
         shapes = "; Parameters of dynamic shape [-1, ...]" if self.dynamic else ""
-        return f"{call}  # {self.variant}; ov.Core().compile_model(ov.Model([node], [{params}]), 'CPU'){shapes}"
+        return f"{call}  # {self.variant}; ov.Core().compile_model(ov.Model([node], [{params}]), 'CPU'" \
+               f"{self.config_text()}){shapes}"
+
+    def config(self) -> dict[str, Any]:
+        """The compile config: one inference thread for a one_thread twin, else the plugin's defaults."""
+        found = variants.threads_of(self.variant)
+        return dict(ONE_THREAD) if found and found[1] == variants.ONE_THREAD_MODE else {}
+
+    def config_text(self) -> str:
+        """``, {config}`` as compile_model's third argument, or nothing."""
+        return f", {self.config()!r}" if self.config() else ""
 
     def key(self) -> tuple[Any, ...]:
         """Cache key: node version, attributes, and every Parameter's name, shape and element type."""
@@ -323,7 +340,7 @@ def _source(spec: NodeSpec) -> str:
     kwargs = "".join(f", {k}={v!r}" for k, v in spec.kwargs.items())
     lines += [f"node = ov.opset{spec.opset}.{spec.fn}(*args{kwargs})",
               f"model = ov.Model([node], params, {spec.variant!r})",
-              "compiled = ov.Core().compile_model(model, 'CPU')", *_INFER_SOURCE(names)]
+              f"compiled = ov.Core().compile_model(model, 'CPU'{spec.config_text()})", *_INFER_SOURCE(names)]
     return "\n".join(lines)
 
 
@@ -428,9 +445,10 @@ class OpenVinoAdapter(Adapter):
             self._core = ov.Core()
         return self._core
 
-    def compiled(self, key: Any, make_model: Any) -> Any:
-        """The compiled model for ``key``, compiling ``make_model()`` on CPU on a miss (LRU of CACHE_SIZE)."""
-        return self.cache.get_or_make(key, lambda: self.core.compile_model(make_model(), "CPU"))
+    def compiled(self, key: Any, make_model: Any, config: dict[str, Any] | None = None) -> Any:
+        """The compiled model for ``key``, compiling ``make_model()`` on CPU (with ``config``) on a miss (LRU of
+        CACHE_SIZE)."""
+        return self.cache.get_or_make(key, lambda: self.core.compile_model(make_model(), "CPU", config or {}))
 
     def prepare(self, case: CaseData, variant: str) -> Call:
         if variants.split(variant)[0] == ONNX:
@@ -438,7 +456,7 @@ class OpenVinoAdapter(Adapter):
         spec = native_spec(case, variant)
         types = {n: element_type(arr) for n, arr in spec.inputs.items()}  # raises Unsupported for complex
         # Building the node runs OpenVINO's shape inference, which rejects invalid shapes/attributes here.
-        compiled = self.compiled(spec.key(), lambda: build_model(spec, types))
+        compiled = self.compiled(spec.key(), lambda: build_model(spec, types), spec.config())
         return Call(spec.api(), lambda: self._infer(compiled, list(spec.fed.values())), source=_source(spec))
 
     def is_slow(self, variant: str) -> bool:

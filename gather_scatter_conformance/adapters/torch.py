@@ -12,7 +12,9 @@ not take ml_dtypes arrays, so those go through float32 (exact) and ``.to(torch.b
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -21,6 +23,7 @@ from gather_scatter_conformance.adapters import source
 from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, NoDevice, ReleaseRules, Unsupported
 from gather_scatter_conformance.adapters.torch_calls import COMPILE, VARIANTS, expression
 from gather_scatter_conformance.vocab import variants
+from gather_scatter_conformance.vocab.dimensions import DUPLICATE_TARGET_OPS
 
 _CONFIGURED = False
 _THREADS = 1  # the project's machines have 2 cores; a run should leave one to the harness and its neighbours
@@ -29,6 +32,10 @@ _THREADS = 1  # the project's machines have 2 cores; a run should leave one to t
 # would keep them in the temporary folder, which a run's workers get of their own and lose at its end
 # (harness.run.isolation, Isolated.scratch). A user's own TORCHINDUCTOR_CACHE_DIR wins.
 INDUCTOR_CACHE_ENV = "GSC_INDUCTOR_CACHE"
+# Threads (issue #40): each eager scatter call again with torch.set_num_threads(a thread a core) around it, where the
+# others run on _THREADS.
+_VARIANTS = {op: (*calls, *(variants.twin(v, variants.THREADS_MODE) for v in calls if variants.mode(v) is None))
+             if op in DUPLICATE_TARGET_OPS else calls for op, calls in VARIANTS.items()}
 
 
 def _torch() -> Any:
@@ -52,6 +59,21 @@ def _torch() -> Any:
         inductor.compile_threads = 1
         _CONFIGURED = True
     return torch
+
+
+@contextlib.contextmanager
+def _threads(n: int | None) -> Iterator[None]:
+    """torch's intra-op threads set to ``n`` while it lasts (None: left as they are)."""
+    if n is None:
+        yield
+        return
+    torch = _torch()
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def to_tensor(arr: np.ndarray) -> Any:
@@ -158,7 +180,7 @@ class TorchAdapter(Adapter):
     # Forked after a warm-up: torch.compile's inductor cost 9-11 s per cold child, 0.2 s warm.
     fork_after_run = True
     devices = ("cpu", "gpu")
-    VARIANTS = VARIANTS  # torch_calls: the converter paths convert the eager ones
+    VARIANTS = _VARIANTS  # torch_calls' (the converter paths convert the eager ones) and the threads twins
     mapping = "docs/mapping/torch.md"
 
     def version(self) -> str:
@@ -173,7 +195,8 @@ class TorchAdapter(Adapter):
         self.check_variant(case.op, variant)
         twin_of = variants.constant_parent(variant)
         dynamic = variants.dynamic_parent(variant) is not None
-        base, mode = variants.split(twin_of or variants.dynamic_parent(variant) or variant)
+        threads = variants.threads_of(variant)
+        base, mode = variants.split(twin_of or variants.dynamic_parent(variant) or (threads[0] if threads else variant))
         compiled = mode == COMPILE
         # The case's inputs in the operator's order (TensorScatter: data, updates[, indices]), as the converter paths,
         # which export this call, feed them.
@@ -215,13 +238,17 @@ class TorchAdapter(Adapter):
             def fn(*ts: Any) -> Any:
                 return COMPILED.get(expr, names, ts, dynamic)(*ts)
 
+        n_threads = (os.cpu_count() or 1) if threads else None
+
         def run() -> Any:
             # Factory calls inside an expression (torch.tensor, torch.arange) must land on the inputs' device.
-            with target:
+            with target, _threads(n_threads):
                 return fn(*tensors)
 
+        if n_threads:
+            note += f"  # under torch.set_num_threads({n_threads})"
         return Call(api + note, run, device=case.device, device_name=device_name,
-                    source=_source(expr, names, arrays, compiled, case.device, held, dynamic))
+                    source=_source(expr, names, arrays, compiled, case.device, held, dynamic, n_threads))
 
     def to_numpy(self, out: Any) -> np.ndarray:
         torch = _torch()
@@ -236,10 +263,12 @@ class TorchAdapter(Adapter):
 
 
 def _source(expr: str, names: tuple[str, ...], arrays: tuple[np.ndarray, ...], compiled: bool, device: str,
-            held: str | None = None, dynamic: bool = False) -> str:
+            held: str | None = None, dynamic: bool = False, n_threads: int | None = None) -> str:
     """The call as standalone statements (Call.source): tensors as to_tensor makes them, the same expression; with
-    ``held``, that input is a Python list the compiled function makes its tensor of (a constant of the graph)."""
-    lines = ["import torch", *source.tensors(names, arrays, "torch.from_numpy({name})",
+    ``held``, that input is a Python list the compiled function makes its tensor of (a constant of the graph); with
+    ``n_threads``, torch's intra-op threads set first."""
+    threads = [f"torch.set_num_threads({int(n_threads)})"] if n_threads else []
+    lines = ["import torch", *threads, *source.tensors(names, arrays, "torch.from_numpy({name})",
                                              bfloat16="torch.from_numpy({name}.astype(np.float32)).to(torch.bfloat16)")]
     if device == "gpu":
         lines += [f"{name} = {name}.to('cuda')" for name in names]

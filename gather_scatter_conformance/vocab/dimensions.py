@@ -142,6 +142,18 @@ def is_memory_unsafe(label: str | None) -> bool:
 ORDER_LABELS = ("last-wins", "first-wins", "mixed", "nondeterministic")
 
 
+# The operators whose writes can meet at one place (TensorScatter's per-batch block cannot): their adapters' thread
+# twins, where the system exposes its thread count.
+DUPLICATE_TARGET_OPS = ("ScatterElements", "ScatterND")
+
+
+def thread_sensitive(dimension: str | None) -> bool:
+    """Whether a probe of ``dimension`` may answer differently with another intra-op thread count: the duplicate
+    scatter targets (written in an order a parallel kernel may not fix). Thread twins (vocab.variants.THREAD_MODES)
+    run on these probes only."""
+    return dimension in DIMENSIONS and DIMENSIONS[dimension][1] == "duplicates"
+
+
 def same_unordered(known: str | None, observed: str | None) -> bool:
     """True when ``known`` (a baseline's label) says the cell wrote duplicates in no fixed order and every part of
     ``observed`` is an order of :data:`ORDER_LABELS`."""

@@ -25,6 +25,15 @@ _OP_VERSION = re.compile(r"(?P<op>[A-Z][A-Za-z]*)-(?P<version>[0-9]+)")
 CONSTANT_MODE = "constant"
 DYNAMIC_MODE = "dynamic"
 TWIN_MODES = (CONSTANT_MODE, DYNAMIC_MODE)
+# Threads (issue #40 item 5): ``<api>/threads`` runs ``<api>`` with an intra-op thread a core where the parent runs
+# one (ONNX Runtime's sessions, torch's eager calls), ``<api>/one_thread`` with one where the parent runs the
+# runtime's default of every core (OpenVINO's CPU plugin). Duplicate scatter targets are written in an order that
+# may depend on it (onnxruntime#18048, openvino#24021), so these twins run on the duplicate-target probes only
+# (vocab.dimensions.thread_sensitive).
+THREADS_MODE = "threads"
+ONE_THREAD_MODE = "one_thread"
+THREAD_MODES = (THREADS_MODE, ONE_THREAD_MODE)
+TWIN_KINDS = (*TWIN_MODES, *THREAD_MODES)  # every kind of twin twin_of knows; twins() makes TWIN_MODES' only
 # A variant that already has a mode gets its twin as ``<mode>_<twin>`` (TensorFlow's ``gather/xla_constant``, JAX's
 # ``take/jit_constant``, torch's ``index_select/compile_dynamic``): the same compile mode, the one thing changed.
 
@@ -32,8 +41,8 @@ TWIN_MODES = (CONSTANT_MODE, DYNAMIC_MODE)
 def twin(variant: str, kind: str) -> str:
     """The ``kind`` twin (:data:`TWIN_MODES`) of ``variant``: ``Gather-13`` -> ``Gather-13/constant``,
     ``gather/xla`` -> ``gather/xla_constant``, ``index_select/compile`` -> ``index_select/compile_dynamic``."""
-    if kind not in TWIN_MODES:
-        raise ValueError(f"unknown twin {kind!r}; known: {', '.join(TWIN_MODES)}")
+    if kind not in TWIN_KINDS:
+        raise ValueError(f"unknown twin {kind!r}; known: {', '.join(TWIN_KINDS)}")
     api, mode = split(variant)
     return join(api, kind if mode is None else f"{mode}_{kind}")
 
@@ -50,7 +59,7 @@ def twin_of(variant: str) -> tuple[str, str] | None:
         api, mode = split(variant)
     except ValueError:
         return None
-    for kind in TWIN_MODES:
+    for kind in TWIN_KINDS:
         if mode == kind:
             return api, kind
         if mode and mode.endswith("_" + kind):
@@ -79,6 +88,13 @@ def dynamic_parent(variant: str) -> str | None:
     """The variant whose dynamic-shapes twin ``variant`` is (compiled for the case's shapes), or None."""
     found = twin_of(variant)
     return found[0] if found and found[1] == DYNAMIC_MODE else None
+
+
+def threads_of(variant: str) -> tuple[str, str] | None:
+    """(the parent, the thread twin's kind: :data:`THREADS_MODE` or :data:`ONE_THREAD_MODE`) for a thread twin,
+    else None."""
+    found = twin_of(variant)
+    return found if found and found[1] in THREAD_MODES else None
 
 
 def split(variant: str) -> tuple[str, str | None]:

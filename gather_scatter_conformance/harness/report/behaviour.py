@@ -155,7 +155,10 @@ def table(records: Iterable[Record], claims_dir: Path | None = None,
 
 # What each side of a twin's pair is called: (the parent's, the twin's). Index provenance: the indices a run-time
 # input, or a constant; dynamic shapes: compiled for the case's shapes, or for symbolic ones.
-SIDES = {variants.CONSTANT_MODE: ("input", "constant"), variants.DYNAMIC_MODE: ("static", "dynamic")}
+# Threads: the parent's intra-op thread count, or the twin's (vocab.variants.THREAD_MODES).
+SIDES = {variants.CONSTANT_MODE: ("input", "constant"), variants.DYNAMIC_MODE: ("static", "dynamic"),
+         variants.THREADS_MODE: ("one thread", "a thread a core"),
+         variants.ONE_THREAD_MODE: ("a thread a core", "one thread")}
 
 
 def twin_rows(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str, str]]:
@@ -209,8 +212,8 @@ def provenance_changes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return changes
 
 
-HEADING = "Index provenance and dynamic shapes: labels that change when the indices are a constant or the shapes " \
-          "symbolic"
+HEADING = "Index provenance, dynamic shapes and threads: labels that change when the indices are a constant, the " \
+          "shapes symbolic or the intra-op threads other"
 
 
 def provenance_text(rows: list[dict[str, Any]]) -> list[str]:

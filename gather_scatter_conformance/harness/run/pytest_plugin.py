@@ -666,7 +666,8 @@ class CaseFile(pytest.File):
         from gather_scatter_conformance.adapters.base import NOT_MAPPED
         from gather_scatter_conformance.harness.cases.errors import CaseFileError
         from gather_scatter_conformance.harness.cases.load import load_file
-        from gather_scatter_conformance.vocab.dimensions import DTYPE_COPY_TAG
+        from gather_scatter_conformance.vocab.dimensions import DTYPE_COPY_TAG, thread_sensitive
+        from gather_scatter_conformance.vocab.variants import threads_of
 
         state = _state(self.config)
         file_id = case_file_id(self.path, state.rootdir)
@@ -699,6 +700,8 @@ class CaseFile(pytest.File):
                         if (i or adapter.focus_only) and adapter.is_slow(variant) and not (focus or state.all_slow):
                             continue
                         if state.unsafe_only and not state.suspect(entry.nodeid, framework, variant, device):
+                            continue
+                        if threads_of(variant) and not thread_sensitive(entry.dimension):
                             continue
                         label = (framework if i == 0 else f"{framework}:{variant}") + at
                         yield CaseItem.from_parent(

@@ -12,7 +12,9 @@ import importlib.abc
 import importlib.util
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -65,7 +67,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="write this run's seconds per test file (setup, call and teardown) to PATH as JSON")
 
 
+# The suite's own temporary folder, one per pytest process (each xdist worker's inside its controller's), removed when
+# the process ends: tests run frameworks in their own processes, where TensorFlow's autograph writes a
+# ``__autograph_generated_file*.py`` per converted function and removes it in an exit handler that a forked child
+# (``os._exit``) never runs, and tests kill runs on purpose, whose workers' ``gsc-workers-*`` folders stay. Both were
+# left in /tmp (22 autograph files and 6 folders a `make test`); the processes a test starts inherit the folder.
+_TMP = pytest.StashKey[str]()
+
+
+def _own_temporary_folder(config: pytest.Config) -> None:
+    folder = tempfile.mkdtemp(prefix="gsc-tests-")
+    config.stash[_TMP] = folder
+    os.environ["TMPDIR"] = tempfile.tempdir = folder
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(_TMP, None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _own_temporary_folder(config)
     if config.getoption("--record-times") and not hasattr(config, "workerinput"):  # xdist's controller records
         config.pluginmanager.register(_TimeRecorder(Path(config.getoption("--record-times"))), "gsc-test-times")
     if not config.getoption("--no-frameworks"):

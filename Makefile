@@ -45,7 +45,7 @@ $(ORTOV_VENV)/.installed: pyproject.toml $(PINS)
 
 # pytest-xdist workers: gsc run --workers auto, one a core as far as the available memory holds them at what the last
 # run of each results file measured a worker to take (its manifest; docs/running.md). A run's items come framework
-# by framework, the workers steal work from each other, and each keeps at most three framework processes warm.
+# by framework, the workers steal work from each other, and each keeps at most four framework processes warm.
 # Each run writes <results>.partial and replaces its results only when it ends, keeping the ones it replaced beside
 # them (results/previous-results.jsonl, ...: harness/run/records.py, RunFiles); its summary and the page show the
 # changes against them. A second run on the same results is refused; an interrupted one continues with

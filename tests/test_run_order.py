@@ -66,7 +66,7 @@ def test_past_the_warm_limit_the_worker_used_least_recently_stops(monkeypatch: p
 
 def test_the_warm_limit_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(WARM_ENV, raising=False)
-    assert warm_limit() == 3
+    assert warm_limit() == 4
     monkeypatch.setenv(WARM_ENV, "0")
     assert warm_limit() == 0  # no limit: every worker stays warm
     monkeypatch.setenv(WARM_ENV, "many")

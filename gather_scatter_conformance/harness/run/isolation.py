@@ -107,9 +107,10 @@ OUTSIDE_SIGNALS = ("SIGKILL", "SIGTERM")
 MEMORY_ENV = "GSC_WORKER_MEMORY"
 # How many framework worker processes an executor keeps warm: past it, the one used least recently is stopped (its
 # memory freed) when another starts. A run's items come worker by worker (pytest_plugin.by_worker), so a session
-# needs one at a time, and a few more cost nothing but memory; $GSC_WARM_WORKERS sets it (0: no limit).
+# needs one at a time, and a few more cost nothing but memory: four hold one framework's every environment (Keras's
+# four backends); $GSC_WARM_WORKERS sets it (0: no limit).
 WARM_ENV = "GSC_WARM_WORKERS"
-WARM_DEFAULT = 3
+WARM_DEFAULT = 4
 _POLL_FIRST, _POLL_MOST = 0.05, 0.5  # seconds between memory checks while a case runs: most cases end before one
 
 

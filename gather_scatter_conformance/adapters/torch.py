@@ -196,7 +196,8 @@ class TorchAdapter(Adapter):
         twin_of = variants.constant_parent(variant)
         dynamic = variants.dynamic_parent(variant) is not None
         threads = variants.threads_of(variant)
-        base, mode = variants.split(twin_of or variants.dynamic_parent(variant) or (threads[0] if threads else variant))
+        twin = variants.twin_of(variant)  # constant, dynamic or threads: the parent names the call and its mode
+        base, mode = variants.split(twin[0] if twin else variant)
         compiled = mode == COMPILE
         # The case's inputs in the operator's order (TensorScatter: data, updates[, indices]), as the converter paths,
         # which export this call, feed them.

@@ -24,9 +24,8 @@ if TYPE_CHECKING:
 def _workers(given: str, extra: list[str], results: str) -> list[str]:
     """pytest-xdist's ``-n`` (and its work stealing) for ``gsc run --workers``: a number as given, or for ``auto``
     what fits the cores and the memory available now at the memory a worker took in the last run of ``results`` (its
-    manifest); [] for one
-    worker, where pytest-xdist is missing, or where the pytest arguments already say ``-n``. Says its choice on
-    stderr. ``given`` is checked by :func:`_workers_value`."""
+    manifest); [] for one worker, where pytest-xdist is missing, or where the pytest arguments already say ``-n``.
+    Says its choice on stderr. ``given`` is checked by :func:`_workers_value`."""
     from gather_scatter_conformance.harness.run import machine
     from gather_scatter_conformance.harness.run.records import manifest
 

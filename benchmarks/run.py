@@ -27,6 +27,9 @@ Parts (benchmarks/README.md has the method and the latest results):
               side by side: ratio, and programs whose bytes differ
   phases      make report's phases, from the results files it wrote (--phase-results): wall time, workers, memory,
               the frameworks' own call time; summed against 60 minutes
+  cpu         gsc run of the Gather cases on every framework, its CPU split by process: the harness's own (the
+              controller, the pytest-xdist workers) against the frameworks' workers (benchmarks/cpu_share.py, which
+              also samples any command: -- make report)
 
 Exit status 0 whatever the ratios are: a benchmark reports; it does not gate.
 """
@@ -45,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.common import Row, print_rows, summary_lines
 
 PARTS = ("overhead", "collection", "reference", "onnx-runner", "history", "report", "site", "plugin", "cache",
-         "records", "suite", "phases", "ahead", "lowering", "matrix")
+         "records", "suite", "phases", "cpu", "ahead", "lowering", "matrix")
 DEFAULT_PARTS = ("overhead", "collection", "reference", "onnx-runner", "plugin", "cache", "records")
 
 
@@ -104,6 +107,10 @@ def _part(name: str, args: argparse.Namespace) -> list[Row]:
         from benchmarks import phases
 
         return phases.run(args.phase_results or None)
+    if name == "cpu":
+        from benchmarks import cpu_share
+
+        return cpu_share.run(quick=args.quick)
     if name == "cache":
         from benchmarks import cache
 

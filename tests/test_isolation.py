@@ -142,6 +142,40 @@ def test_a_hang_the_result_cache_witnessed_needs_no_second_try(tmp_path: Path) -
     assert longer["outcome"] == "ok" and longer["verdict"] == "conforms"
 
 
+@pytest.mark.slow
+def test_two_hung_tries_settle_a_cell_and_a_baseline_hang_needs_no_second_try(tmp_path: Path) -> None:
+    pytest.importorskip("onnx")
+    # #38: a hang cost its worker four tries (120 s each at most): the first and its second in a fresh process, then
+    # a repeat's two. Two tries that hung settle the cell. And a cell whose baseline holds a hang on this release
+    # (tinygrad's duplicates-many scatter, TVM's negative-index scatters) has its witness there, as a cell whose
+    # result-cache entry hung: a first try that hangs is the hang.
+    project = _project(tmp_path, {"scatter_elements.yaml": SLOW_AND_FAST})
+    base = tmp_path / "baselines"
+    base.mkdir()
+
+    def run(results: str, label: str | None) -> dict:
+        if label:
+            (base / "onnx-reference.yaml").write_text(
+                "framework: onnx-reference\nversion: '1.0'\nlabels:\n"
+                f"  cases/scatter_elements.yaml::a-slow[ReferenceEvaluator]: '{label}'\n")
+        _pytest(project, "--framework", "onnx-reference", "--first-timeout", "0.1", "--case-timeout", "0.3",
+                "--no-cache", "--baseline-dir", str(base), "--results", results)
+        return {r["case_id"]: r for r in _records(project / results)}["a-slow"]
+
+    alone = run("r1.jsonl", None)
+    assert alone["outcome"] == "timeout" and alone["distribution"] == {"timeout": 1}  # one run, two tries
+    assert alone["error_message"].endswith("on a second try in a fresh process: no result within 0.3 s; worker "
+                                           "killed")
+    witnessed = run("r2.jsonl", "crash:SIGSEGV|timeout")
+    assert witnessed["distribution"] == {"timeout": 2}  # two runs, a first try each
+    assert witnessed["error_message"] == (
+        f"no result within 0.1 s; worker killed; its baseline gives the cell crash:SIGSEGV|timeout on "
+        f"{witnessed['framework_version']}, so no second try")
+    # A baseline without a hang witnesses none: the second try runs.
+    assert run("r3.jsonl", "clamp")["error_message"].endswith("on a second try in a fresh process: no result "
+                                                              "within 0.3 s; worker killed")
+
+
 def test_a_bad_first_timeout_is_a_usage_error(tmp_path: Path) -> None:
     project = _project(tmp_path, {"gather.yaml": _many_cases(1)})
     result = _pytest(project, "--framework", "numpy", "--first-timeout", "soon")

@@ -73,13 +73,22 @@ def test_a_case_without_a_dimension_counts_outcomes_and_gets_no_label() -> None:
     assert out.label is None and out.distribution == {"crash:SIGABRT": 2, "conforms": 1}
 
 
-def test_repeats_stop_after_two_hangs() -> None:
-    from gather_scatter_conformance.harness.judge.repeats import hung_enough
+def test_repeats_stop_after_two_hung_tries() -> None:
+    from gather_scatter_conformance.harness.judge.repeats import hangs_in, hung_enough
 
-    hang = (Record.read({"case": "f.yaml::c", "framework": "fw", "outcome": "timeout", "verdict": "deviates"}), None)
-    crash = (Record.read({"case": "f.yaml::c", "framework": "fw", "outcome": "crash", "signal": "SIGABRT",
-                          "verdict": "deviates"}), None)
-    assert not hung_enough([hang, crash]) and hung_enough([hang, crash, hang])
+    # A timeout whose second try, in a fresh process, hung too is two hangs (harness.run.isolation says so); one
+    # whose first try was the hang (an earlier witness spared the second) is one; a crash or a value is none.
+    assert hangs_in({"outcome": "timeout", "hangs": 2}) == 2 and hangs_in({"outcome": "timeout"}) == 1
+    assert hangs_in({"outcome": "crash"}) == 0 and hangs_in({"outcome": "ok", "hangs": 2}) == 0
+    assert hangs_in({"outcome": "timeout", "hangs": "2"}) == 1  # what the executor did not count is one
+    assert not hung_enough(1) and hung_enough(2)
+
+
+def test_a_baseline_label_holds_a_hang() -> None:
+    from gather_scatter_conformance.harness.judge.repeats import hung_in
+
+    assert hung_in("timeout") and hung_in("crash:SIGABRT|timeout") and hung_in("changed: error -> timeout|skip")
+    assert not hung_in("crash:SIGABRT") and not hung_in(None) and not hung_in("changed: timeout -> error")
 
 
 def test_which_cells_repeat() -> None:

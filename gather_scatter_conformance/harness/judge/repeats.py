@@ -22,10 +22,20 @@ DEFAULT_REPEATS = 5
 HANGS_ENOUGH = 2  # a hang costs the whole case timeout (120 s): two establish it, five would cost ten minutes
 
 
-def hung_enough(runs: list[tuple[Record, str | None]]) -> bool:
-    """True when the runs so far hung HANGS_ENOUGH times: the cell's repeats stop there (its distribution counts
-    the runs made)."""
-    return sum(1 for rec, _ in runs if rec.outcome == "timeout") >= HANGS_ENOUGH
+def hangs_in(answer: dict[str, Any]) -> int:
+    """How many tries of one worker answer hung: none unless it is a timeout; then the ``hangs`` its executor
+    counted (harness.run.isolation: two where a second try in a fresh process hung too), one where it says none."""
+    if answer.get("outcome") != "timeout":
+        return 0
+    hangs = answer.get("hangs")
+    return hangs if isinstance(hangs, int) and hangs > 0 else 1
+
+
+def hung_enough(hangs: int) -> bool:
+    """True once a cell's tries so far hung HANGS_ENOUGH times (:func:`hangs_in` summed over its runs): its repeats
+    stop there, and its distribution counts the runs made. A run whose second try confirmed its hang is two: a
+    further run would only pay the case timeout twice more to say the same."""
+    return hangs >= HANGS_ENOUGH
 
 
 def needs_repeats(record: Record) -> bool:
@@ -47,6 +57,13 @@ def suspect(baseline_label: str | None) -> bool:
     """True when a cell's baseline says it flipped (``a|b``) or is memory-unsafe: it is repeated whatever its first
     run gives, so a run that happens to read zeros is not taken for a safe one."""
     return bool(baseline_label) and ("|" in baseline_label or is_memory_unsafe(baseline_label))
+
+
+def hung_in(baseline_label: str | None) -> bool:
+    """True when a baseline label says the cell hung on some run: one of its alternatives is ``timeout`` (a converter
+    path's ``changed: error -> timeout``)."""
+    return bool(baseline_label) and any(alt.rsplit("->", 1)[-1].strip() == "timeout"
+                                        for alt in baseline_label.split("|"))
 
 
 def value_digest(answer: dict[str, Any]) -> str | None:

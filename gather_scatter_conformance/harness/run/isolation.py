@@ -23,7 +23,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import execnet
@@ -34,9 +34,12 @@ from gather_scatter_conformance.harness.run.timeouts import FirstTry
 from gather_scatter_conformance.resources import PACKAGE
 from gather_scatter_conformance.vocab.record import INTERRUPTED, TOO_LARGE
 
-# The job key by which a cell that hung on both tries when last measured (harness.run.cache.hung_before: the time)
-# reaches Isolated.run, which takes it out of the job before a worker sees it.
+# The job key by which an earlier witness of a cell's hang reaches Isolated.run, which takes it out of the job before a
+# worker sees it: a first try that hangs is then the hang, with no second try. The witness is a phrase (the cell's
+# result-cache entry hung on both tries: harness.run.cache.hung_before), or a function of the framework's version, as
+# its worker said it, giving one or None (its baseline labels the cell a hang on that release).
 HUNG_BEFORE = "hung_before"
+HangWitness = str | Callable[[str], str | None]
 
 # Messages travel as one pickled blob each way: execnet's own serializer walks every object in Python, which costs
 # more than the case itself for small cases. Both ends are this project's interpreters (Python >= 3.10), so
@@ -304,8 +307,9 @@ class Isolated:
 
     def run(self, framework: str, variant: str, payload: dict[str, Any]) -> dict[str, Any]:
         """Run one case in the framework's worker; a dead or stuck worker becomes a crash or timeout result (a
-        timeout only when a second try in a fresh process times out too, or when the job's ``HUNG_BEFORE`` says
-        the cell hung on both tries when last measured; a crash only when the case caused it: see _charge).
+        timeout only when a second try in a fresh process times out too, or when the job's ``HUNG_BEFORE`` witness
+        says the cell hung when last measured; a crash only when the case caused it: see _charge). A timeout whose
+        second try hung too says ``hangs: 2``.
 
         A risky case (``payload["fresh"]``) runs in a forked child of the worker's template: a child that dies
         during the case is a crash, one that returns a value and dies on its way out corrupted memory (a crash
@@ -317,16 +321,18 @@ class Isolated:
         The case's clock runs from its worker's mark "start" (inputs decoded) to "done" (the value read back):
         sending and decoding inputs, and encoding and sending the result, are the harness's (TRANSFER_TIMEOUT).
         """
-        hung_before = payload.get(HUNG_BEFORE)
-        if hung_before:
+        witness: HangWitness | None = payload.get(HUNG_BEFORE)
+        if witness:
             payload = {k: v for k, v in payload.items() if k != HUNG_BEFORE}
         first = self.first_try.limit((framework, variant))
         result = self._charge(framework, variant, payload, *self._run_once(framework, variant, payload, first))
-        if result.get("outcome") == "timeout" and hung_before:
-            # The same cell hung on both tries when it was last measured (its result-cache entry: same code,
-            # packages, platform and case): that is the second witness a second try would be.
-            result = {**result, "error_message": f"{result.get('error_message', '')}; it hung on both tries "
-                      f"at {hung_before} too (its result-cache entry), so no second try"}
+        earlier = None
+        if result.get("outcome") == "timeout" and witness:
+            earlier = witness(self._versions.get(framework, "")) if callable(witness) else witness
+        if earlier:
+            # The same cell hung when it was last measured (its result-cache entry: same code, packages, platform
+            # and case; or its baseline on this release): that is the second witness a second try would be.
+            result = {**result, "error_message": f"{result.get('error_message', '')}; {earlier}, so no second try"}
         elif result.get("outcome") == "timeout":
             # A loaded machine can stall a call past the limit (on 2026-11-27, two full runs on two cores met the
             # OOM killer, and two converter paths "hung" on cases that finish in seconds), and the first try's
@@ -337,7 +343,10 @@ class Isolated:
             if again.get("outcome") == "timeout":
                 said, said_again = result.get("error_message", ""), again.get("error_message", "")
                 tail = "again" if said_again == said else said_again
-                result = {**result, "error_message": f"{said}; on a second try in a fresh process: {tail}"}
+                # Two tries hung, the second alone in a fresh process: two of the hangs that settle a repeated cell
+                # (harness.judge.repeats.hangs_in).
+                result = {**result, "hangs": 2,
+                          "error_message": f"{said}; on a second try in a fresh process: {tail}"}
             else:
                 result = again
         self.first_try.seen((framework, variant), result)

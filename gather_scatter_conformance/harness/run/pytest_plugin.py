@@ -30,6 +30,7 @@ import pytest
 
 if TYPE_CHECKING:
     from gather_scatter_conformance.harness.cases.load import Case
+    from gather_scatter_conformance.harness.run.isolation import HangWitness
     from gather_scatter_conformance.vocab.record import Record
 
 DEFAULT_GLOB = "*.yaml *.yml"
@@ -776,7 +777,7 @@ class CaseItem(pytest.Item):
         if record is None:
             suspect = state.repeats > 1 and state.suspect(self.case.nodeid, self.framework, self.variant, self.device)
             record = execute(self.case, self.framework, self.variant, state.executor_for(self.config), self.device,
-                             repeats=state.repeats, suspect=suspect, hung_before=self.hung_before)
+                             repeats=state.repeats, suspect=suspect, hung_before=self._hang_witness(state))
             if isinstance(record, Skipped):
                 pytest.skip(f"{self.device}: {record.reason}")
             self._to_cache(state, record)
@@ -806,6 +807,28 @@ class CaseItem(pytest.Item):
             python = state.pythons.get(self.framework, sys.executable) if state.isolation != "none" else sys.executable
             self.cache_key = cache.key(self.case, self.framework, self.variant, self.device, python)
         return self.cache_key
+
+    def _hang_witness(self, state: _State) -> HangWitness | None:
+        """What says this cell hung before, so that a first try that hangs needs no second try
+        (harness.run.isolation.HUNG_BEFORE): its result-cache entry, else its baseline, where the label it gives
+        the cell on the release the worker runs holds a hang (TVM's and tinygrad's hangs cost a worker two case
+        timeouts a run otherwise: issue #38)."""
+        from gather_scatter_conformance.harness.judge import baseline
+        from gather_scatter_conformance.harness.judge.repeats import hung_in
+
+        if self.hung_before:
+            return f"it hung on both tries at {self.hung_before} too (its result-cache entry)"
+        base = state.baseline(self.framework)
+        key = baseline.item_key(self.case.nodeid, self.variant, self.device)
+        spans = base.get("ranges", {}).get(key) or ()  # the cell's label per span of releases
+        if not hung_in(base["labels"].get(key)) and not any(hung_in(span.get("label")) for span in spans):
+            return None
+
+        def witness(version: str) -> str | None:
+            label = baseline.label_at(base, key, version or None)
+            return f"its baseline gives the cell {label} on {version or 'this release'}" if hung_in(label) else None
+
+        return witness
 
     def _baseline_label(self, state: _State, record: Record) -> str | None:
         from gather_scatter_conformance.harness.judge import baseline

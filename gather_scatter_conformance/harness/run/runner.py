@@ -16,7 +16,7 @@ from gather_scatter_conformance.adapters.base import CaseData
 from gather_scatter_conformance.harness.cases.load import Case
 from gather_scatter_conformance.harness.judge import known
 from gather_scatter_conformance.harness.judge.verdict import expected_field, is_finding, judge
-from gather_scatter_conformance.harness.run.isolation import HUNG_BEFORE, is_risky
+from gather_scatter_conformance.harness.run.isolation import HUNG_BEFORE, HangWitness, is_risky
 from gather_scatter_conformance.vocab import wire
 from gather_scatter_conformance.vocab.record import (
     HARNESS_ERROR,
@@ -93,9 +93,9 @@ def _run_path(executor: Executor, framework: str, variant: str, job: dict[str, A
 
 
 def _answer(case: Case, framework: str, variant: str, executor: Executor, device: str, fresh: bool = False,
-            hung_before: str | None = None) -> dict[str, Any]:
-    """One worker answer for ``case`` (in a forked child of its own when ``fresh``). ``hung_before``: when the
-    cell hung on both tries before (harness.run.cache.hung_before), a hang on this first try is recorded as one
+            hung_before: HangWitness | None = None) -> dict[str, Any]:
+    """One worker answer for ``case`` (in a forked child of its own when ``fresh``). ``hung_before``: an earlier
+    witness of the cell's hang (harness.run.isolation.HUNG_BEFORE): a hang on this first try is recorded as one
     without a second try (the executor reads it from the job, and sends it to no worker)."""
     job = payload(case, device)
     if fresh:
@@ -116,17 +116,17 @@ class Skipped:
 
 
 def execute(case: Case, framework: str, variant: str, executor: Executor, device: str = "cpu", repeats: int = 1,
-            suspect: bool = False, hung_before: str | None = None) -> Record | Skipped:
+            suspect: bool = False, hung_before: HangWitness | None = None) -> Record | Skipped:
     """Run ``case`` on ``framework``/``variant`` on ``device`` through ``executor``; return the full result
     :class:`~gather_scatter_conformance.vocab.record.Record`.
 
     With ``repeats`` > 1, a cell whose first run is memory-unsafe, crashed, hung or gave several outputs (or that
     is ``suspect``: its baseline says it flipped or is memory-unsafe) runs ``repeats`` times in all, each repeat in a
-    fresh process, and its record holds the distribution (harness.judge.repeats); a cell that has hung twice stops
-    there.
+    fresh process, and its record holds the distribution (harness.judge.repeats); a cell whose tries have hung twice
+    (a first try and its second, or two runs) stops there.
 
-    ``hung_before``: the time this cell hung on every try in an earlier run (harness.run.cache.hung_before); each
-    of its runs here that hangs on its first try needs no second.
+    ``hung_before``: an earlier witness of the cell's hang (its result-cache entry, or its baseline:
+    harness.run.isolation.HUNG_BEFORE); each of its runs here that hangs on its first try needs no second.
 
     Where the device is absent here it returns :class:`Skipped`: not a result.
     The worker's value is decoded once, here, for the verdict, the label and a converter path's account.
@@ -141,10 +141,12 @@ def execute(case: Case, framework: str, variant: str, executor: Executor, device
         record = _record(case, framework, variant, res, expected)
         if repeats > 1 and (suspect or rep.needs_repeats(record)):
             runs = [(record, rep.value_digest(res))]
+            hangs = rep.hangs_in(res)
             for _ in range(repeats - 1):
-                if rep.hung_enough(runs):  # each hang costs the whole case timeout
+                if rep.hung_enough(hangs):  # each hang costs a case timeout
                     break
                 again = _answer(case, framework, variant, executor, device, fresh=True, hung_before=hung_before)
+                hangs += rep.hangs_in(again)
                 runs.append((_record(case, framework, variant, again, expected), rep.value_digest(again)))
             record = rep.combine(runs)
         return record

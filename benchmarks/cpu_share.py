@@ -9,10 +9,10 @@ from when it was first seen to when it was last seen; in its window:
 
 - **harness**: the run's controller and its pytest-xdist workers: collection, scheduling, the reference engine,
   judging, writing records, the executor's side of each call;
-- **frameworks**: the rest of the machine's busy time: the framework workers (their ``TMPDIR`` is the executor's
-  ``gsc-workers-*`` folder), their templates and forked children: imports, building and compiling, the calls,
-  decoding inputs and encoding results. Measured as the busy time less the harness's and this sampler's, so
-  nothing else may run meanwhile (the row says what the sampler took);
+- **frameworks**: the rest of the machine's busy time: the framework workers (the pytest-xdist workers' children,
+  or the controller's without pytest-xdist), their templates and forked children: imports, building and compiling,
+  the calls, decoding inputs and encoding results. Measured as the busy time less the harness's and this
+  sampler's, so nothing else may run meanwhile (the row says what the sampler took);
 - **idle**: what more parallelism could use.
 
 A record's ``duration_s`` is the call alone (from its worker's mark "start" to "done"); building, compiling and
@@ -39,19 +39,22 @@ from benchmarks.common import ROOT, Row, print_rows
 
 PERIOD_S = 0.5
 RUN_MARK = "gather_scatter_conformance run"
-WORKER_MARK = b"gsc-workers-"  # in the TMPDIR of every framework worker (harness.run.isolation.Isolated.scratch)
+# pytest-xdist sets this in its workers' os.environ once they run, so it is not in their own /proc/PID/environ (what
+# a process started with) but is in that of every process they start: the framework workers.
+XDIST_MARK = b"PYTEST_XDIST_WORKER="
 TICK = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass
 class Proc:
-    """One process as last seen: its parent, command line, own CPU seconds, and whether it runs a framework."""
+    """One process as last seen: its parent, command line, own CPU seconds, and whether a pytest-xdist worker
+    started it (XDIST_MARK)."""
 
     pid: int
     ppid: int
     cmd: str
     cpu: float
-    framework_side: bool
+    xdist_started: bool
     first: float
     last: float
 
@@ -72,10 +75,10 @@ def _machine() -> tuple[float, float]:
     return (sum(values[:8]) - idle) / TICK, idle / TICK
 
 
-def _framework_side(pid: str) -> bool:
+def _xdist_started(pid: str) -> bool:
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
-            return WORKER_MARK in f.read()
+            return XDIST_MARK in f.read()
     except OSError:
         return False
 
@@ -101,7 +104,7 @@ def sample(samples: Samples) -> None:
             if now - known.first < 2.0:  # a child seen between its fork and its exec shows its parent's command
                 with open(f"/proc/{pid}/cmdline", "rb") as f:
                     known.cmd = f.read().replace(b"\0", b" ").decode(errors="replace")[:300]
-                known.framework_side = _framework_side(pid)
+                known.xdist_started = _xdist_started(pid)
         except (OSError, ValueError, IndexError):
             continue  # gone between the listing and the read
 
@@ -114,11 +117,21 @@ def _busy_between(machine: list[tuple[float, float, float]], start: float, end: 
     return inside[-1][1] - inside[0][1], inside[-1][2] - inside[0][2]
 
 
+def _is_run(proc: Proc) -> bool:
+    """A gsc run's own Python process: not the shell make starts it through when its line needs one (quotes)."""
+    words = proc.cmd.split()
+    return RUN_MARK in proc.cmd and bool(words) and "python" in os.path.basename(words[0])
+
+
 def _phase_name(cmd: str) -> str:
     words = cmd.split()
     for flag in ("--phase", "--framework"):
         if flag in words and words.index(flag) + 1 < len(words):
-            return words[words.index(flag) + 1]
+            # The argument as make passed it; a quoted phase name arrives whole in argv, which /proc separates by
+            # NULs read here as spaces: take the words up to the next option.
+            rest = words[words.index(flag) + 1:]
+            end = next((i for i, w in enumerate(rest) if w.startswith("--")), len(rest))
+            return " ".join(rest[:end])
     return "gsc run"
 
 
@@ -126,9 +139,12 @@ def phases(samples: Samples, sampler_cpu: float, total_wall: float) -> list[Row]
     """A row per gsc run seen: the harness's share of the busy CPU in its window, with the rest as context."""
     rows = []
     procs = list(samples.procs.values())
-    for run in (p for p in procs if RUN_MARK in p.cmd and not p.framework_side):
-        # Its pytest-xdist workers: its children that run no framework (a run without xdist has none).
-        workers = [p for p in procs if p.ppid == run.pid and not p.framework_side and p.first >= run.first - 1]
+    for run in (p for p in procs if _is_run(p)):
+        # Its pytest-xdist workers: its children, where their own children say they are (XDIST_MARK); a run without
+        # pytest-xdist runs its framework workers as its own children.
+        children = [p for p in procs if p.ppid == run.pid and p.first >= run.first - 1]
+        xdist = any(p.xdist_started and p.ppid in {c.pid for c in children} for p in procs)
+        workers = [c for c in children if not c.xdist_started] if xdist else []
         harness = run.cpu + sum(p.cpu for p in workers)
         wall = run.last - run.first
         busy, idle = _busy_between(samples.machine, run.first, run.last)

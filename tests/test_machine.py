@@ -51,6 +51,28 @@ def test_the_sampler_counts_the_children_of_the_process() -> None:
     assert peak >= 300 * 2**20, peak
 
 
+def test_the_sampler_reads_a_process_s_proportional_size_again_only_when_it_moved(monkeypatch) -> None:
+    # #38: smaps_rollup costs the kernel a page-table walk (28 ms a GiB here); the paths phase's controller spent
+    # 133 CPU s on it. A process whose resident size stayed put keeps its last reading.
+    rss = {10: 1000 * 2**20, 11: 200 * 2**20}
+    reads: list[int] = []
+
+    def pss(pid: int) -> int:
+        reads.append(pid)
+        return rss[pid] // 2
+
+    monkeypatch.setattr(machine, "family", lambda pid: list(rss))
+    monkeypatch.setattr(machine, "resident", lambda pid: rss[pid])
+    monkeypatch.setattr(machine, "proportional", pss)
+    sampler = machine.PeakSampler(pid=10)
+    assert sampler.sample() == 600 * 2**20 and reads == [10, 11]
+    rss[10] += 5 * 2**20  # under 2 % and 32 MiB: the last reading stands
+    assert sampler.sample() == 600 * 2**20 and reads == [10, 11]
+    rss[11] += 100 * 2**20  # moved: read again
+    assert sampler.sample() == 650 * 2**20 and reads == [10, 11, 11]
+    assert sampler.peak == 650 * 2**20
+
+
 @pytest.mark.slow
 def test_a_run_keeps_its_workers_and_memory_and_the_next_is_sized_by_them(tmp_path: Path) -> None:
     def gsc(*args: str) -> subprocess.CompletedProcess[str]:

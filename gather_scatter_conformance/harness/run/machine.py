@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass
 
 GIB = 2**30
@@ -136,9 +137,20 @@ def choose_workers(n_cores: int, free_gib: float | None, worker_gib: float | Non
                            f"bound by {bound}")
 
 
+# Reading a process's proportional size (smaps_rollup) makes the kernel walk its page tables: about 28 ms a GiB here,
+# some 170 ms a sample for the converter paths' process family, which made their controller the phase's busiest
+# process after the two workers (133 CPU s over 26 minutes, benchmarks/cpu_share.py; issue #38). Its resident size
+# (statm) costs 0.1 ms. So the sampler reads a process's PSS again only when its resident size moved by more than
+# REREAD_SHARE of it (at least REREAD_BYTES), or when its last reading is REREAD_S old; in between that reading stands.
+REREAD_SHARE = 0.02
+REREAD_BYTES = 32 * 2**20
+REREAD_S = 30.0
+
+
 class PeakSampler:
-    """Samples :func:`family_memory` of this process every ``interval`` seconds in a daemon thread, from
-    :meth:`start` to :meth:`stop`, and keeps the peak (bytes)."""
+    """Samples the proportional memory of this process and its descendants (as :func:`family_memory`) every
+    ``interval`` seconds in a daemon thread, from :meth:`start` to :meth:`stop`, and keeps the peak (bytes). A
+    process whose resident size has not moved since its last reading is counted at that reading (REREAD_SHARE)."""
 
     def __init__(self, interval: float = 2.0, pid: int | None = None) -> None:
         self.interval = interval
@@ -146,6 +158,7 @@ class PeakSampler:
         self.peak = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._readings: dict[int, tuple[int, int, float]] = {}  # pid -> (resident, proportional, when) of its last
 
     def start(self) -> PeakSampler:
         self._thread = threading.Thread(target=self._run, name="gsc-memory-peak", daemon=True)
@@ -160,7 +173,17 @@ class PeakSampler:
 
     def sample(self) -> int:
         """Measure now; returns this sample (the peak is kept)."""
-        now = family_memory(self.pid)
+        clock = time.monotonic()
+        readings: dict[int, tuple[int, int, float]] = {}
+        for pid in family(self.pid):
+            rss = resident(pid)
+            last = self._readings.get(pid)
+            if (last is None or abs(rss - last[0]) > max(REREAD_BYTES, REREAD_SHARE * last[0])
+                    or clock - last[2] > REREAD_S):
+                last = (rss, proportional(pid), clock)
+            readings[pid] = last
+        self._readings = readings  # the processes gone since are forgotten
+        now = sum(reading[1] for reading in readings.values())
         self.peak = max(self.peak, now)
         return now
 

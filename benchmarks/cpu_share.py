@@ -139,7 +139,8 @@ def phases(samples: Samples, sampler_cpu: float, total_wall: float) -> list[Row]
     """A row per gsc run seen: the harness's share of the busy CPU in its window, with the rest as context."""
     rows = []
     procs = list(samples.procs.values())
-    for run in (p for p in procs if _is_run(p)):
+    # This process's own command line names the run it samples (-- python -m gather_scatter_conformance run ...).
+    for run in (p for p in procs if _is_run(p) and p.pid != os.getpid()):
         # Its pytest-xdist workers: its children, where their own children say they are (XDIST_MARK); a run without
         # pytest-xdist runs its framework workers as its own children.
         children = [p for p in procs if p.ppid == run.pid and p.first >= run.first - 1]

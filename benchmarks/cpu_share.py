@@ -144,7 +144,8 @@ def phases(samples: Samples, sampler_cpu: float, total_wall: float) -> list[Row]
         # Its pytest-xdist workers: its children, where their own children say they are (XDIST_MARK); a run without
         # pytest-xdist runs its framework workers as its own children.
         children = [p for p in procs if p.ppid == run.pid and p.first >= run.first - 1]
-        xdist = any(p.xdist_started and p.ppid in {c.pid for c in children} for p in procs)
+        child_pids = {c.pid for c in children}
+        xdist = any(p.xdist_started and p.ppid in child_pids for p in procs)
         workers = [c for c in children if not c.xdist_started] if xdist else []
         harness = run.cpu + sum(p.cpu for p in workers)
         wall = run.last - run.first

@@ -171,9 +171,6 @@ NOT_RECORDS: dict[str, dict[str, str]] = {
         'prepared': "a worker's answer to preparing a call",
         'result': "a worker's answer",
     },
-    'harness/run/pytest_plugin.py': {
-        'span': "a baseline's label for a span of releases (its ranges)",
-    },
     'harness/run/repro.py': {
         'm': 'a first_mismatches entry',
     },

@@ -808,7 +808,7 @@ class CaseItem(pytest.Item):
             self.cache_key = cache.key(self.case, self.framework, self.variant, self.device, python)
         return self.cache_key
 
-    def _hang_witness(self, state: _State) -> HangWitness | None:
+    def _hang_witness(self, state: _State) -> HangWitness:
         """What says this cell hung before, so that a first try that hangs needs no second try
         (harness.run.isolation.HUNG_BEFORE): its result-cache entry, else its baseline, where the label it gives
         the cell on the release the worker runs holds a hang (TVM's and tinygrad's hangs cost a worker two case
@@ -820,10 +820,9 @@ class CaseItem(pytest.Item):
             return f"it hung on both tries at {self.hung_before} too (its result-cache entry)"
         base = state.baseline(self.framework)
         key = baseline.item_key(self.case.nodeid, self.variant, self.device)
-        spans = base.get("ranges", {}).get(key) or ()  # the cell's label per span of releases
-        if not hung_in(base["labels"].get(key)) and not any(hung_in(span.get("label")) for span in spans):
-            return None
 
+        # Asked only after a first try hung, once the worker has said its release: baseline.label_at reads the
+        # label in force there.
         def witness(version: str) -> str | None:
             label = baseline.label_at(base, key, version or None)
             return f"its baseline gives the cell {label} on {version or 'this release'}" if hung_in(label) else None

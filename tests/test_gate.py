@@ -144,6 +144,7 @@ def test_the_guide_lists_every_kind_with_its_bit_and_meaning() -> None:
 @pytest.mark.parametrize(("text", "said"), [(b": [unclosed\n", "numpy.yaml:1: not a baseline file"),
                                             (b"- a list\n", "not a baseline file (not a mapping)"),
                                             (b"labels: [1]\n", "its labels is not a mapping"),
+                                            (b"labels: {'a[x]': [timeout]}\n", "the label of 'a[x]' is not text"),
                                             (b"\xff\xfe", "not a baseline file")])
 def test_a_damaged_baseline_file_is_one_line_naming_it(run: Path, tmp_path: Path, text: bytes, said: str) -> None:
     baselines = tmp_path / "b"

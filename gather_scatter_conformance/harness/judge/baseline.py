@@ -84,6 +84,11 @@ def load(root: Path, framework: str) -> dict[str, Any]:
     if bad:
         what = "not a mapping" if not isinstance(data, dict) else f"its {bad[0]} is not a mapping"
         raise BaselineFileError(f"{path}: not a baseline file ({what})")
+    # A label is read as text by every judge of it (a|b alternatives, a hang's `timeout`): one that is not fails here,
+    # named, not later in a worker's hands.
+    odd = next((k for k, v in (data.get("labels") or {}).items() if not isinstance(v, str)), None)
+    if odd is not None:
+        raise BaselineFileError(f"{path}: not a baseline file (the label of {str(odd)[:200]!r} is not text)")
     data.setdefault("labels", {})
     return data
 

@@ -242,6 +242,9 @@ def test_a_paths_baseline_keeps_its_preservation_verdicts() -> None:
 
     assert record_label(rec("changed", "changed: error -> wrap")) == "changed: error -> wrap"
     assert record_label(rec("conversion-failed", "conversion-failed: KeyError: 'x'")) == "conversion-failed"
+    hung = Record.read({**_RECORD, "outcome": "timeout", "conversion": {
+        "preservation": "conversion-failed", "summary": "conversion-failed: the converter hung (timeout)"}})
+    assert record_label(hung) == "conversion-failed (timeout)"  # a converter's hang is kept, as a witness
     assert record_label(rec("preserved", "preserved")) == "preserved"
     assert record_label(Record.read({**_RECORD, "label": "wrap"})) == "wrap"
     assert record_label(Record.read({**_RECORD, "verdict": "conforms"})) is None

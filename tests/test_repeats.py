@@ -88,6 +88,7 @@ def test_a_baseline_label_holds_a_hang() -> None:
     from gather_scatter_conformance.harness.judge.repeats import hung_in
 
     assert hung_in("timeout") and hung_in("crash:SIGABRT|timeout") and hung_in("changed: error -> timeout|skip")
+    assert hung_in("conversion-failed (timeout)") and not hung_in("conversion-failed")  # a converter that hung
     assert not hung_in("crash:SIGABRT") and not hung_in(None) and not hung_in("changed: timeout -> error")
 
 

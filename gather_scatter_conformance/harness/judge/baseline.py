@@ -285,12 +285,17 @@ def cell_verdict(record: Record) -> str | None:
 
 def record_label(record: Record) -> str | None:
     """What a baseline keeps of a record: for a converter path, its preservation (``preserved``, ``changed: error
-    -> wrap``, ``conversion-failed``, ``unknown``), which is what a path's test checks; else the probe's behaviour
-    label (None for a conformance case, which known/ files cover instead)."""
+    -> wrap``, ``conversion-failed``, ``conversion-failed (timeout)`` where the converter hung, ``unknown``), which is
+    what a path's test checks; else the probe's behaviour label (None for a conformance case, which known/ files
+    cover instead)."""
     conversion = record.conversion
     if conversion:
         kind = conversion["preservation"]
-        return conversion["summary"] if kind == "changed" else kind
+        if kind == "changed":
+            return conversion["summary"]
+        # A converter's hang is kept as one: the next run's first try that hangs then needs no second (a whole case
+        # timeout: repeats.hung_in), where an error or a crash says nothing of how long the next try will take.
+        return f"{kind} (timeout)" if kind == "conversion-failed" and record.outcome == "timeout" else kind
     return record.label
 
 

@@ -61,9 +61,12 @@ def suspect(baseline_label: str | None) -> bool:
 
 def hung_in(baseline_label: str | None) -> bool:
     """True when a baseline label says the cell hung on some run: one of its alternatives is ``timeout`` (a converter
-    path's ``changed: error -> timeout``)."""
-    return bool(baseline_label) and any(alt.rsplit("->", 1)[-1].strip() == "timeout"
-                                        for alt in baseline_label.split("|"))
+    path's ``changed: error -> timeout``, or ``conversion-failed (timeout)``: its converter hung)."""
+    def hung(alt: str) -> bool:
+        end = alt.rsplit("->", 1)[-1].strip()
+        return end == "timeout" or end.endswith("(timeout)")
+
+    return bool(baseline_label) and any(hung(alt) for alt in baseline_label.split("|"))
 
 
 def value_digest(answer: dict[str, Any]) -> str | None:

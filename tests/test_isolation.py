@@ -49,6 +49,52 @@ def test_signal_name() -> None:
     assert signal_name(0) is None
 
 
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc")
+def test_a_killed_worker_takes_its_template_and_the_child_it_forked_with_it() -> None:
+    import threading
+
+    import numpy as np
+
+    from gather_scatter_conformance.harness.run.machine import family
+    from gather_scatter_conformance.vocab import wire
+
+    # A risky case runs in a child forked from the worker's template; this one repeats a 20-million-element take
+    # for seconds. A run stopped while a child converted (SIGTERM, 2026-11-30) killed the worker alone, and the
+    # template and its child ran on at full CPU.
+    job = {"device": "cpu", "op": "Gather", "attrs": {"axis": 0, "batch_dims": 0}, "opset": None, "omit": [],
+           "repeat": 100, "fresh": True,
+           "inputs": {"data": wire.encode(np.zeros(2 * 10**7, np.float32)),
+                      "indices": wire.encode(np.arange(2 * 10**7, dtype=np.int64))}}
+    executor = Isolated(timeout=120)
+    answers: list[dict[str, Any]] = []
+    thread = threading.Thread(target=lambda: answers.append(executor.run("numpy", "take", job)))
+    thread.start()
+    try:
+        deadline, processes = time.monotonic() + 60, []
+        while time.monotonic() < deadline and len(processes) < 3:  # the worker, its template, the case's child
+            time.sleep(0.2)
+            try:
+                workers = list(executor._workers.values())
+            except RuntimeError:  # the run's thread is adding the worker
+                continue
+            processes = family(workers[0].pid) if workers else []
+        assert len(processes) >= 3, processes
+        workers[0].kill()
+        time.sleep(0.5)  # the case has seconds to run yet
+        assert [p for p in processes if _alive(p)] == []
+        thread.join(60)  # the run itself goes on: a killed worker's case is run again alone
+    finally:
+        executor.close()
+
+
 @pytest.mark.framework
 def test_real_crash_is_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
     pytest.importorskip("openvino")

@@ -183,16 +183,15 @@ class _Worker:
                 raise _TooLarge(used)
             wait = min(wait * 2, _POLL_MOST)
 
-    def kill_family(self) -> None:
-        """Kill the worker's descendants (its template and a risky case's child), then the worker."""
+    def kill(self) -> int | None:
+        """Kill the worker's descendants (its template, a risky case's child), then the worker; its exit status.
+        The worker alone would leave them running: a template waiting on a child that converts at full CPU outlived
+        a run stopped by SIGTERM (2026-11-30), and a template outlives every worker killed on a timeout."""
         for pid in reversed(family(self.pid)[1:]):
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-        self.kill()
-
-    def kill(self) -> int | None:
         io = self.gateway._io  # execnet exposes the Popen only here; we need its exit status
         try:
             io.kill()
@@ -501,7 +500,7 @@ class Isolated:
                 else:
                     stage = "transfer"
         except _TooLarge as exc:
-            worker.kill_family()
+            worker.kill()
             self._workers.pop(key, None)
             used, limit = exc.args[0] / 2**30, (self.memory_limit or 0) / 2**30
             return {

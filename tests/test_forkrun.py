@@ -142,6 +142,21 @@ def test_a_deadlock_is_killed_once_still_and_a_long_computation_is_not(fake: str
     assert not busy["timed_out"] and busy["result"]["outcome"] == "ok", busy
 
 
+@pytest.mark.slow
+def test_a_deadlock_on_futexes_is_known_sooner_than_a_sleep(fake: str) -> None:
+    # Every thread waiting on a futex (the case's own lock taken twice) is a deadlock after FUTEX_WINDOW; a process
+    # asleep on a timer may be waiting for something outside, and keeps the whole still window.
+    from gather_scatter_conformance.harness.run.timeouts import FUTEX_WINDOW
+
+    worker._TEMPLATES[fake].still_window = FUTEX_WINDOW + 4.0
+    start = time.monotonic()
+    answer = worker.run_forked(fake, "default", _payload(4), 60)
+    assert answer["timed_out"] and answer["still"] == FUTEX_WINDOW
+    assert time.monotonic() - start < FUTEX_WINDOW + 3.0
+    asleep = worker.run_forked(fake, "default", _payload(2), 60)
+    assert asleep["timed_out"] and asleep["still"] == FUTEX_WINDOW + 4.0
+
+
 def test_no_template_means_fallback() -> None:
     assert "fallback" in worker.run_forked("no-such-template", "default", _payload(0), 5)
 

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from gather_scatter_conformance.harness.run.timeouts import STILL_WINDOW, Stillness
+from gather_scatter_conformance.harness.run.timeouts import FUTEX_WINDOW, STILL_WINDOW, Stillness
 
 EXIT_GRACE = 30.0  # seconds a child may take to clean up and exit after sending its result
 # Seconds a child may take to decode its inputs before the case starts, or to encode its result after it: the
@@ -232,11 +232,11 @@ class Template:
             started = _recv(self._replies)
             if started is None:
                 return None
-            transfer, still = True, False
+            transfer, still, stillness = True, False, None
             deadline = time.monotonic() + TRANSFER_TIMEOUT
             while True:
-                answer, still = self._await(deadline, None if transfer else Stillness(self.still_window),
-                                            started["pid"])
+                stillness = None if transfer else Stillness(self.still_window, min(self.still_window, FUTEX_WINDOW))
+                answer, still = self._await(deadline, stillness, started["pid"])
                 if answer is None or _MARK not in answer:
                     break
                 transfer = answer[_MARK] != "start"
@@ -262,7 +262,7 @@ class Template:
             late = answer["result"] is None
             return {"result": answer["result"], "returncode": None, "timed_out": late,
                     **({"transfer": True} if late and transfer else {}),
-                    **({"still": self.still_window} if late and still else {})}
+                    **({"still": stillness.waited} if late and still and stillness else {})}
         return {"result": answer["result"], "returncode": ended["returncode"], "timed_out": False}
 
     def _await(self, deadline: float, stillness: Stillness | None, pid: int) -> tuple[Any | None, bool]:

@@ -74,6 +74,27 @@ def activity(pids: list[int]) -> tuple[float, bool]:
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
+def on_futexes(pids: list[int]) -> bool:
+    """True when every thread of the processes ``pids`` waits in the kernel on a futex (its ``wchan``): a lock or a
+    condition that only another of their own threads could release, none of which runs. False when a thread waits
+    on anything else (a pipe, a socket, a file lock, a timer), or where /proc does not say."""
+    seen = False
+    for pid in pids:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/wchan") as fh:
+                    if not fh.read().startswith("futex"):
+                        return False
+            except OSError:
+                continue
+            seen = True
+    return seen
+
+
 def proportional(pid: int) -> int:
     """Process ``pid``'s proportional set size in bytes (its private pages and its share of shared ones), else its
     resident bytes; 0 where neither can be read."""

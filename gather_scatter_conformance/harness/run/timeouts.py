@@ -11,7 +11,9 @@ that a fast system's hang is known in seconds.
 A case can also hang without using the machine: a call that deadlocked (TVM's allocator after an out-of-range
 write corrupted the heap: two threads asleep on a futex, no CPU) sleeps until it is killed. :class:`Stillness` sees
 that: a forked case whose processes used no CPU and had no thread runnable for STILL_WINDOW seconds is killed then,
-as a hang (harness.run.forkrun.Template.run), and its second try too; a case that computes is never still.
+as a hang (harness.run.forkrun.Template.run), and its second try too; a case that computes is never still. Where
+every thread of them waits on a futex at every look (nothing but their own threads could wake them, and none runs)
+FUTEX_WINDOW is enough: a wait on another process (a pipe, a file lock, a timer) keeps the longer window.
 
 What a worker has seen lives in its executor (harness.run.isolation.Isolated): each pytest-xdist worker learns from
 the cases it ran, from nothing on a fresh clone, so no file is needed and none can mislead it.
@@ -22,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
-from gather_scatter_conformance.harness.run.machine import activity, family
+from gather_scatter_conformance.harness.run.machine import activity, family, on_futexes
 
 SCALE = 10.0  # the first try may take this many times the slowest finished case of its system and variant
 FLOOR = 10.0  # seconds: never less (a loaded machine stalls a millisecond call for seconds)
@@ -32,6 +34,9 @@ FINISHED = ("ok", "error", "unsupported")
 # seconds of CPU between them. Long enough that a wait on another process's lock (a compile cache's, held by another
 # pytest-xdist worker for seconds) is not taken for one.
 STILL_WINDOW = 20.0
+# ... and this long when every thread waited on a futex at each look: the frameworks phase of 2026-11-30 waited out
+# such deadlocks (TVM's, MXNet's index_copy: one or two threads in futex_do_wait) for 20 s a try, a core idle each time.
+FUTEX_WINDOW = 5.0
 STILL_CPU = 0.1  # outcomes whose duration is a call's (a crash or hang says nothing)
 
 
@@ -72,20 +77,31 @@ class FirstTry:
 
 @dataclass
 class Stillness:
-    """Whether the processes of a case have been still (asleep, using no CPU) for ``window`` seconds: ask
-    :meth:`still` every fraction of a second while waiting for the case."""
+    """Whether the processes of a case have been still (asleep, using no CPU) for ``window`` seconds, or for
+    ``futex_window`` seconds with every thread waiting on a futex at each look: ask :meth:`still` every fraction of
+    a second while waiting for the case. ``waited``: the window that ran out."""
 
     window: float = STILL_WINDOW
+    futex_window: float = FUTEX_WINDOW
     cpu: float = STILL_CPU
     processes: Callable[[int], list[int]] = family
+    waited: float | None = None
     _since: float | None = None
     _cpu_then: float = 0.0
+    _futexes: bool = True
 
     def still(self, pid: int, now: float) -> bool:
         """True once ``pid`` and its descendants have been still for ``window`` seconds up to ``now``
-        (time.monotonic()); any thread found running, or CPU used past ``cpu``, starts the window again."""
-        used, busy = activity(self.processes(pid))
+        (time.monotonic()), or for ``futex_window`` with all their threads on futexes at every look; any thread
+        found running, or CPU used past ``cpu``, starts the window again."""
+        pids = self.processes(pid)
+        used, busy = activity(pids)
         if busy or self._since is None or used - self._cpu_then > self.cpu:
-            self._since, self._cpu_then = now, used
+            self._since, self._cpu_then, self._futexes = now, used, True
             return False
-        return now - self._since >= self.window
+        self._futexes = self._futexes and on_futexes(pids)
+        window = min(self.window, self.futex_window) if self._futexes else self.window
+        if now - self._since >= window:
+            self.waited = window
+            return True
+        return False

@@ -64,15 +64,12 @@ MEMCHECK ?= evidence/memcheck.jsonl results/memcheck.jsonl
 # Each phase shows a progress line per tenth and ends with its summary table (harness/console.py); the failing
 # tests' reports, each with its repro script, go to results/<name>.log, not the terminal.
 PREVIOUS := results/previous-results.jsonl results/previous-onnxruntime-openvino.jsonl results/previous-conversions.jsonl
-# The OpenVINO EP phase runs beside the frameworks phase, on one worker: it needs 0.6 GiB and about 120 CPU s, and the
-# frameworks phase leaves a core idle for minutes (a deadlocked case is waited out while it sleeps; the last cases).
-# Its terminal output goes to $(ORTOV_CONSOLE) and is shown once the frameworks phase has ended.
-ORTOV_CONSOLE ?= $(basename $(ORTOV_RESULTS)).console.txt
+# The phases run one after the other. The OpenVINO EP phase beside the frameworks phase (2026-11-30, one worker) took
+# 367 CPU s instead of 119 alone, its thread pools spinning against the frameworks' workers (benchmarks/README.md):
+# on two cores the idle time a phase leaves is not where another phase can use it.
 report: environments
-	@mkdir -p $(dir $(ORTOV_CONSOLE)); \
-	$(ORTOV_VENV)/bin/python -m gather_scatter_conformance run --framework onnxruntime --gsc-ort-providers OpenVINOExecutionProvider --phase "onnxruntime (OpenVINO EP)" --results $(ORTOV_RESULTS) --workers 1 $(PYTEST_ARGS) >$(ORTOV_CONSOLE) 2>&1 & ov=$$!; \
-	$(PY) -m gather_scatter_conformance run --framework frameworks --phase frameworks --results $(RESULTS) $(PYTEST_ARGS); rc=$$?; \
-	wait $$ov; ovrc=$$?; cat $(ORTOV_CONSOLE); [ $$rc -eq 0 ] && [ $$ovrc -eq 0 ]
+	@$(PY) -m gather_scatter_conformance run --framework frameworks --phase frameworks --results $(RESULTS) $(PYTEST_ARGS)
+	@$(ORTOV_VENV)/bin/python -m gather_scatter_conformance run --framework onnxruntime --gsc-ort-providers OpenVINOExecutionProvider --phase "onnxruntime (OpenVINO EP)" --results $(ORTOV_RESULTS) $(PYTEST_ARGS)
 	@$(PY) -m gather_scatter_conformance run --framework paths --phase paths --results $(CONVERSIONS) $(PYTEST_ARGS)
 	@echo "report: building reports/ (the landing page, a page per cell, the port planner, the JSON API)"
 	@$(PY) -m gather_scatter_conformance report $(RESULTS) $(ORTOV_RESULTS) $(CONVERSIONS) --out reports --baseline $(PREVIOUS) --history history --evidence $(MEMCHECK)

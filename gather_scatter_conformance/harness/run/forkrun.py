@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from gather_scatter_conformance.harness.run.timeouts import FUTEX_WINDOW, STILL_WINDOW, Stillness
+from gather_scatter_conformance.harness.run.timeouts import STILL_WINDOW, Stillness
 
 EXIT_GRACE = 30.0  # seconds a child may take to clean up and exit after sending its result
 # Seconds a child may take to decode its inputs before the case starts, or to encode its result after it: the
@@ -235,7 +235,7 @@ class Template:
             transfer, still, stillness = True, False, None
             deadline = time.monotonic() + TRANSFER_TIMEOUT
             while True:
-                stillness = None if transfer else Stillness(self.still_window, min(self.still_window, FUTEX_WINDOW))
+                stillness = None if transfer else Stillness(self.still_window)  # its futex window at most this
                 answer, still = self._await(deadline, stillness, started["pid"])
                 if answer is None or _MARK not in answer:
                     break

@@ -175,13 +175,29 @@ def _serve(requests: int, replies: int, run_case: RunCase, release: Release) -> 
         # down of its address space (about 15 ms of a torch template's child, issue #38) need not be waited for.
         # A child that dies on its way out says nothing: its wait status is then read as before.
         deadline = time.monotonic() + EXIT_GRACE
-        last = _recv(rd, deadline)
+        last, still = _last_word(rd, pid, deadline)
         os.close(rd)
         if isinstance(last, tuple) and last[:1] == (_EXITING,):
             exiting.append(pid)
             _send(replies, {"returncode": last[1]})
         else:
-            _send(replies, {"returncode": _wait(pid, max(deadline - time.monotonic(), 0.0))})
+            _send(replies, {"returncode": _wait(pid, 0.0 if still else max(deadline - time.monotonic(), 0.0))})
+
+
+def _last_word(rd: int, pid: int, deadline: float) -> tuple[Any | None, bool]:
+    """The last message of child ``pid`` on ``rd`` by ``deadline``: (None, False) past it or at EOF, and
+    (None, True) as soon as the child is still (harness.run.timeouts.Stillness: asleep, using no CPU). A child that
+    deadlocks in its clean-up (TVM's after an out-of-range write: glibc's abort path waiting on the allocator's
+    lock, every thread on a futex) was waited for the whole EXIT_GRACE, five times a repeated cell (issue #38)."""
+    stillness = Stillness()
+    while True:
+        now = time.monotonic()
+        if now >= deadline:
+            return None, False
+        if select.select([rd], [], [], min(deadline - now, STILL_POLL))[0]:
+            return _recv(rd), False
+        if stillness.still(pid, time.monotonic()):
+            return None, True
 
 
 class Template:

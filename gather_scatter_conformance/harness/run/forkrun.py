@@ -189,14 +189,20 @@ def _last_word(rd: int, pid: int, deadline: float) -> tuple[Any | None, bool]:
     (None, True) as soon as the child is still (harness.run.timeouts.Stillness: asleep, using no CPU). A child that
     deadlocks in its clean-up (TVM's after an out-of-range write: glibc's abort path waiting on the allocator's
     lock, every thread on a futex) was waited for the whole EXIT_GRACE, five times a repeated cell (issue #38)."""
-    stillness = Stillness()
+    return _await(rd, deadline, Stillness(), pid)
+
+
+def _await(fd: int, deadline: float, stillness: Stillness | None, pid: int) -> tuple[Any | None, bool]:
+    """The next message on ``fd`` by ``deadline``: (None, False) past it, and (None, True) as soon as
+    ``stillness`` finds the child ``pid`` and its descendants still (a deadlock: harness.run.timeouts)."""
     while True:
         now = time.monotonic()
         if now >= deadline:
             return None, False
-        if select.select([rd], [], [], min(deadline - now, STILL_POLL))[0]:
-            return _recv(rd), False
-        if stillness.still(pid, time.monotonic()):
+        wait = deadline - now if stillness is None else min(deadline - now, STILL_POLL)
+        if select.select([fd], [], [], wait)[0]:
+            return _recv(fd), False
+        if stillness is not None and stillness.still(pid, time.monotonic()):
             return None, True
 
 
@@ -252,7 +258,7 @@ class Template:
             deadline = time.monotonic() + TRANSFER_TIMEOUT
             while True:
                 stillness = None if transfer else Stillness(self.still_window)  # its futex window at most this
-                answer, still = self._await(deadline, stillness, started["pid"])
+                answer, still = _await(self._replies, deadline, stillness, started["pid"])
                 if answer is None or _MARK not in answer:
                     break
                 transfer = answer[_MARK] != "start"
@@ -280,19 +286,6 @@ class Template:
                     **({"transfer": True} if late and transfer else {}),
                     **({"still": stillness.waited} if late and still and stillness else {})}
         return {"result": answer["result"], "returncode": ended["returncode"], "timed_out": False}
-
-    def _await(self, deadline: float, stillness: Stillness | None, pid: int) -> tuple[Any | None, bool]:
-        """The template's next message by ``deadline``: (None, False) past it, and (None, True) as soon as
-        ``stillness`` finds the child ``pid`` and its descendants still (a deadlock: harness.run.timeouts)."""
-        while True:
-            now = time.monotonic()
-            if now >= deadline:
-                return None, False
-            wait = deadline - now if stillness is None else min(deadline - now, STILL_POLL)
-            if select.select([self._replies], [], [], wait)[0]:
-                return _recv(self._replies), False
-            if stillness is not None and stillness.still(pid, time.monotonic()):
-                return None, True
 
     def close(self) -> None:
         """Stop the template (it exits when its request pipe closes) and reap it."""

@@ -63,6 +63,9 @@ class CaseData:
     default-axis probe); an adapter whose API has no default for one raises Unsupported. ``device`` is where the
     call must run ("cpu" or "gpu"); an adapter that cannot reach it here raises NoDevice. ``progress`` is a file
     where a call of several stages (a converter path) notes how far it got, for a run that dies before it returns.
+    ``fresh``: the case runs in a fresh process of its own (a risky case's forked child), and a memory-unsafe or
+    flipping one runs so again, four more times this run and on every later run; an adapter whose compile is cheap
+    keeps what it compiles on disk for the next such process only then (adapters/tvm.py).
     """
 
     op: str
@@ -72,6 +75,7 @@ class CaseData:
     omit: tuple[str, ...] = ()
     device: str = "cpu"
     progress: str | None = None
+    fresh: bool = False
 
 
 @dataclass

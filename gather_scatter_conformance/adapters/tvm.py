@@ -24,14 +24,24 @@ Relax's ``"update"``; the others keep their names. An attribute in ``case.omit``
 
 Executables are cached by what shapes them (variant, the module's text or the ONNX model's bytes: op, attributes,
 shapes, dtypes) in one LRU. A relax.op module builds in 0.03-0.06 s and a frontend module in 0.15-0.2 s here,
-so no variant counts as slow. TVM's runtime thread pool is
-limited to one thread (``TVM_NUM_THREADS=1``, set before TVM is first imported unless already set): the one-op kernels
-gain nothing from threads, and one thread keeps the order of duplicate scatter writes fixed.
+so no variant counts as slow. A risky case (``CaseData.fresh``) runs in a forked child that starts with an empty
+LRU, and a memory-unsafe one five times a run, every run (docs/cache.md): there the executable is also kept on disk
+(``export_library``, a shared library linked by the system's C compiler, about 0.1 s; beside it the op list), under
+``<conversion cache>/tvm/`` by TVM's version, the target, the machine, the variant and the module, and the next
+child loads it (``tvm.runtime.load_module``, about 1 ms) instead of importing and compiling. A case run in the warm
+worker exports nothing: there the LRU serves, and the export would cost more than the build it saves.
+
+TVM's runtime thread pool is limited to one thread (``TVM_NUM_THREADS=1``, set before TVM is first imported unless
+already set): the one-op kernels gain nothing from threads, and one thread keeps the order of duplicate
+scatter writes fixed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import platform
 from collections.abc import Callable
 from typing import Any
 
@@ -48,6 +58,7 @@ from gather_scatter_conformance.adapters.base import (
     importing,
 )
 from gather_scatter_conformance.adapters.cache import LRU
+from gather_scatter_conformance.adapters.convert.path import cache_file, read_entry, write_atomic
 from gather_scatter_conformance.vocab import variants
 
 TARGET = "llvm"
@@ -109,6 +120,49 @@ def compile_module(mod: Any) -> Any:
     """``mod`` built with ``tvm.compile(mod, target="llvm")`` (legalization included), as a CPU VirtualMachine."""
     tvm, relax = _tvm()
     return relax.VirtualMachine(tvm.compile(mod, target=TARGET), tvm.cpu())
+
+
+_DISK_FORMAT = 1  # bump when what is kept (the library and its op list) changes
+
+
+def disk_key(variant: str, source: str | bytes) -> str:
+    """The disk cache's name for the executable of ``variant`` built from ``source`` (module text or model bytes)."""
+    h = hashlib.sha256(repr((_DISK_FORMAT, version(), TARGET, platform.machine(), variant)).encode())
+    h.update(source.encode() if isinstance(source, str) else source)
+    return h.hexdigest()[:32]
+
+
+def load_kept(key: str) -> tuple[list[str], Any] | None:
+    """``(ops, VirtualMachine)`` of the executable kept under ``key`` (:func:`disk_key`); None where none is kept
+    (or the cache is off, or an entry is unreadable: a miss, never an error)."""
+    lib, listing = cache_file("tvm", f"{key}.so"), cache_file("tvm", f"{key}.ops.json")
+    text = read_entry(listing)
+    if lib is None or text is None or not lib.exists():
+        return None
+    try:
+        ops = json.loads(text)
+        tvm, relax = _tvm()
+        return [str(op) for op in ops], relax.VirtualMachine(tvm.runtime.load_module(str(lib)), tvm.cpu())
+    except Exception:  # a damaged or foreign library: build it again
+        return None
+
+
+def build_kept(key: str, mod: Any, ops: list[str]) -> Any:
+    """``mod`` built as :func:`compile_module` builds it, its executable kept under ``key`` for the next process
+    (best effort: no C compiler, or an unwritable cache, keeps nothing); the CPU VirtualMachine."""
+    tvm, relax = _tvm()
+    executable = tvm.compile(mod, target=TARGET)
+    lib = cache_file("tvm", f"{key}.so")
+    if lib is not None:
+        try:
+            lib.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(lib.with_name(f"{key}.ops.json"), json.dumps(ops).encode())
+            tmp = lib.with_name(f".tmp-{os.getpid()}-{key}.so")
+            executable.export_library(str(tmp))
+            os.replace(tmp, lib)  # whole or absent: another worker may be loading it
+        except Exception:
+            pass
+    return relax.VirtualMachine(executable, tvm.cpu())
 
 
 def run_vm(vm: Any, arrays: list[np.ndarray]) -> np.ndarray:
@@ -272,14 +326,12 @@ class TvmAdapter(Adapter):
             names = [n for n in names if n not in held]
             key: tuple[Any, ...] = (variant, model.SerializeToString())
 
-            def make() -> tuple[list[str], Any]:
+            def build() -> Any:
                 _tvm()
                 from tvm.relax.frontend.onnx import from_onnx as import_onnx
 
                 with importing("TVM's Relax ONNX frontend", NO_CONVERTER, model.graph.node[-1].op_type):
-                    mod = import_onnx(model)
-                facts["ops"] = relax_ops(mod)  # known before the build, so a failed build records them too
-                return facts["ops"], compile_module(mod)
+                    return import_onnx(model)
 
             api = f"tvm.relax.frontend.onnx.from_onnx(model: {text})"
             source = [onnx_graph.model_source(model), *head, "from tvm.relax.frontend.onnx import from_onnx",
@@ -289,10 +341,8 @@ class TvmAdapter(Adapter):
             text = module_source(case, call)
             key = (variant, text)
 
-            def make() -> tuple[list[str], Any]:
-                mod = _build_relax(text)
-                facts["ops"] = relax_ops(mod)
-                return facts["ops"], compile_module(mod)
+            def build() -> Any:
+                return _build_relax(text)
 
             api = call
             source = [*head, text]
@@ -300,6 +350,15 @@ class TvmAdapter(Adapter):
         arrays = [case.inputs[n] for n in names]
         tensors = ", ".join(f"tvm.runtime.tensor({n})" for n in names)
         source += [*_COMPILE_SOURCE, f"result = vm['main']({tensors}).numpy()"]
+
+        def make() -> tuple[list[str], Any]:
+            kept = disk_key(*key) if case.fresh else None
+            loaded = load_kept(kept) if kept else None
+            if loaded is not None:
+                return loaded
+            mod = build()
+            facts["ops"] = relax_ops(mod)  # known before the build, so a failed build records them too
+            return facts["ops"], (build_kept(kept, mod, facts["ops"]) if kept else compile_module(mod))
 
         def run() -> np.ndarray:
             ops, vm = self.cache.get_or_make(key, make)

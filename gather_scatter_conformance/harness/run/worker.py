@@ -239,6 +239,7 @@ def _case_data(payload: dict[str, Any]) -> Any:
         omit=tuple(payload.get("omit") or ()),
         device=payload.get("device") or "cpu",
         progress=payload.get("progress"),
+        fresh=bool(payload.get("fresh")),
     )
 
 

@@ -127,6 +127,27 @@ def test_a_good_file_in_tmp_path_loads(tmp_path):
     assert (claim.framework, claim.label, claim.device) == ("tensorflow", "error", "cpu")
 
 
+def test_the_index_finds_what_a_scan_of_the_list_finds():
+    # The report looks every measured cell up through the index (harness.report.claims.Claims): the same claims, in
+    # file order, as a scan of the plain list, for every framework, operator and dimension the files name.
+    claims = load_claims(CLAIMS_DIR)
+    listed = list(claims)
+    keys = {(c.framework, c.op, c.dimension) for c in listed} | {("tensorflow", "Gather", "no-such-dimension")}
+    for fw, op, dim in sorted(keys):
+        assert claims.about(fw, op, dim) == [c for c in listed if (c.framework, c.op, c.dimension) == (fw, op, dim)]
+    fw, op, dim = sorted(keys)[0]
+    assert lookup_all(claims, fw, op, dim) == lookup_all(listed, fw, op, dim) != []
+
+
+def test_claims_are_loaded_again_when_a_file_changes(tmp_path):
+    _write(tmp_path, "tensorflow.yaml", GOOD_CLAIM)
+    first = load_claims(tmp_path)
+    assert load_claims(tmp_path) is first  # the report's table, site and advisories share one load
+    _write(tmp_path, "tensorflow.yaml", GOOD_CLAIM.replace("label: error", "label: clamp"))
+    (claim,) = load_claims(tmp_path)
+    assert claim.label == "clamp"
+
+
 @pytest.mark.parametrize(
     ("old", "new", "field", "words"),
     [

@@ -176,6 +176,25 @@ def test_fold_makes_one_record_per_dimension_and_one_for_the_seed_cases() -> Non
     assert seed["deviating"] == ["b.yaml::s1"] and seed["outcomes"] == {"ok": 2}
 
 
+def test_a_group_label_lists_each_alternative_once_so_order_and_repeats_are_no_change(tmp_path: Path) -> None:
+    # torch's index_put/threads duplicates read "last-wins|nondeterministic|last-wins" on one release (one probe
+    # last-wins, another last-wins|nondeterministic) and "last-wins|nondeterministic" on the next: no change.
+    results = [_result("a.yaml::p1", "last-wins|nondeterministic"), _result("a.yaml::p2", "last-wins")]
+    (probe,) = fold("onnxruntime", "1.16.3", [Record.read(r) for r in results], {}, measured="2026-12-01")
+    assert probe["label"] == "last-wins|nondeterministic"
+
+    def rec(release: str, label: str) -> dict:
+        return {"framework": "x", "release": release, "status": "ok", "op": "Gather", "variant": "v",
+                "device": "cpu", "dimension": "duplicates", "label": label}
+    # A file swept before: the old fold's repeated alternative, then the same set in another order.
+    for release, label in (("1.0.0", "last-wins|nondeterministic|last-wins"), ("1.1.0", "nondeterministic|last-wins"),
+                           ("1.2.0", "last-wins")):
+        store.write_release(tmp_path, "x", release, [rec(release, label)])
+    records = store.read(tmp_path, "x")
+    assert [r["label"] for r in records] == ["last-wins|nondeterministic"] * 2 + ["last-wins"]
+    assert [(c.before, c.after) for c in store.changes(records)] == [("1.1.0", "1.2.0")]
+
+
 def test_changes_and_diff_read_consecutive_releases(tmp_path: Path) -> None:
     def rec(release: str, label: str) -> dict:
         return {"framework": "x", "release": release, "status": "ok", "op": "Gather", "variant": "v",

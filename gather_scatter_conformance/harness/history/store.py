@@ -1,8 +1,9 @@
 """History files: ``history/<framework>.jsonl``, one record per release × operator × API variant × device ×
 dimension, and what can be read from them (the label per release, the changes between releases).
 
-A record with ``status: ok`` holds ``label`` (the labels of its probes, ``a|b`` when they disagree), ``labels`` (per
-probe case), ``outcomes`` and ``verdicts`` (counts), the release's ``packages``, ``python`` and the ``measured`` date.
+A record with ``status: ok`` holds ``label`` (every alternative its probes' labels show, once each, sorted: ``a|b``
+when they disagree; :func:`group_label`), ``labels`` (per probe case), ``outcomes`` and ``verdicts`` (counts), the
+release's ``packages``, ``python`` and the ``measured`` date.
 The seed cases of a variant make one record with ``dimension: seed-cases`` whose label is ``conforms`` or
 ``deviates:N`` (``deviating`` lists them). A release that could not be installed, imported or run is one record with
 ``status`` install-failed / import-failed / run-failed and its ``reason``. Files are rewritten whole, sorted, so a
@@ -32,14 +33,27 @@ def path_for(directory: Path, framework: str) -> Path:
     return directory / f"{framework}.jsonl"
 
 
+def group_label(case_labels: Iterable[str]) -> str:
+    """The label of a group of probes (one operator, API, device and dimension): every alternative their labels show,
+    once each, sorted, or ``unlabelled``. ``last-wins|nondeterministic`` and ``last-wins`` give
+    ``last-wins|nondeterministic``: the group's label once read ``last-wins|nondeterministic|last-wins``, and the order
+    of one probe's alternatives (most frequent first) is no behaviour that changes between releases."""
+    names = sorted({alt for label in case_labels for alt in label.split("|") if alt})
+    return "|".join(names) if names else "unlabelled"
+
+
 def read(directory: Path, framework: str | None = None) -> list[dict[str, Any]]:
-    """Every history record of ``framework`` (or of every framework with a file in ``directory``)."""
+    """Every history record of ``framework`` (or of every framework with a file in ``directory``); a probe group's
+    label as :func:`group_label` writes it (files swept before it may repeat or order alternatives otherwise)."""
     paths = [path_for(directory, framework)] if framework else sorted(directory.glob("*.jsonl"))
     out: list[dict[str, Any]] = []
     for path in paths:
         if path.exists():
             with open(path, encoding="utf-8") as fh:
                 out += [json.loads(line) for line in fh if line.strip()]
+    for rec in out:
+        if rec.get("status") == "ok" and rec.get("dimension") != SEED_DIMENSION and isinstance(rec.get("label"), str):
+            rec["label"] = group_label([rec["label"]])
     return out
 
 

@@ -71,8 +71,7 @@ def fold(framework: str, release: str, results: Iterable[Record], packages: dict
             out.append({**base, "label": label, "deviating": deviating, "cases": len(recs)})
         else:
             case_labels = {r.case: r.label for r in recs if r.label}
-            names = sorted(set(case_labels.values()))
-            out.append({**base, "label": "|".join(names) if names else "unlabelled", "labels": case_labels})
+            out.append({**base, "label": store.group_label(case_labels.values()), "labels": case_labels})
     return out
 
 

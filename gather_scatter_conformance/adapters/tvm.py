@@ -116,12 +116,6 @@ def relax_ops(mod: Any) -> list[str]:
     return ops
 
 
-def compile_module(mod: Any) -> Any:
-    """``mod`` built with ``tvm.compile(mod, target="llvm")`` (legalization included), as a CPU VirtualMachine."""
-    tvm, relax = _tvm()
-    return relax.VirtualMachine(tvm.compile(mod, target=TARGET), tvm.cpu())
-
-
 _DISK_FORMAT = 1  # bump when what is kept (the library and its op list) changes
 
 
@@ -147,17 +141,17 @@ def load_kept(key: str) -> tuple[list[str], Any] | None:
         return None
 
 
-def build_kept(key: str, mod: Any, ops: list[str]) -> Any:
-    """``mod`` built as :func:`compile_module` builds it, its executable kept under ``key`` for the next process
-    (best effort: no C compiler, or an unwritable cache, keeps nothing); the CPU VirtualMachine."""
+def compile_module(mod: Any, keep: str | None = None, ops: list[str] | None = None) -> Any:
+    """``mod`` built with ``tvm.compile(mod, target="llvm")`` (legalization included), as a CPU VirtualMachine;
+    with ``keep`` (:func:`disk_key`), its executable and ``ops`` (:func:`relax_ops`) are also kept on disk for the
+    next process (best effort: no C compiler, or an unwritable cache, keeps nothing)."""
     tvm, relax = _tvm()
     executable = tvm.compile(mod, target=TARGET)
-    lib = cache_file("tvm", f"{key}.so")
+    lib = cache_file("tvm", f"{keep}.so") if keep else None
     if lib is not None:
         try:
-            lib.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(lib.with_name(f"{key}.ops.json"), json.dumps(ops).encode())
-            tmp = lib.with_name(f".tmp-{os.getpid()}-{key}.so")
+            write_atomic(lib.with_name(f"{keep}.ops.json"), json.dumps(ops or []).encode())  # makes the folder
+            tmp = lib.with_name(f".tmp-{os.getpid()}-{keep}.so")
             executable.export_library(str(tmp))
             os.replace(tmp, lib)  # whole or absent: another worker may be loading it
         except Exception:
@@ -358,7 +352,7 @@ class TvmAdapter(Adapter):
                 return loaded
             mod = build()
             facts["ops"] = relax_ops(mod)  # known before the build, so a failed build records them too
-            return facts["ops"], (build_kept(kept, mod, facts["ops"]) if kept else compile_module(mod))
+            return facts["ops"], compile_module(mod, kept, facts["ops"])
 
         def run() -> np.ndarray:
             ops, vm = self.cache.get_or_make(key, make)

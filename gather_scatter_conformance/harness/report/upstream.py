@@ -44,16 +44,11 @@ def is_path(record: Record) -> bool:
     return adapters.is_path(record.framework)
 
 
-def _listed(claims: Iterable[Claim]) -> Iterable[Claim]:
-    """``claims`` as a lookup takes them: a loaded list as it is (its index kept), anything else listed."""
-    return claims if isinstance(claims, list) else list(claims)
-
-
 def documented(record: Record, claims: Iterable[Claim]) -> Claim | None:
     """The framework's own documented claim for the record's API, operator and dimension, or None."""
     if is_path(record) or not record.dimension:
         return None
-    return lookup(_listed(claims), record.framework, record.op, record.dimension, record.api or None,
+    return lookup(claims, record.framework, record.op, record.dimension, record.api or None,
                   device=record.device or None)
 
 
@@ -61,7 +56,7 @@ def spec_claim(record: Record, claims: Iterable[Claim]) -> Claim | None:
     """ONNX's statement (newest opset first, as the claim file lists it) for the record's operator and dimension."""
     if not record.dimension:
         return None
-    return lookup(_listed(claims), SPEC, record.op, record.dimension)
+    return lookup(claims, SPEC, record.op, record.dimension)
 
 
 def measured(record: Record) -> list[str]:

@@ -335,6 +335,10 @@ def test_a_case_in_the_warm_worker_keeps_nothing_and_a_damaged_library_is_built_
     ADAPTER.release()
     _, built_ops = _run(fresh, ONNX)
     (lib,) = (tmp_path / "tvm").glob("*.so")
+    (listing,) = (tmp_path / "tvm").glob("*.ops.json")
+    for damaged in (b'{"relax.take": 1}', b'["relax.take"', b'"relax.take"'):  # not a list of names: a miss
+        listing.write_bytes(damaged)
+        assert tvm_adapter.load_kept(listing.name.removesuffix(".ops.json")) is None
     lib.write_bytes(b"not a shared library")
     ADAPTER.release()
     out, ops = _run(fresh, ONNX)

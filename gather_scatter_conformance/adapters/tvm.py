@@ -135,8 +135,10 @@ def load_kept(key: str) -> tuple[list[str], Any] | None:
         return None
     try:
         ops = json.loads(text)
+        if not isinstance(ops, list) or not all(isinstance(op, str) for op in ops):
+            return None  # not the op list compile_module writes
         tvm, relax = _tvm()
-        return [str(op) for op in ops], relax.VirtualMachine(tvm.runtime.load_module(str(lib)), tvm.cpu())
+        return ops, relax.VirtualMachine(tvm.runtime.load_module(str(lib)), tvm.cpu())
     except Exception:  # a damaged or foreign library: build it again
         return None
 

@@ -130,7 +130,7 @@ import os
 
 
 def pytest_configure(config):
-    names = [name for name, _ in config.pluginmanager.list_name_plugin()]
+    names = [name for name, plugin in config.pluginmanager.list_name_plugin() if plugin is not None]  # not blocked
     with open(f"plugins-{os.getpid()}.json", "w") as fh:
         json.dump(names, fh)
 """
@@ -162,3 +162,9 @@ def test_a_run_loads_its_own_pytest_plugins_and_a_named_one_only(tmp_path: Path,
     for loaded in processes:
         assert {"gather_scatter_conformance.harness.run.pytest_plugin", "seen_plugins"} <= loaded
         assert not others & loaded, others & loaded
+        assert "logging" not in loaded  # pytest's log capture: nothing to capture, a sixth of a reused run's CPU
+    # A --log-* option asks for pytest's logging plugin, which the run then keeps.
+    assert cli.main(["run", "mine", "--framework", "numpy", "--results", "r2.jsonl", "--workers", "1",
+                     "-p", "seen_plugins", "--log-level", "INFO"]) == 0
+    newest = max(tmp_path.glob("plugins-*.json"), key=lambda p: p.stat().st_mtime_ns)
+    assert "logging" in set(json.loads(newest.read_text()))

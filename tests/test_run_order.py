@@ -33,6 +33,44 @@ def test_the_items_come_framework_by_framework(pytester: pytest.Pytester) -> Non
 def test_several_workers_steal_work() -> None:
     # Each pytest-xdist worker starts on a contiguous share of the run, so on a few framework workers.
     assert _workers("2", [], "") == ["-n", "2", "--dist", "worksteal"]
+    assert _workers("2", [], "", "numpy,onnx~mnnconvert~mnn") == ["-n", "2", "--dist", "worksteal"]
+
+
+def test_a_run_of_paths_only_deals_each_path_whole() -> None:
+    # A path's worker imports a source, a converter and a target: a steal that splits a path starts it twice.
+    assert _workers("2", [], "", "paths") == ["-n", "2", "--gsc-path-units"]
+    assert _workers("2", [], "", "onnx~mnnconvert~mnn, torch~onnx-dynamo~onnxruntime") == ["-n", "2",
+                                                                                          "--gsc-path-units"]
+    assert _workers("1", [], "", "paths") == []
+
+
+@pytest.mark.parametrize(("nodeid", "unit"), [
+    ("cases/gather.yaml::c0[onnx~mnnconvert~mnn]", "onnx~mnnconvert~mnn@cpu"),
+    ("cases/gather.yaml::c0[torch~onnx-dynamo~openvino:index_select]", "torch~onnx-dynamo~openvino@cpu"),
+    ("cases/gather.yaml::c0[torch~onnx-dynamo~onnxruntime:take@cuda]", "torch~onnx-dynamo~onnxruntime@cuda"),
+    ("cases/gather.yaml::c0[torch~onnx-dynamo~onnxruntime@cuda]", "torch~onnx-dynamo~onnxruntime@cuda"),
+    ("cases/gather.yaml::c0[numpy:take]", "cases/gather.yaml::c0[numpy:take]"),  # a framework's: its own unit
+    ("tests/test_x.py::test_y", "tests/test_x.py::test_y"),
+])
+def test_a_paths_unit_is_the_path_on_its_device(nodeid: str, unit: str) -> None:
+    from gather_scatter_conformance.harness.run.pytest_plugin import path_unit
+
+    assert path_unit(nodeid) == unit
+
+
+@pytest.mark.framework  # MNN, and torch for onnx2torch, in their worker processes
+def test_with_path_units_each_path_runs_on_one_worker(pytester: pytest.Pytester) -> None:
+    from gather_scatter_conformance import resources
+
+    (pytester.mkdir("cases") / "gather.yaml").write_bytes((resources.cases_dir() / "gather.yaml").read_bytes())
+    paths = ("onnx~mnnconvert~mnn", "onnx~onnx2torch~torch")
+    result = pytester.runpytest_subprocess("cases", "--framework", ",".join(paths), "-k", "onnx-gather13-example",
+                                           "-n", "2", "--gsc-path-units", "--no-cache", "-v", "-p",
+                                           "no:cacheprovider", timeout=600)
+    ran = [line.split() for line in result.stdout.lines if line.startswith("[gw") and "::" in line]
+    workers = {path: {words[0] for words in ran if words[-1].endswith(f"[{path}]")} for path in paths}
+    assert len(ran) >= 4 and all(len(w) == 1 for w in workers.values()), result.stdout.str()
+    assert workers[paths[0]] != workers[paths[1]], workers  # two units, two workers: one each
 
 
 def _alive(pid: int) -> bool:

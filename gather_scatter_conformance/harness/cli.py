@@ -21,11 +21,12 @@ if TYPE_CHECKING:
     from gather_scatter_conformance.vocab.record import Record
 
 
-def _workers(given: str, extra: list[str], results: str) -> list[str]:
-    """pytest-xdist's ``-n`` (and its work stealing) for ``gsc run --workers``: a number as given, or for ``auto``
-    what fits the cores and the memory available now at the memory a worker took in the last run of ``results`` (its
+def _workers(given: str, extra: list[str], results: str, framework: str = "") -> list[str]:
+    """pytest-xdist's ``-n`` and distribution for ``gsc run --workers``: a number as given, or for ``auto`` what fits
+    the cores and the memory available now at the memory a worker took in the last run of ``results`` (its
     manifest); [] for one worker, where pytest-xdist is missing, or where the pytest arguments already say ``-n``.
-    Says its choice on stderr. ``given`` is checked by :func:`_workers_value`."""
+    Work stealing, but for a run of converter paths only (``framework``: the --framework value): one path to one
+    worker (:func:`_distribution`). Says its choice on stderr. ``given`` is checked by :func:`_workers_value`."""
     from gather_scatter_conformance.harness.run import machine
     from gather_scatter_conformance.harness.run.records import manifest
 
@@ -46,9 +47,23 @@ def _workers(given: str, extra: list[str], results: str) -> list[str]:
     if n > 1 and importlib.util.find_spec("xdist") is None:
         print("gsc: one worker: pytest-xdist is not installed (pip install pytest-xdist)", file=sys.stderr)
         return []
-    # Work stealing: each worker starts on a contiguous share of the run, which comes framework worker by framework
-    # worker (pytest_plugin.by_worker), and an idle one takes half of the busiest one's rest.
-    return ["-n", str(n), "--dist", "worksteal"] if n > 1 else []
+    return ["-n", str(n), *_distribution(framework)] if n > 1 else []
+
+
+def _distribution(framework: str) -> list[str]:
+    """How pytest-xdist deals a run of ``framework`` (the --framework value) to its workers.
+
+    Work stealing: each worker starts on a contiguous share of the run, which comes framework worker by framework
+    worker (pytest_plugin.by_worker), and an idle one takes half of the busiest one's rest. A steal splits the
+    framework in hand, and both workers then start its process. A converter path's start imports a source, a
+    converter and a target (5-7 s for TensorFlow or torch with OpenVINO), and a second run paid it twice for most
+    paths. So a run of paths only gives each path to one worker whole (pytest_plugin.pytest_xdist_make_scheduler;
+    issue #38)."""
+    from gather_scatter_conformance import adapters
+
+    names = [f.strip() for f in framework.split(",") if f.strip()]
+    paths = bool(names) and all(n == "paths" or (n in adapters.table() and adapters.is_path(n)) for n in names)
+    return ["--gsc-path-units"] if paths else ["--dist", "worksteal"]
 
 
 def _workers_value(text: str) -> str:
@@ -83,7 +98,7 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
         argv.append("--gsc-resume")
     if args.no_cache:
         argv.append("--gsc-no-cache")
-    argv += _workers(args.workers, extra, args.results)
+    argv += _workers(args.workers, extra, args.results, args.framework or "")
     if args.shard:
         argv += ["--gsc-shard", args.shard] + [a for t in args.shard_times for a in ("--gsc-shard-times", t)]
     # The console (harness.console): a progress bar instead of dots, failing reports (each deviation's repro script)
@@ -131,9 +146,15 @@ AUTOLOAD_OFF = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
 @contextlib.contextmanager
 def _own_plugins_only(argv: list[str]) -> Iterator[None]:
     """While it lasts, pytest (and the pytest-xdist workers it starts, which inherit the environment) loads no
-    plugin by its entry point; ``argv`` gains a ``-p`` for each of :data:`RUN_PLUGINS` installed. The environment
+    plugin by its entry point; ``argv`` gains a ``-p`` for each of :data:`RUN_PLUGINS` installed, and leaves out
+    pytest's logging plugin where no ``--log-*`` option is given. The environment
     is as it was afterwards: a test or a program that calls this command in-process keeps its plugins."""
     argv += [a for name in RUN_PLUGINS if importlib.util.find_spec(name.partition(".")[0]) for a in ("-p", name)]
+    # pytest's own log capture, unless a --log-* option asks for it: a run's pytest processes log nothing (the
+    # frameworks run in worker processes, whose output the records keep), and capturing per item took a sixth of
+    # the CPU of a run whose records were all reused (issue #38).
+    if not any(a.startswith("--log") for a in argv):
+        argv += ["-p", "no:logging"]
     before = os.environ.get(AUTOLOAD_OFF)
     os.environ[AUTOLOAD_OFF] = "1"
     try:

@@ -87,7 +87,12 @@ def key(rec: dict[str, Any]) -> Key:
 
 def releases(records: Iterable[dict[str, Any]]) -> list[str]:
     """The releases the records cover, oldest first (failed ones included)."""
-    return sorted({r["release"] for r in records}, key=Version)
+    return in_order(r["release"] for r in records)
+
+
+def in_order(releases: Iterable[str]) -> list[str]:
+    """Release names, each once, oldest first (by their version numbers, not as text: 2.10 after 2.9)."""
+    return sorted(set(releases), key=Version)
 
 
 def labels(records: Iterable[dict[str, Any]]) -> dict[Key, dict[str, str]]:

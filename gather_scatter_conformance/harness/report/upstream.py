@@ -188,7 +188,7 @@ def since(record: Record, history: list[dict[str, Any]] | None) -> str:
     label = record.label
     if not by_release or not label:
         return "This case was not swept across releases (the release history covers probe cases' labels)."
-    order = [r for r in store.releases(history) if r in by_release]
+    order = store.in_order(by_release)  # not store.releases(history): a scan of the whole history per finding
     dim = record.dimension
     swept = ", ".join(f"{r}: {words(by_release[r], dim)}" for r in order)
     same = [r for r in order if _shows(record, by_release[r])]

@@ -235,10 +235,12 @@ def adapter_fingerprint(framework: str) -> str:
         return "unknown"
 
 
-def key(case: Case, framework: str, variant: str, device: str, python: str) -> str:
-    """The cache key of ``case`` on ``framework``/``variant`` on ``device``, the framework run by ``python``."""
+def key(case: Case, framework: str, variant: str, device: str, python: str, environment: str | None = None) -> str:
+    """The cache key of ``case`` on ``framework``/``variant`` on ``device``, the framework run by ``python``, in
+    ``environment`` (:func:`environment_fingerprint`, read now where not given)."""
     h = hashlib.sha256()
-    for part in (code_fingerprint(), packages_fingerprint(python), environment_fingerprint(), case_digest(case),
+    env = environment_fingerprint() if environment is None else environment
+    for part in (code_fingerprint(), packages_fingerprint(python), env, case_digest(case),
                  framework, variant, device, _known_fingerprint(framework), adapter_fingerprint(framework)):
         h.update(part.encode() + b"\0")
     return h.hexdigest()

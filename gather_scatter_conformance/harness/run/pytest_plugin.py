@@ -115,6 +115,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                  "CPUExecutionProvider); one that is not installed is a usage error")
     _option(group, "--gsc-no-cache", "--no-cache", action="store_true", default=False,
             help="measure every record: reuse nothing from the result cache, and store nothing in it")
+    _option(group, "--gsc-path-units", action="store_true",
+            help="with pytest-xdist, each converter path (per device) runs on one worker, as one unit of work "
+                 "(gsc run gives it to a run of paths only)")
     _option(group, "--gsc-cache-dir", default="", metavar="DIR",
             help="the result cache's directory (default: $GSC_RESULT_CACHE, else "
                  "$XDG_CACHE_HOME/gather-scatter-conformance/results; GSC_RESULT_CACHE=off disables it)")
@@ -244,6 +247,9 @@ class _State:
         # The result cache (harness.run.cache): None when off.
         self.cache_dir = None if config.getoption("gsc_no_cache") else cache.directory(
             config.getoption("gsc_cache_dir"))
+        # Read once: the session's environment does not change between its items, and reading it per item took a
+        # twentieth of a reused record's time.
+        self.environment = cache.environment_fingerprint()
 
     def baseline_label(self, case_nodeid: str, framework: str, variant: str, device: str) -> str | None:
         """The newest label the framework's baseline gives a cell (None where it has none)."""
@@ -508,6 +514,42 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     by_worker(items)
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: no error where it is not installed
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With --gsc-path-units (gsc run on converter paths only: cli._distribution), pytest-xdist's scope scheduling
+    with each path (on each device) as one unit of work (:func:`path_unit`); else None, pytest-xdist's own ``--dist``.
+
+    A path's worker process imports a source, a converter and a target (5-7 s for TensorFlow or torch with
+    OpenVINO). Under work stealing a steal splits the path in hand and both workers start it, which a second run,
+    whose cells are reused but the memory-unsafe ones, paid for most paths. Scope scheduling gives a worker the next
+    unit when it is nearly done with its own, the units with the most items first. (``--dist loadgroup`` with an
+    ``xdist_group`` mark would do the same, but pytest-xdist 3.8 groups nothing under pytest 9.2:
+    https://github.com/pytest-dev/pytest-xdist/issues/1386.)"""
+    if not config.getoption("gsc_path_units", False):
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class PathUnits(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return path_unit(nodeid)
+
+    return PathUnits(config, log)
+
+
+def path_unit(nodeid: str) -> str:
+    """The unit of work of a test with ``nodeid`` under --gsc-path-units: for a converter path's case item
+    (``file::id[path]``, ``[path:variant]``, ``[path@device]``: CaseItem's name) the path and device, every one of
+    its items together; for any other test its own node id."""
+    if not nodeid.endswith("]") or "[" not in nodeid:
+        return nodeid
+    label = nodeid[nodeid.rindex("[") + 1:-1]
+    framework = label.split(":", 1)[0].split("@", 1)[0]
+    device = label.rpartition("@")[2] if "@" in label else "cpu"
+    from gather_scatter_conformance import adapters
+
+    return f"{framework}@{device}" if adapters.is_path(framework) else nodeid
+
+
 def by_worker(items: list[pytest.Item]) -> None:
     """Order ``items`` (in place) worker by worker: every case item that runs in one framework worker process
     (isolation.Isolated.worker_key: the framework, the environment its variant asks for, the device) together, the
@@ -704,7 +746,7 @@ class CaseFile(pytest.File):
                             continue
                         if threads_of(variant) and not thread_sensitive(entry.dimension):
                             continue
-                        label = (framework if i == 0 else f"{framework}:{variant}") + at
+                        label = (framework if i == 0 else f"{framework}:{variant}") + at  # as path_unit reads it
                         yield CaseItem.from_parent(
                             self, name=f"{entry.id}[{label}]", case=entry, framework=framework, variant=variant,
                             device=device,
@@ -805,7 +847,8 @@ class CaseItem(pytest.Item):
             return None
         if not self.cache_key:
             python = state.pythons.get(self.framework, sys.executable) if state.isolation != "none" else sys.executable
-            self.cache_key = cache.key(self.case, self.framework, self.variant, self.device, python)
+            self.cache_key = cache.key(self.case, self.framework, self.variant, self.device, python,
+                                       state.environment)
         return self.cache_key
 
     def _hang_witness(self, state: _State) -> HangWitness:

@@ -230,3 +230,25 @@ def test_switching_backends_in_process_is_the_fallback() -> None:
         case = _case("Gather", {"axis": 0}, data=np.arange(3.0), indices=[-1])
         assert _run(case, "take/numpy").tolist() == [2.0]
         assert keras_adapter._keras().config.backend() == "numpy"
+
+
+def test_a_reduction_the_release_lacks_is_unsupported_not_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """keras.ops.scatter_update takes ``reduction`` from 3.14; 3.13.2 and older raise TypeError on it, which is no
+    behaviour of theirs (a release sweep counts it where the API arrived). The pinned release has the argument, so
+    the release before it is given here by scatter_update's 3.13 signature; without reduction the call runs as
+    ever."""
+    case = _case("ScatterND", {"reduction": "add"}, data=np.zeros(3, np.float32), indices=np.array([[1], [1]]),
+                 updates=np.array([1.0, 2.0], np.float32))
+    plain = _case("ScatterND", data=np.zeros(3, np.float32), indices=np.array([[1]]),
+                  updates=np.array([5.0], np.float32))
+    assert _run(case, "scatter_update/numpy").tolist() == [0.0, 3.0, 0.0]  # 3.14 and later: the reduction is there
+    keras = keras_adapter._keras("numpy")  # the module the adapter runs on (set_backend re-imports Keras)
+    old = keras.ops.scatter_update
+
+    def scatter_update_3_13(inputs: Any, indices: Any, updates: Any) -> Any:  # 3.13.2's signature
+        return old(inputs, indices, updates)
+
+    monkeypatch.setattr(keras.ops, "scatter_update", scatter_update_3_13)
+    with pytest.raises(Unsupported, match="has no reduction argument"):
+        _run(case, "scatter_update/numpy")
+    assert _run(plain, "scatter_update/numpy").tolist() == [0.0, 5.0, 0.0]

@@ -191,3 +191,20 @@ def test_repro_sources_run_on_their_own(backend: str) -> None:
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == str(compute(case.op, case.inputs, case.attrs).tolist())
+
+
+def test_an_api_the_release_lacks_is_unsupported_not_an_error() -> None:
+    """A release from before an API (tf.tensorScatterUpdate came in the 4.x series; 3.21.0 and 4.0.0 raise
+    "TypeError: tf.tensorScatterUpdate is not a function") has no behaviour of it: unsupported, so a release sweep
+    counts where the API arrived. The pinned release lacks no API, so the call here names one no release has; any
+    other TypeError stays the error it is."""
+    from gather_scatter_conformance.adapters.base import Call
+
+    data = np.arange(3, dtype=np.float32)
+    for expr, function, raised in [("tf.noSuchScatter(data)", "tf.noSuchScatter", Unsupported),
+                                   ("tf.gather(data, null)", "tf.gather", tfjs.TfjsError)]:
+        request = {"backend": "cpu", "names": ["data"], "body": tfjs.js_function(("data",), [], expr),
+                   "inputs": {"data": tfjs.spec(data)}}
+        with pytest.raises(raised) as info:
+            ADAPTER._run(Call(expr, lambda: None), request, function)
+        assert raised is tfjs.TfjsError or "has no tf.noSuchScatter" in str(info.value)

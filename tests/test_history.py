@@ -335,3 +335,57 @@ def test_case_labels_of_a_list_follow_the_list() -> None:
     history.append(probe("1.17.3", "wrap"))
     assert store.case_labels(history) == store.case_labels(iter(history)) == {key: {"1.16.3": "error",
                                                                                   "1.17.3": "wrap"}}
+
+
+def test_a_release_environment_reports_what_its_rules_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ReleaseRules.reported: the versions of what a release brings with it (jax's [cpu] extra: jaxlib) are kept in
+    its records' packages. The environment here is this interpreter (a script instead of an install), so the
+    versions are this one's; the import check runs for real."""
+    pytest.importorskip("jax")
+    import importlib.metadata
+
+    def link(path: Path, reqs: list[str]) -> str:
+        (path / "bin").mkdir(parents=True)
+        python = path / "bin" / "python"
+        python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')  # a venv's python keeps its venv so
+        python.chmod(0o755)
+        return "link"
+
+    monkeypatch.setattr(envs, "_create", link)
+    env = envs.ensure("jax", "0.4.38", tmp_path)
+    assert env.packages["jaxlib"] == importlib.metadata.version("jaxlib")
+    assert env.packages["jax"] == importlib.metadata.version("jax")
+
+
+def test_an_npm_release_is_pinned_package_by_package() -> None:
+    """TensorFlow.js comes from npm: a release is @tensorflow/tfjs and its wasm backend at that version, released in
+    lockstep; the check is JavaScript (no Python module to import)."""
+    assert pins.requirements("tfjs", "4.20.0") == ["@tensorflow/tfjs@4.20.0", "@tensorflow/tfjs-backend-wasm@4.20.0"]
+    rules = pins.framework("tfjs")
+    assert rules.registry == "npm" and rules.check_code().startswith("const tf = require(")
+    assert "import " not in rules.check_code()
+
+
+@pytest.mark.framework
+@pytest.mark.slow
+def test_an_npm_release_gets_a_folder_of_its_own_named_to_the_adapter(tmp_path: Path) -> None:
+    """The folder holds exactly the release (npm, from the registry), Node loads it, and the run's variables name it
+    to the adapter (GSC_TFJS_DIR); a second call reuses it."""
+    import shutil
+
+    if not (shutil.which("npm") and shutil.which("node")):
+        pytest.skip("needs npm and node (Debian's nodejs and npm)")
+    from gather_scatter_conformance.adapters.tfjs import DIR_ENV
+
+    try:
+        env = envs.ensure("tfjs", "4.21.0", tmp_path)
+    except envs.EnvError as exc:
+        if exc.stage == "install":
+            pytest.skip(f"the npm registry is out of reach here: {exc.reason[:200]}")
+        raise
+    folder = envs.env_path("tfjs", "4.21.0", tmp_path)
+    assert env.variables == {DIR_ENV: str(folder)} and env.tool == "npm"
+    assert env.packages == {"@tensorflow/tfjs": "4.21.0", "@tensorflow/tfjs-backend-wasm": "4.21.0"}
+    assert env.python == sys.executable  # the cases run in the harness's own interpreter
+    again = envs.ensure("tfjs", "4.21.0", tmp_path)
+    assert again.tool == "reused" and again.variables == env.variables and again.packages == env.packages

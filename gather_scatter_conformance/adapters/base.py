@@ -122,7 +122,7 @@ class ReleaseRules:
     """
 
     distribution: str  # what `pip install <distribution>==<release>` installs (tensorflow-cpu: no CUDA libraries)
-    module: str  # the module the adapter imports, whose __version__ a working environment reports
+    module: str  # the module the adapter imports, whose __version__ a working environment reports ("" for npm)
     # companion packages, every release (onnx: the adapters build ONNX models); ``{release}`` in one is the release
     # swept (a companion released in lockstep: iree-base-runtime beside iree-base-compiler)
     extra: tuple[str, ...] = ()
@@ -133,12 +133,23 @@ class ReleaseRules:
     # the same distribution's entry in extra (tvm: the apache-tvm-ffi its native libraries were built against)
     companions_before: tuple[tuple[str, str], ...] = ()
     pinned: tuple[str, ...] = ()  # extra requirements every release needs whatever its age
+    # distributions the release brings with it, not named above, whose versions its records keep (jax: the jaxlib
+    # its [cpu] extra resolves; executorch: the torch its release requires)
+    reported: tuple[str, ...] = ()
     # Python that must run in a working environment: importing the module, and reaching the API the adapter calls
-    # (a release without it is recorded as import-failed with the reason, not run into a column of errors).
+    # (a release without it is recorded as import-failed with the reason, not run into a column of errors); for an
+    # npm framework, JavaScript that Node runs in the release's folder.
     check: str = ""
+    # Where releases come from: "pypi" (a virtual environment per release), or "npm" (a folder per release where
+    # npm installs ``distribution@release`` and ``extra``; the harness's own interpreter runs the cases, with
+    # ``folder_env`` naming the folder to the adapter: TensorFlow.js's GSC_TFJS_DIR)
+    registry: str = "pypi"
+    folder_env: str = ""
 
     def check_code(self) -> str:
-        """The import check's code (the module imported, then ``check``)."""
+        """The import check's code (the module imported, then ``check``; an npm framework's ``check`` alone)."""
+        if self.registry == "npm":
+            return self.check
         return f"import {self.module}" + (f"; {self.check}" if self.check else "")
 
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from gather_scatter_conformance.adapters import executorch_program as et
 from gather_scatter_conformance.adapters import source
-from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, delegation
+from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, ReleaseRules, delegation
 from gather_scatter_conformance.adapters.cache import LRU
 from gather_scatter_conformance.adapters.convert.path import (
     cache_file,
@@ -142,6 +142,16 @@ class ExecuTorchAdapter(Adapter):
     name = "executorch"
     requires = ("executorch", "torch")
     extra = "executorch"
+    # Each release requires the torch (and torchao) it was built with (1.0.1: torch>=2.9,<2.10), which pip then
+    # resolves: from the package index a CUDA build, run on the CPU. setuptools: torch.export's and inductor's
+    # compiler helpers, which uv environments lack (as torch's own rules say). NumPy as the release requires it.
+    releases = ReleaseRules("executorch", "executorch", extra=("setuptools",), reported=("torch", "torchao"),
+                            check="import torch; from executorch.exir import to_edge_transform_and_lower; "
+                                  "from executorch.runtime import Runtime; "
+                                  "from executorch.extension.pybindings import portable_lib; "
+                                  "portable_lib._unsafe_reset_threadpool; "
+                                  "from executorch.backends.xnnpack.partition.xnnpack_partitioner "
+                                  "import XnnpackPartitioner")
     # 1.5.1, one runtime thread: 12 of 12 children of a parent that had lowered and run every Gather variant ran
     # ScatterND on both backends (0.6-1.0 s each, against 5 s of imports for a cold one).
     fork_after_run = True

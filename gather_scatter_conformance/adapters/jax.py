@@ -245,7 +245,8 @@ class JaxAdapter(Adapter):
     requires = ("jax",)
     extra = "jax"
     # jax's [cpu] extra brings the jaxlib of the same release; NumPy 2 from 0.4.27.
-    releases = ReleaseRules("jax", "jax", numpy2_since="0.4.27", requirement="jax[cpu]=={release}")
+    releases = ReleaseRules("jax", "jax", numpy2_since="0.4.27", requirement="jax[cpu]=={release}",
+                            reported=("jaxlib",))
     devices = ("cpu", "gpu")
     VARIANTS = _VARIANTS
     mapping = "docs/mapping/jax.md"

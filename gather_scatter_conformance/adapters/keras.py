@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gather_scatter_conformance.adapters import keras_calls as calls
-from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, Unsupported
+from gather_scatter_conformance.adapters.base import Adapter, Call, CaseData, ReleaseRules, Unsupported
 from gather_scatter_conformance.adapters.source import tensors
 from gather_scatter_conformance.vocab import variants
 
@@ -72,10 +72,28 @@ def _lambda(expr: str, names: tuple[str, ...]) -> Callable[..., Any]:
     return eval(f"lambda keras, {', '.join(names)}: {expr}")
 
 
+def _has_reduction(keras: Any) -> bool:
+    """Whether this Keras's ``keras.ops.scatter_update`` takes ``reduction`` (3.14 and later)."""
+    import inspect
+
+    try:
+        return "reduction" in inspect.signature(keras.ops.scatter_update).parameters
+    except (TypeError, ValueError):  # no signature to read: let the call say what it takes
+        return True
+
+
 class KerasAdapter(Adapter):
     name = "keras"
     requires = ("keras",)
     extra = "keras"
+    # A release sweep installs one Keras release beside the backends at the project's pinned releases (as LiteRT's
+    # sweep keeps its converter pinned), so a label that changes between releases is Keras's own; each backend's
+    # variants run in a worker of their own (worker_env), so a sweep measures every backend. NumPy's backend is
+    # Keras's code alone.
+    releases = ReleaseRules("keras", "keras", extra=("tensorflow-cpu==2.21.0", "jax[cpu]==0.10.2", "torch==2.13.0"),
+                            reported=("jaxlib",),
+                            check="import keras.ops; keras.ops.take; keras.ops.take_along_axis; "
+                                  "keras.ops.scatter_update; keras.ops.scatter; keras.ops.slice_update")
     VARIANTS = VARIANTS
     # keras.ops.scatter(indices, values, shape) writes into zeros of the shape (its docstring)
     NO_DATA_INPUT: ClassVar[dict[str, tuple[str, ...]]] = (
@@ -102,6 +120,10 @@ class KerasAdapter(Adapter):
 
         def run() -> Any:
             keras = _keras(backend)
+            if ", reduction=" in expr and not _has_reduction(keras):
+                # A release from before the argument (3.13 and older): no behaviour of it to record; a release
+                # sweep counts it where the API arrived.
+                raise Unsupported(f"Keras {keras.__version__}'s keras.ops.scatter_update has no reduction argument")
             # Fresh copies each run: a backend that writes into them must not change the next repetition's inputs.
             arrays = {n: case.inputs[n].copy() for n in names}
             try:

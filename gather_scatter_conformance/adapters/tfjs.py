@@ -31,6 +31,7 @@ from gather_scatter_conformance.adapters.base import (
     CaseData,
     NativeCrash,
     NoDevice,
+    ReleaseRules,
     Unsupported,
     delegation,
 )
@@ -250,6 +251,12 @@ class TfjsAdapter(Adapter):
     # The Python side needs only NumPy; Node and the npm packages are checked by unavailable() (no pip extra
     # installs them: `make tfjs` does, from tfjs_node/package-lock.json).
     requires = ("numpy",)
+    # A release sweep (gsc history tfjs) installs @tensorflow/tfjs and its wasm backend of one release, released in
+    # lockstep, from npm into a folder of their own, and runs the cases with GSC_TFJS_DIR naming it.
+    releases = ReleaseRules(PACKAGES[0], "", registry="npm", folder_env=DIR_ENV,
+                            extra=tuple(f"{p}@{{release}}" for p in PACKAGES[1:]),
+                            check="const tf = require('@tensorflow/tfjs'); require('@tensorflow/tfjs-backend-wasm'); "
+                                  "tf.gather; tf.gatherND; tf.tensorScatterUpdate; tf.scatterND")
     VARIANTS: ClassVar[dict[str, list[str]]] = _VARIANTS
     # tf.scatterND(indices, updates, shape) scatters into zeros it makes itself
     NO_DATA_INPUT: ClassVar[dict[str, tuple[str, ...]]] = {
@@ -323,6 +330,10 @@ class TfjsAdapter(Adapter):
         if reply.get("ok") is False and "name" in reply:
             if reply["name"] == "RuntimeError":  # a WebAssembly trap or abort: that instance is not to be trusted
                 node().close()
+            if reply["name"] == "TypeError" and str(reply["message"]).startswith(f"{function} is not a function"):
+                # A release from before the API (tf.tensorScatterUpdate arrived in the 4.x series): no behaviour
+                # of it to record; a release sweep counts it where the API arrived.
+                raise Unsupported(f"this TensorFlow.js release has no {function} ({reply['message']})")
             raise js_error(reply["name"], reply["message"])
         return reply
 

@@ -8,6 +8,7 @@ imported raises :class:`EnvError` with the reason, which the sweep records.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -15,7 +16,7 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gather_scatter_conformance.harness.history.pins import framework, requirements
@@ -36,12 +37,14 @@ class EnvError(Exception):
 
 @dataclass
 class Env:
-    """A ready environment: its interpreter, the versions installed, and how long making it took (0 if reused)."""
+    """A ready environment: its interpreter, the versions installed, how long making it took (0 if reused), and the
+    variables a run in it needs (an npm release's folder, under its ReleaseRules.folder_env)."""
 
     python: str
     packages: dict[str, str]
     created_s: float
-    tool: str  # uv | pip | reused
+    tool: str  # uv | pip | npm | reused
+    variables: dict[str, str] = field(default_factory=dict)
 
 
 def cache_root() -> Path:
@@ -129,6 +132,44 @@ def _create(path: Path, reqs: list[str]) -> str:
     return "pip"
 
 
+def _ensure_npm(name: str, release: str, root: Path | None) -> Env:
+    """:func:`ensure` for an npm framework: a folder where npm installed the release and its companions (exactly
+    those versions), checked by Node running the rules' ``check`` there; the cases then run in this interpreter,
+    the folder named to the adapter by the rules' ``folder_env``."""
+    rules = framework(name)
+    reqs = requirements(name, release)
+    path = env_path(name, release, root)
+    variables = {rules.folder_env: str(path)} if rules.folder_env else {}
+    marker = path / MARKER
+    if marker.exists():
+        saved = json.loads(marker.read_text())
+        if saved.get("requirements") == reqs:
+            return Env(sys.executable, saved["packages"], 0.0, "reused", variables)
+    npm, node = shutil.which("npm"), shutil.which("node")
+    if not (npm and node):
+        raise EnvError("install", "npm and node are needed (Debian's nodejs and npm)")
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    start = time.perf_counter()
+    pinned = dict(req.rsplit("@", 1) for req in reqs)  # "@scope/name@1.2.3": the last @ ends the name
+    (path / "package.json").write_text(json.dumps({"private": True, "dependencies": pinned}, indent=1))
+    _run([npm, "install", "--prefix", str(path), "--no-audit", "--no-fund", "--save-exact"], "install")
+    try:
+        subprocess.run([node, "-e", rules.check_code()], cwd=path, capture_output=True, text=True, timeout=300,
+                       check=True)
+    except subprocess.CalledProcessError as exc:
+        raise EnvError("import", reason(exc.stderr or exc.stdout) or f"exit {exc.returncode}") from None
+    except subprocess.TimeoutExpired as exc:
+        raise EnvError("import", "node took over 300 s to load the packages") from exc
+    created = time.perf_counter() - start
+    packages = {}
+    for package in [*pinned, *rules.reported]:
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            packages[package] = json.loads((path / "node_modules" / package / "package.json").read_text())["version"]
+    marker.write_text(json.dumps({"requirements": reqs, "packages": packages, "tool": "npm"}, indent=1))
+    return Env(sys.executable, packages, created, "npm", variables)
+
+
 def installed(python: str, names: list[str]) -> dict[str, str]:
     """Installed versions of the distributions ``names`` in the interpreter ``python`` (absent ones left out)."""
     code = ("import importlib.metadata as m, json, sys\n"
@@ -151,6 +192,8 @@ def _requirement_names(reqs: list[str]) -> list[str]:
 def ensure(name: str, release: str, root: Path | None = None) -> Env:
     """A working environment for ``name``==``release``: reused when its marker lists the same requirements, else
     made afresh and checked by importing the framework. Raises EnvError with the reason otherwise."""
+    if framework(name).registry == "npm":
+        return _ensure_npm(name, release, root)
     reqs = requirements(name, release)
     path = env_path(name, release, root)
     python = str(path / "bin" / "python")
@@ -165,7 +208,7 @@ def ensure(name: str, release: str, root: Path | None = None) -> Env:
     tool = _create(path, reqs)
     _run([python, "-c", framework(name).check_code()], "import", timeout=300)
     created = time.perf_counter() - start
-    names = _requirement_names(reqs) + (["jaxlib"] if name == "jax" else [])
+    names = _requirement_names(reqs) + list(framework(name).reported)
     packages = installed(python, names)
     marker.write_text(json.dumps({"requirements": reqs, "packages": packages, "tool": tool}, indent=1))
     return Env(python, packages, created, tool)

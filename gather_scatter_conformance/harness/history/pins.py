@@ -53,8 +53,11 @@ def companions(name: str, release: str) -> list[str]:
 
 
 def requirements(name: str, release: str) -> list[str]:
-    """The requirement strings of one release's environment: the framework pinned, its companions, NumPy's limit."""
+    """The requirement strings of one release's environment: the framework pinned, its companions, NumPy's limit
+    (an npm framework's: ``package@version`` for the framework and each companion)."""
     fw = framework(name)
+    if fw.registry == "npm":
+        return [f"{fw.distribution}@{release}", *(r.format(release=release) for r in fw.extra)]
     out = [fw.requirement.format(distribution=fw.distribution, release=release), *companions(name, release),
            *WORKER, *fw.pinned]
     if fw.numpy2_since and Version(release) < Version(fw.numpy2_since):

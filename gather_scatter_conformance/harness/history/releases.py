@@ -3,7 +3,9 @@ resolved against the package index that pip is configured for."""
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 import subprocess
 import sys
 from functools import cache
@@ -21,16 +23,21 @@ class ReleaseSpecError(ValueError):
 
 
 @cache
-def index_versions(distribution: str) -> tuple[str, ...]:
-    """Every final release of ``distribution`` the package index offers, oldest first (``pip index versions``)."""
-    proc = subprocess.run([sys.executable, "-m", "pip", "index", "versions", distribution],
-                          capture_output=True, text=True, timeout=300)
-    match = re.search(r"Available versions:\s*(.+)", proc.stdout)
-    if proc.returncode or not match:
-        raise ReleaseSpecError(f"the package index lists no releases of {distribution}: "
-                               f"{(proc.stderr or proc.stdout).strip()[-300:]}")
+def index_versions(distribution: str, registry: str = "pypi") -> tuple[str, ...]:
+    """Every final release of ``distribution`` the package index offers, oldest first (``pip index versions``; for
+    ``registry`` npm, ``npm view <package> versions``)."""
+    if registry == "npm":
+        texts = _npm_versions(distribution)
+    else:
+        proc = subprocess.run([sys.executable, "-m", "pip", "index", "versions", distribution],
+                              capture_output=True, text=True, timeout=300)
+        match = re.search(r"Available versions:\s*(.+)", proc.stdout)
+        if proc.returncode or not match:
+            raise ReleaseSpecError(f"the package index lists no releases of {distribution}: "
+                                   f"{(proc.stderr or proc.stdout).strip()[-300:]}")
+        texts = match.group(1).split(",")
     versions = []
-    for text in match.group(1).split(","):
+    for text in texts:
         try:
             v = Version(text.strip())
         except InvalidVersion:
@@ -38,6 +45,21 @@ def index_versions(distribution: str) -> tuple[str, ...]:
         if not (v.is_prerelease or v.is_devrelease):
             versions.append(v)
     return tuple(str(v) for v in sorted(set(versions)))
+
+
+def _npm_versions(package: str) -> list[str]:
+    """The versions npm's registry lists for ``package`` (``npm view --json``)."""
+    npm = shutil.which("npm")
+    if not npm:
+        raise ReleaseSpecError(f"npm is not installed, so the releases of {package} cannot be listed")
+    proc = subprocess.run([npm, "view", package, "versions", "--json"], capture_output=True, text=True, timeout=300)
+    try:
+        listed = json.loads(proc.stdout) if proc.returncode == 0 else None
+    except ValueError:
+        listed = None
+    if not isinstance(listed, list):
+        raise ReleaseSpecError(f"npm lists no releases of {package}: {(proc.stderr or proc.stdout).strip()[-300:]}")
+    return [str(v) for v in listed]
 
 
 def newest_patches(versions: list[str]) -> list[str]:
@@ -72,7 +94,8 @@ def resolve(name: str, spec: str, available: tuple[str, ...] | None = None) -> l
         specifier = SpecifierSet(spec)
     except InvalidSpecifier as exc:
         raise ReleaseSpecError(f"{spec!r} is neither a release list nor a version range: {exc}") from exc
-    releases = available if available is not None else index_versions(framework(name).distribution)
+    rules = framework(name)
+    releases = available if available is not None else index_versions(rules.distribution, rules.registry)
     inside = [v for v in releases if Version(v) in specifier]
     if not inside:
         raise ReleaseSpecError(f"no release of {framework(name).distribution} matches {spec!r}")

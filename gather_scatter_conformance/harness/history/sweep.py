@@ -116,7 +116,7 @@ def sweep_release(framework: str, release: str, cases: Sequence[str] = (), root:
         began = time.perf_counter()
         try:
             proc = run_cases(framework, environment.python, paths, () if cases else DEFAULT_TAGS, results,
-                             pins.environment(framework, release))
+                             {**pins.environment(framework, release), **environment.variables})
         except subprocess.TimeoutExpired:
             return ReleaseResult(release, [failed(framework, release, "run-failed", "the run timed out",
                                                   environment.packages)], "run-failed", env_s, RUN_TIMEOUT)

@@ -403,3 +403,16 @@ def test_a_paths_progress_file_is_made_in_the_workers_folder(tmp_path: Path, mon
         assert made == [ex.scratch()]
     finally:
         ex.close()
+
+
+def test_a_hang_is_filed_under_the_device_the_adapters_results_are(tmp_path: Path) -> None:
+    """ONNX Runtime files a run's results by its execution provider (an OpenVINO EP run's under "openvino"): a call
+    that hung or killed its process answers nothing, and its record must still be filed there, not with the CPU
+    provider's cells as one of theirs (the OpenVINO EP phase of 2026-12-01 filed a crash under "cpu"). The Azure
+    provider, in every onnxruntime build, runs no node itself, so its cases run and hang on the CPU as usual."""
+    pytest.importorskip("onnxruntime")
+    records, out = _run_file(tmp_path, "scatter_elements.yaml", SLOW_AND_FAST, "--framework", "onnxruntime",
+                             "--variants", "default", "--gsc-ort-providers", "AzureExecutionProvider",
+                             "--case-timeout", "0.02")
+    assert records["a-slow"]["outcome"] == "timeout", out
+    assert {r["device"] for r in records.values()} == {"azure"}, records

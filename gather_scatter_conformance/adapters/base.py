@@ -244,6 +244,13 @@ class Adapter:
         """Return the native call for ``case`` in ``variant``; raise Unsupported if the API cannot express it."""
         raise NotImplementedError
 
+    def record_device(self, device: str) -> str:
+        """The device a result of a case run on ``device`` is filed under where no call answered (its process died
+        or hung), as ``prepare``'s Call would name it: ``device`` itself, unless the adapter files results by
+        something the run chose (ONNX Runtime: its execution provider). Imports no framework: the run's controller
+        asks it."""
+        return device
+
     def describe(self, case: CaseData, variant: str) -> tuple[str, str]:
         """``(api, source)`` of the call ``prepare`` makes, without compiling or running anything the framework
         could crash in (asked again after a case killed its process). Raises as ``prepare`` does."""

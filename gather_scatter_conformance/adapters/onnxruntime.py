@@ -126,7 +126,7 @@ def providers(device: str = "cpu") -> list[str]:
     problem = provider_problem(requested, sorted(_available())) if requested else None
     if problem:
         raise ValueError(problem)
-    chosen = [p for p in requested if (device_of(p) == "gpu") == (device == "gpu")]
+    chosen = _chosen(requested, device)
     if chosen:
         return chosen
     if device == "cpu":
@@ -138,6 +138,11 @@ def providers(device: str = "cpu") -> list[str]:
         raise NoDevice(f"onnxruntime {ort.__version__} has no GPU execution provider (available: "
                        f"{', '.join(sorted(_available()))}); install onnxruntime-gpu")
     return gpu[:1]
+
+
+def _chosen(requested: list[str], device: str) -> list[str]:
+    """The ``requested`` providers that run on ``device`` (the GPU ones for "gpu", the others for any other)."""
+    return [p for p in requested if (device_of(p) == "gpu") == (device == "gpu")]
 
 
 @functools.cache
@@ -273,6 +278,12 @@ class OnnxruntimeAdapter(Adapter):
     def is_slow(self, variant: str) -> bool:
         # a constant twin: a session per index value, not per signature; a dynamic one: a twin, run where they run
         return variants.twin_of(variant) is not None
+
+    def record_device(self, device: str) -> str:
+        # As prepare's Call: the first requested provider's device (an OpenVINO EP run files under "openvino"), so
+        # a crash of that provider is not filed with the CPU provider's cells.
+        chosen = _chosen(requested_providers(), device)
+        return device_of(chosen[0]) if chosen else device
 
     def prepare(self, case: CaseData, variant: str) -> Call:
         provider_list = providers(case.device)

@@ -104,7 +104,10 @@ def _answer(case: Case, framework: str, variant: str, executor: Executor, device
         job = {**job, HUNG_BEFORE: hung_before}
     if adapters.is_path(framework):
         return _run_path(executor, framework, variant, job)
-    return executor.run(framework, variant, job)
+    res = executor.run(framework, variant, job)
+    if not res.get("device"):  # no call answered (a crash, a hang): filed where the call's results are
+        res = {**res, "device": adapters.get(framework).record_device(device)}
+    return res
 
 
 @dataclass(frozen=True)

@@ -389,3 +389,27 @@ def test_an_npm_release_gets_a_folder_of_its_own_named_to_the_adapter(tmp_path: 
     assert env.python == sys.executable  # the cases run in the harness's own interpreter
     again = envs.ensure("tfjs", "4.21.0", tmp_path)
     assert again.tool == "reused" and again.variables == env.variables and again.packages == env.packages
+
+
+def test_a_failed_import_is_told_by_its_error_not_the_log_lines_before_it() -> None:
+    """ExecuTorch 1.2.0 under torch 2.15 (the sweep of 2026-12-01): torch's glog warning, which says "will be an
+    error in a future release", came before the ImportError and led the release's reason."""
+    stderr = ("W1201 06:40:49.405000 20739 torch/utils/_pytree.py:646] <enum 'KernelPreference'> is an Enum subclass "
+              "... Calling register_constant() on Enum subclasses is deprecated and will be an error in a future "
+              "release.\nTraceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n"
+              "ImportError: _portable_lib.so: undefined symbol: _ZN3c104impl3cow23materialize_cow_storageERNS_11Stor"
+              "ageImplE\n")
+    assert envs.reason(stderr) == ("ImportError: _portable_lib.so: undefined symbol: _ZN3c104impl3cow23materialize_"
+                                   "cow_storageERNS_11StorageImplE")
+
+
+def test_a_release_runs_with_its_environments_tools_first_on_path(tmp_path: Path) -> None:
+    """ExecuTorch 1.0.1 and 1.1.0 call ``flatc`` from PATH to serialize every program; their interpreter run without
+    its environment's ``bin`` on PATH failed every call (the sweep of 2026-12-01 recorded 'error' on each probe).
+    The harness's own interpreter (an npm release's cases run there) gets nothing added."""
+    from gather_scatter_conformance.harness.history import sweep
+
+    release = envs.Env(str(tmp_path / "bin" / "python"), {}, 0.0, "uv", {"GSC_X": "1"})
+    variables = sweep.run_variables(release)
+    assert variables["PATH"].split(os.pathsep)[0] == str(tmp_path / "bin") and variables["GSC_X"] == "1"
+    assert "PATH" not in sweep.run_variables(envs.Env(sys.executable, {}, 0.0, "npm", {}))

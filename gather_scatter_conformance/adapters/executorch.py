@@ -142,10 +142,16 @@ class ExecuTorchAdapter(Adapter):
     name = "executorch"
     requires = ("executorch", "torch")
     extra = "executorch"
-    # Each release requires the torch (and torchao) it was built with (1.0.1: torch>=2.9,<2.10), which pip then
-    # resolves: from the package index a CUDA build, run on the CPU. setuptools: torch.export's and inductor's
-    # compiler helpers, which uv environments lack (as torch's own rules say). NumPy as the release requires it.
+    # Each release's extension modules are built against one torch minor series, but from 1.1 its METADATA states
+    # only a floor (1.1.0: torch>=2.10.0; 1.2.0: >=2.11.0; 1.3.1: >=2.12.0a0; 1.4.1: >=2.13.0a0), so a resolver
+    # takes the newest torch and the import fails (2.15.0: undefined symbol c10::impl::cow::materialize_cow_storage,
+    # the sweep of 2026-12-01); companions_before holds each to its floor's series. From the package index a CUDA
+    # build, run on the CPU. setuptools: torch.export's and inductor's compiler helpers, which uv environments lack
+    # (as torch's own rules say). NumPy as the release requires it.
     releases = ReleaseRules("executorch", "executorch", extra=("setuptools",), reported=("torch", "torchao"),
+                            companions_before=(("1.1.0", "torch>=2.9,<2.10"), ("1.2.0", "torch>=2.10,<2.11"),
+                                               ("1.3.0", "torch>=2.11,<2.12"), ("1.4.0", "torch>=2.12,<2.13"),
+                                               ("1.6.0", "torch>=2.13,<2.14")),
                             check="import torch; from executorch.exir import to_edge_transform_and_lower; "
                                   "from executorch.runtime import Runtime; "
                                   "from executorch.extension.pybindings import portable_lib; "

@@ -101,7 +101,9 @@ def _run(cmd: list[str], stage: str, timeout: float = INSTALL_TIMEOUT) -> str:
 
 
 _WHY = re.compile(r"(?i)error|no solution|no matching|not supported|requires|because|unsatisfiable|failed")
-_HINT = re.compile(r"(?i)^(note|hint):|see above|this is an issue with the package")
+# hints, and the log lines a framework prints while importing (glog's "W1201 06:40:49.405000 ...", which can say
+# "will be an error in a future release")
+_HINT = re.compile(r"(?i)^(note|hint):|see above|this is an issue with the package|^[IWE]\d{4} \d\d:\d\d:\d\d")
 
 
 def reason(output: str) -> str:

@@ -99,6 +99,17 @@ def run_cases(framework: str, python: str, cases: Sequence[str], tags: Sequence[
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **env})
 
 
+def run_variables(environment: envs.Env) -> dict[str, str]:
+    """The variables a run in ``environment`` gets: its own (Env.variables), and for a virtual environment its
+    ``bin`` folder first on PATH, as activating it would: a release may call a tool it installs there
+    (ExecuTorch 1.0 and 1.1 serialize every program with ``flatc`` from PATH; without it each call failed)."""
+    variables = dict(environment.variables)
+    folder = str(Path(environment.python).parent)
+    if environment.python != sys.executable:
+        variables["PATH"] = os.pathsep.join(p for p in (folder, os.environ.get("PATH", "")) if p)
+    return variables
+
+
 def sweep_release(framework: str, release: str, cases: Sequence[str] = (), root: Path | None = None) -> ReleaseResult:
     """Measure one release: make (or reuse) its environment and run the cases; never raises for the framework's
     failures, which become the release's one failure record."""
@@ -116,7 +127,7 @@ def sweep_release(framework: str, release: str, cases: Sequence[str] = (), root:
         began = time.perf_counter()
         try:
             proc = run_cases(framework, environment.python, paths, () if cases else DEFAULT_TAGS, results,
-                             {**pins.environment(framework, release), **environment.variables})
+                             {**pins.environment(framework, release), **run_variables(environment)})
         except subprocess.TimeoutExpired:
             return ReleaseResult(release, [failed(framework, release, "run-failed", "the run timed out",
                                                   environment.packages)], "run-failed", env_s, RUN_TIMEOUT)

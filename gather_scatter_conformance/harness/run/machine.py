@@ -187,10 +187,15 @@ class PeakSampler:
         return self
 
     def _run(self) -> None:
+        # The first waits are short (a quarter second, doubling up to ``interval``): a run of a few seconds starts
+        # its workers and ends them between two 2-second samples, which then saw the controller alone (0.0 GiB,
+        # no measurement for the next run's sizing).
+        wait = min(0.25, self.interval)
         while True:
             self.sample()
-            if self._stop.wait(self.interval):
+            if self._stop.wait(wait):
                 return
+            wait = min(wait * 2, self.interval)
 
     def sample(self) -> int:
         """Measure now; returns this sample (the peak is kept)."""

@@ -106,8 +106,17 @@ def _answer(case: Case, framework: str, variant: str, executor: Executor, device
         return _run_path(executor, framework, variant, job)
     res = executor.run(framework, variant, job)
     if not res.get("device"):  # no call answered (a crash, a hang): filed where the call's results are
-        res = {**res, "device": adapters.get(framework).record_device(device)}
+        res = {**res, "device": _record_device(framework, device)}
     return res
+
+
+def _record_device(framework: str, device: str) -> str:
+    """Adapter.record_device of ``framework``, or ``device`` where its adapter cannot load in this process (one
+    that runs in another interpreter: its worker said why, and that answer is the record)."""
+    try:
+        return adapters.get(framework).record_device(device)
+    except Exception:
+        return device
 
 
 @dataclass(frozen=True)

@@ -90,9 +90,9 @@ def _find_links() -> list[str]:
     return [link for link in dict.fromkeys(links + listed) if link]
 
 
-def _run(cmd: list[str], stage: str, timeout: float = INSTALL_TIMEOUT) -> str:
+def _run(cmd: list[str], stage: str, timeout: float = INSTALL_TIMEOUT, cwd: Path | None = None) -> str:
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
     except subprocess.TimeoutExpired as exc:
         raise EnvError(stage, f"{' '.join(cmd[:3])}... took over {timeout:g} s") from exc
     if proc.returncode:
@@ -156,13 +156,7 @@ def _ensure_npm(name: str, release: str, root: Path | None) -> Env:
     pinned = dict(req.rsplit("@", 1) for req in reqs)  # "@scope/name@1.2.3": the last @ ends the name
     (path / "package.json").write_text(json.dumps({"private": True, "dependencies": pinned}, indent=1))
     _run([npm, "install", "--prefix", str(path), "--no-audit", "--no-fund", "--save-exact"], "install")
-    try:
-        subprocess.run([node, "-e", rules.check_code()], cwd=path, capture_output=True, text=True, timeout=300,
-                       check=True)
-    except subprocess.CalledProcessError as exc:
-        raise EnvError("import", reason(exc.stderr or exc.stdout) or f"exit {exc.returncode}") from None
-    except subprocess.TimeoutExpired as exc:
-        raise EnvError("import", "node took over 300 s to load the packages") from exc
+    _run([node, "-e", rules.check_code()], "import", timeout=300, cwd=path)  # require() resolves from the folder
     created = time.perf_counter() - start
     packages = {}
     for package in [*pinned, *rules.reported]:
